@@ -1,0 +1,52 @@
+import type { Sub } from './db';
+
+const DELETED = Symbol('deleted');
+
+// eslint-disable-next-line @typescript-eslint/no-explicit-any
+type Op = { type: 'put'; sublevel: Sub<any>; key: string; value: unknown } | { type: 'del'; sublevel: Sub<any>; key: string };
+
+/**
+ * What one command's apply reads and writes. Writes are collected into one batch (written atomically
+ * with the applied index); reads see the command's own earlier writes, so a handler can treat the
+ * context as the state after its own changes.
+ */
+export class ApplyContext {
+  readonly ops: Op[] = [];
+  // sublevel → key → value written by this command
+  private readonly overlay = new Map<Sub<unknown>, Map<string, unknown>>();
+
+  constructor(
+    /** log index of the command being applied */
+    readonly index: number,
+  ) {}
+
+  async get<V>(sub: Sub<V>, key: string): Promise<V | undefined> {
+    const written = this.overlay.get(sub as Sub<unknown>)?.get(key);
+    if (written === DELETED) return undefined;
+    if (written !== undefined) return written as V;
+    return sub.get(key);
+  }
+
+  put<V>(sub: Sub<V>, key: string, value: V): void {
+    this.ops.push({ type: 'put', sublevel: sub, key, value });
+    this.remember(sub as Sub<unknown>, key, value);
+  }
+
+  del<V>(sub: Sub<V>, key: string): void {
+    this.ops.push({ type: 'del', sublevel: sub, key });
+    this.remember(sub as Sub<unknown>, key, DELETED);
+  }
+
+  /** Adds `delta` to a counter kept in the meta sublevel. */
+  async increment(meta: Sub<unknown>, name: string, delta: number): Promise<void> {
+    const key = `counter\x00${name}`;
+    const current = ((await this.get(meta, key)) as number | undefined) ?? 0;
+    this.put(meta, key, current + delta);
+  }
+
+  private remember(sub: Sub<unknown>, key: string, value: unknown): void {
+    let m = this.overlay.get(sub);
+    if (!m) this.overlay.set(sub, (m = new Map()));
+    m.set(key, value);
+  }
+}

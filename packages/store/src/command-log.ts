@@ -1,0 +1,29 @@
+import type { Command } from './commands';
+
+export interface LogStatus {
+  role: 'leader' | 'follower' | 'candidate' | 'learner';
+  term: number;
+  /** node id of the leader, null when unknown */
+  leader: number | null;
+  commit_index: number;
+  applied_index: number;
+}
+
+/**
+ * Where every change of state goes. A single node uses LocalLog; a cluster uses a Raft group per
+ * shard. Nothing above this interface knows which.
+ */
+export interface CommandLog {
+  /**
+   * Appends a command and resolves with the state machine's result once the command is durable
+   * (committed: on disk on a majority) and applied on this node. Rejects with a StrataError when it
+   * cannot be committed (503) and never resolves for a command that was not committed.
+   */
+  propose(command: Command): Promise<unknown>;
+  /** Resolves once this replica has applied everything committed before the call (linearizable reads). */
+  readBarrier(): Promise<void>;
+  /** True when this node can propose right now (the leader, or a single node). */
+  isLeader(): boolean;
+  status(): LogStatus;
+  close(): Promise<void>;
+}
