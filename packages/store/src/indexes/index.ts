@@ -1,0 +1,3 @@
+export * from './tokenizer';
+export * from './topk';
+export * from './text-index';

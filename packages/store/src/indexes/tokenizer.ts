@@ -1,0 +1,111 @@
+/**
+ * The tokenizer behind the text index: Unicode words and numbers, lowercased, English stopwords removed,
+ * light suffix stemming. CJK scripts have no spaces between words, so their characters become
+ * single-character tokens (a unigram index still finds them; a whole run would only match itself).
+ *
+ * Pure functions, no state: the same text always gives the same tokens, on every replica.
+ */
+
+/** Common English function words. They carry little evidence and dominate postings lists. */
+const STOPWORDS = new Set(
+  (
+    'a about above after again against all am an and any are aren\'t as at be because been before being below ' +
+    'between both but by can can\'t cannot could couldn\'t did didn\'t do does doesn\'t doing don\'t down during ' +
+    'each few for from further had hadn\'t has hasn\'t have haven\'t having he he\'d he\'ll he\'s her here here\'s ' +
+    'hers herself him himself his how how\'s i i\'d i\'ll i\'m i\'ve if in into is isn\'t it it\'s its itself let\'s ' +
+    'me more most mustn\'t my myself no nor not of off on once only or other ought our ours ourselves out over own ' +
+    'same shan\'t she she\'d she\'ll she\'s should shouldn\'t so some such than that that\'s the their theirs them ' +
+    'themselves then there there\'s these they they\'d they\'ll they\'re they\'ve this those through to too under ' +
+    'until up very was wasn\'t we we\'d we\'ll we\'re we\'ve were weren\'t what what\'s when when\'s where where\'s ' +
+    'which while who who\'s whom why why\'s will with won\'t would wouldn\'t you you\'d you\'ll you\'re you\'ve your ' +
+    'yours yourself yourselves also just yeah yes oh hey hi really got get gets getting'
+  ).split(' '),
+);
+
+/** Letters/marks/digits runs, with inner apostrophes (don't, Caroline's) and inner decimal points (3.5). */
+const WORD_RE = /[\p{L}\p{M}\p{N}]+(?:['.,][\p{L}\p{M}\p{N}]+)*/gu;
+/** Scripts written without spaces between words. */
+const CJK_RE = /[\p{Script=Han}\p{Script=Hiragana}\p{Script=Katakana}\p{Script=Hangul}\p{Script=Thai}]/u;
+const VOWEL_RE = /[aeiouy]/;
+
+export interface TokenizerOptions {
+  /** Remove English stopwords (default true). */
+  stopwords?: boolean;
+  /** Apply the light English stemmer (default true). */
+  stem?: boolean;
+}
+
+/**
+ * A light English stemmer: plurals, -ing, -ed, -ly, -ness. Deliberately conservative: it only has to map
+ * the forms of one word to one key consistently (paint, paints, painted, painting → paint), not to
+ * produce dictionary words, and an over-eager stemmer merges unrelated words.
+ */
+export function stem(word: string): string {
+  if (word.length <= 3 || !/^[a-z]+$/.test(word)) return word;
+  let w = word;
+  if (w.endsWith('ies') && w.length > 4) w = w.slice(0, -3) + 'y';
+  else if (w.endsWith('sses')) w = w.slice(0, -2);
+  else if (/(xes|ches|shes|zes)$/.test(w)) w = w.slice(0, -2);
+  else if (w.endsWith('s') && !/(ss|us|is|ous)$/.test(w)) w = w.slice(0, -1);
+
+  if (w.endsWith('ness') && w.length > 6) w = w.slice(0, -4);
+  else if (w.endsWith('ly') && w.length > 5) w = w.slice(0, -2);
+
+  for (const suffix of ['ing', 'ed']) {
+    if (w.endsWith(suffix)) {
+      const base = w.slice(0, -suffix.length);
+      if (base.length >= 3 && VOWEL_RE.test(base)) {
+        w = base;
+        // running → runn → run; but keep ll/ss/zz (falling → fall, missed → miss)
+        if (/([^aeiouylsz])\1$/.test(w)) w = w.slice(0, -1);
+        // e-dropping words: baked → bak, baking → bak: both map to the same key, which is all we need
+      }
+      break;
+    }
+  }
+  return w;
+}
+
+/** Tokens of a text, in order (duplicates kept: callers count term frequencies). */
+export function tokenize(text: string, options: TokenizerOptions = {}): string[] {
+  const useStop = options.stopwords !== false;
+  const useStem = options.stem !== false;
+  const out: string[] = [];
+  const normalized = text.normalize('NFKC').toLowerCase().replace(/[’‘`]/g, "'");
+  for (const match of normalized.matchAll(WORD_RE)) {
+    let token = match[0];
+    if (CJK_RE.test(token)) {
+      // Emit each CJK character alone, and the non-CJK runs inside the token as words.
+      let run = '';
+      for (const ch of token) {
+        if (CJK_RE.test(ch)) {
+          if (run) pushWord(run, out, useStop, useStem);
+          run = '';
+          out.push(ch);
+        } else run += ch;
+      }
+      if (run) pushWord(run, out, useStop, useStem);
+      continue;
+    }
+    // 3.5 and 1,000 stay numbers; "end.start" (a missing space) becomes two words.
+    if (/[.,]/.test(token) && !/^\p{N}+(?:[.,]\p{N}+)*$/u.test(token)) {
+      for (const part of token.split(/[.,]/)) if (part) pushWord(part, out, useStop, useStem);
+      continue;
+    }
+    token = token.replace(/,/g, '');
+    pushWord(token, out, useStop, useStem);
+  }
+  return out;
+}
+
+function pushWord(token: string, out: string[], useStop: boolean, useStem: boolean): void {
+  if (useStop && STOPWORDS.has(token)) return;
+  // possessives and contractions: caroline's → caroline, we've → we (a stopword, dropped above)
+  const apostrophe = token.indexOf("'");
+  if (apostrophe > 0) {
+    token = token.slice(0, apostrophe);
+    if (useStop && STOPWORDS.has(token)) return;
+  } else if (apostrophe === 0) token = token.slice(1);
+  if (!token) return;
+  out.push(useStem ? stem(token) : token);
+}

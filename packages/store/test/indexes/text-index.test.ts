@@ -1,0 +1,137 @@
+import { TextIndex } from '../../src/indexes/text-index';
+import { stem, tokenize } from '../../src/indexes/tokenizer';
+import { TopK } from '../../src/indexes/topk';
+
+describe('tokenize', () => {
+  it('lowercases, drops stopwords and punctuation, keeps numbers', () => {
+    expect(tokenize('The QUICK brown fox, in 2023, ran 3.5 km!')).toEqual(['quick', 'brown', 'fox', '2023', 'ran', '3.5', 'km']);
+  });
+  it('strips possessives and contractions', () => {
+    expect(tokenize("Caroline's dog doesn't bark; we've seen it")).toEqual(['caroline', 'dog', 'bark', 'seen']);
+    expect(tokenize('Caroline’s')).toEqual(['caroline']);
+  });
+  it('handles accents and non-Latin scripts', () => {
+    expect(tokenize('Café Crème')).toEqual(['café', 'crème']);
+    expect(tokenize('Привет мир')).toEqual(['привет', 'мир']);
+    expect(tokenize('我喜欢猫 cats')).toEqual(['我', '喜', '欢', '猫', 'cat']);
+  });
+  it('splits words joined by a missing space after a period', () => {
+    expect(tokenize('painting.sunrise')).toEqual(['paint', 'sunrise']);
+  });
+  it('can keep stopwords and skip stemming', () => {
+    expect(tokenize('The paintings', { stopwords: false, stem: false })).toEqual(['the', 'paintings']);
+  });
+  it('is total on odd input', () => {
+    expect(tokenize('')).toEqual([]);
+    expect(tokenize('\u0000\uD800 !!! ...')).toEqual([]);
+  });
+});
+
+describe('stem', () => {
+  it('maps inflections of one word to one key', () => {
+    const forms = ['paint', 'paints', 'painted', 'painting'].map(stem);
+    expect(new Set(forms).size).toBe(1);
+    expect(stem('running')).toBe(stem('runs'));
+    expect(stem('stories')).toBe('story');
+    expect(stem('boxes')).toBe('box');
+  });
+  it('leaves short words and words without a vowel stem alone', () => {
+    expect(stem('sing')).toBe('sing');
+    expect(stem('bus')).toBe('bus');
+    expect(stem('class')).toBe('class');
+    expect(stem('2023s')).toBe('2023s');
+  });
+});
+
+describe('TopK', () => {
+  it('keeps the k best, best first, ties by key', () => {
+    const t = new TopK<string>(3);
+    for (const [k, s] of [['a', 1], ['b', 5], ['c', 3], ['d', 5], ['e', 0], ['f', 4]] as Array<[string, number]>) t.push(k, s);
+    expect(t.sorted()).toEqual([{ key: 'b', score: 5 }, { key: 'd', score: 5 }, { key: 'f', score: 4 }]);
+  });
+  it('agrees with a full sort on random input', () => {
+    let seed = 7;
+    const rnd = () => ((seed = (seed * 1103515245 + 12345) % 2 ** 31) / 2 ** 31);
+    for (let trial = 0; trial < 20; trial++) {
+      const k = 1 + Math.floor(rnd() * 10);
+      const items = Array.from({ length: 50 }, (_, i) => ({ key: i, score: Math.floor(rnd() * 20) }));
+      const t = new TopK<number>(k);
+      items.forEach((x) => t.push(x.key, x.score));
+      const expected = [...items].sort((a, b) => b.score - a.score || a.key - b.key).slice(0, k);
+      expect(t.sorted()).toEqual(expected);
+    }
+  });
+});
+
+describe('TextIndex (BM25)', () => {
+  const docs: Array<[string, string]> = [
+    ['d1', 'Caroline went to the LGBTQ support group yesterday'],
+    ['d2', 'Melanie painted a sunrise over the lake'],
+    ['d3', 'Melanie loves painting and pottery with her kids'],
+    ['d4', 'The weather was nice, we went camping'],
+  ];
+  const build = () => {
+    const idx = new TextIndex();
+    for (const [id, text] of docs) idx.add(id, text);
+    return idx;
+  };
+
+  it('ranks the document sharing the rarest terms first', () => {
+    const hits = build().search('When did Melanie paint a sunrise?', 10);
+    expect(hits[0].id).toBe('d2');
+    expect(hits.map((h) => h.id)).toContain('d3');
+    expect(hits.map((h) => h.id)).not.toContain('d1');
+    for (let i = 1; i < hits.length; i++) expect(hits[i].score).toBeLessThanOrEqual(hits[i - 1].score);
+  });
+
+  it('computes the textbook BM25 score', () => {
+    const idx = new TextIndex({ k1: 1.2, b: 0.75 });
+    idx.add('a', 'apple banana');
+    idx.add('b', 'apple apple cherry durian');
+    const [best] = idx.search('apple', 1);
+    // N = 2 and apple is in both (df = 2): idf = ln(1 + 0.5/2.5)
+    const idf = Math.log(1 + (2 - 2 + 0.5) / (2 + 0.5));
+    const avgdl = 3;
+    const sb = (idf * 2 * 2.2) / (2 + 1.2 * (1 - 0.75 + (0.75 * 4) / avgdl));
+    const sa = (idf * 1 * 2.2) / (1 + 1.2 * (1 - 0.75 + (0.75 * 2) / avgdl));
+    expect(best.id).toBe(sb > sa ? 'b' : 'a');
+    expect(best.score).toBeCloseTo(Math.max(sa, sb), 10);
+  });
+
+  it('applies the filter and still returns k results when many are filtered', () => {
+    const idx = new TextIndex();
+    for (let i = 0; i < 200; i++) idx.add(`x${i}`, `memory about hiking number ${i}`);
+    const hits = idx.search('hiking', 5, { filter: (id) => Number(id.slice(1)) % 10 === 3 });
+    expect(hits).toHaveLength(5);
+    for (const h of hits) expect(Number(h.id.slice(1)) % 10).toBe(3);
+  });
+
+  it('removes and replaces documents', () => {
+    const idx = build();
+    expect(idx.remove('d2')).toBe(true);
+    expect(idx.remove('d2')).toBe(false);
+    expect(idx.search('sunrise', 5)).toEqual([]);
+    idx.add('d3', 'nothing about art');
+    expect(idx.search('pottery', 5)).toEqual([]);
+    expect(idx.search('art', 5).map((h) => h.id)).toEqual(['d3']);
+    expect(idx.size).toBe(3);
+  });
+
+  it('rebuild replaces the content and gives the same ranking as incremental adds', () => {
+    const a = build();
+    const b = new TextIndex();
+    b.add('zz', 'stale document about sunrise');
+    b.rebuild(docs.map(([id, text]) => ({ id, text })));
+    expect(b.search('melanie sunrise painting', 10)).toEqual(a.search('melanie sunrise painting', 10));
+  });
+
+  it('returns nothing for empty queries or k ≤ 0', () => {
+    expect(build().search('the of and', 5)).toEqual([]);
+    expect(build().search('sunrise', 0)).toEqual([]);
+    expect(new TextIndex().search('sunrise', 3)).toEqual([]);
+  });
+
+  it('rejects nonsensical parameters', () => {
+    expect(() => new TextIndex({ b: 2 })).toThrow(RangeError);
+  });
+});
