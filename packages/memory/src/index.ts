@@ -1,1 +1,2 @@
-export {};
+export * from './providers/types';
+export * from './ingest/prepare-event';

@@ -1,1 +1,4 @@
-export {};
+export * from './config';
+export * from './node';
+export * from './shards';
+export { buildOpenApi } from './openapi';

@@ -1,0 +1,176 @@
+import { randomUUID } from 'node:crypto';
+import express, { type NextFunction, type Request, type Response } from 'express';
+import type { Logger } from 'pino';
+import { StrataError, notFound } from '@strata/store';
+import type { AuthService } from './auth/service';
+import { requireOrg, requireRole, requireUser, type Principal } from './auth/principal';
+import type { RouteContext, RouteSpec } from './http/route';
+import type { Metrics } from './metrics';
+import { checkIdentifier, checkUuid, type Validator } from './validation';
+
+export interface AppDeps {
+  routes: RouteSpec[];
+  auth: AuthService;
+  validator: Validator;
+  metrics: Metrics;
+  logger: Logger;
+  bodyLimit: number;
+  /** requests per second per client address on /v1 (0 = unlimited) */
+  rateLimitPerSecond: number;
+}
+
+/** Routes of the older model that must not be served; each names what replaced it. */
+const RETIRED: [RegExp, string][] = [
+  [/^\/api\/v1(\/|$)/, 'the /v1 routes (see GET /openapi.json)'],
+  [/^\/v1\/memories(\/|$)/, 'POST /v1/users/:user_id/streams/:stream_id/retrieve and /v1/users/:user_id/memories/:id'],
+  [/^\/v1\/search(\/|$)/, 'POST /v1/users/:user_id/streams/:stream_id/retrieve'],
+  [/^\/health(\/|$)/, 'GET /livez and GET /readyz'],
+];
+
+function sendError(res: Response, err: StrataError): void {
+  if (err.retryAfter !== undefined) res.setHeader('Retry-After', String(err.retryAfter));
+  if (err.status === 405 && err.details) res.setHeader('Allow', err.details.map((d) => d.message).join(', '));
+  const body: Record<string, unknown> = { error: err.message, code: err.code };
+  if (err.details && err.status !== 405) body.details = err.details;
+  res.status(err.status).json(body);
+}
+
+/** Maps anything thrown to the contract's envelope; unknown errors are 500 `internal`, logged with the request id. */
+function toStrataError(err: unknown, logger: Logger, req: Request): StrataError {
+  if (err instanceof StrataError) return err;
+  const e = err as { type?: string; status?: number; message?: string };
+  switch (e.type) {
+    case 'entity.parse.failed':
+      return new StrataError(400, 'invalid_json', 'The request body is not valid JSON (an object or array is expected).');
+    case 'entity.too.large':
+      return new StrataError(413, 'payload_too_large', 'The request body is larger than server.body_limit.');
+    case 'encoding.unsupported':
+    case 'charset.unsupported':
+      return new StrataError(415, 'unsupported_media_type', 'The body must be UTF-8 JSON.');
+    case 'request.aborted':
+    case 'request.size.invalid':
+      return new StrataError(400, 'invalid_request', 'The request body was incomplete.');
+  }
+  if (err instanceof URIError) return new StrataError(400, 'invalid_request', 'The URL has malformed percent-encoding.');
+  logger.error({ err, request_id: req.headers['x-request-id'] }, 'unhandled error');
+  return new StrataError(500, 'internal', 'Internal error; the server log has details under this request id.');
+}
+
+function hasBody(req: Request): boolean {
+  return req.headers['transfer-encoding'] !== undefined || Number(req.headers['content-length'] ?? 0) > 0;
+}
+
+/** A fixed one-second window per client address: enough to shed a runaway client without shared state. */
+function rateLimiter(perSecond: number) {
+  const windows = new Map<string, { second: number; count: number }>();
+  return (req: Request, _res: Response, next: NextFunction) => {
+    if (perSecond <= 0 || !req.path.startsWith('/v1/')) return next();
+    const second = Math.floor(Date.now() / 1000);
+    const key = req.ip ?? 'unknown';
+    const w = windows.get(key);
+    if (!w || w.second !== second) {
+      if (windows.size > 100_000) windows.clear();
+      windows.set(key, { second, count: 1 });
+      return next();
+    }
+    if (++w.count > perSecond) return next(new StrataError(429, 'rate_limited', 'Too many requests from this address; slow down.', undefined, 1));
+    next();
+  };
+}
+
+export function createApp(deps: AppDeps): express.Express {
+  const { logger, metrics } = deps;
+  const app = express();
+  app.disable('x-powered-by');
+  app.set('etag', false);
+  app.set('trust proxy', false);
+
+  app.use((req, res, next) => {
+    const given = req.headers['x-request-id'];
+    const id = typeof given === 'string' && given.length > 0 && given.length <= 200 ? given : randomUUID();
+    req.headers['x-request-id'] = id;
+    res.setHeader('x-request-id', id);
+    const started = process.hrtime.bigint();
+    res.on('finish', () => {
+      const seconds = Number(process.hrtime.bigint() - started) / 1e9;
+      const route = (res.locals.route as string | undefined) ?? 'unmatched';
+      metrics.httpRequests.inc({ method: req.method, route, status: String(res.statusCode) });
+      metrics.httpDuration.observe({ method: req.method, route }, seconds);
+      logger.debug({ request_id: id, method: req.method, route, status: res.statusCode, ms: Math.round(seconds * 1e4) / 10 }, 'request');
+    });
+    next();
+  });
+
+  app.use(rateLimiter(deps.rateLimitPerSecond));
+
+  const json = express.json({ limit: deps.bodyLimit, type: () => true });
+  app.use((req, res, next) => {
+    if (!['POST', 'PUT', 'PATCH', 'DELETE'].includes(req.method) || !hasBody(req)) return next();
+    if (!req.is('application/json') && !req.is('application/*+json')) {
+      return next(new StrataError(415, 'unsupported_media_type', 'Send the body as JSON with Content-Type: application/json.'));
+    }
+    json(req, res, next);
+  });
+
+  app.use((req, _res, next) => {
+    const retired = RETIRED.find(([pattern]) => pattern.test(req.path));
+    if (retired) return next(notFound(`${req.path} is a retired route; use ${retired[1]}.`, 'route_not_found'));
+    next();
+  });
+
+  for (const route of deps.routes) {
+    app[route.method](route.path, (req: Request, res: Response, next: NextFunction) => {
+      res.locals.route = route.path;
+      handle(route, req, res, deps).catch(next);
+    });
+  }
+
+  // A known path with another method: 405 naming the allowed ones; anything else: 404.
+  app.use((req, _res, next) => {
+    const allowed = deps.routes.filter((r) => pathMatches(r.path, req.path)).map((r) => r.method.toUpperCase());
+    if (allowed.length > 0) {
+      return next(new StrataError(405, 'method_not_allowed', `${req.method} is not allowed on ${req.path}; use ${allowed.join(' or ')}.`, allowed.map((m) => ({ path: req.path, message: m }))));
+    }
+    next(notFound(`No route ${req.method} ${req.path}; GET /openapi.json lists the routes.`, 'route_not_found'));
+  });
+
+  // eslint-disable-next-line @typescript-eslint/no-unused-vars
+  app.use((err: unknown, req: Request, res: Response, _next: NextFunction) => {
+    if (res.headersSent) return;
+    sendError(res, toStrataError(err, logger, req));
+  });
+  return app;
+}
+
+function pathMatches(pattern: string, path: string): boolean {
+  const re = new RegExp('^' + pattern.replace(/:[a-z_]+/g, '[^/]+') + '/?$');
+  return re.test(path);
+}
+
+async function handle(route: RouteSpec, req: Request, res: Response, deps: AppDeps): Promise<void> {
+  let principal: Principal | null = null;
+  if (route.auth !== 'public') {
+    const key = req.headers['x-api-key'];
+    principal = await deps.auth.authenticate(req.headers.authorization, Array.isArray(key) ? key[0] : key);
+    requireRole(principal, route.auth);
+  }
+  const params: Record<string, string> = { ...(req.params as Record<string, string>) };
+  if (params.user_id !== undefined) {
+    checkIdentifier(params.user_id, '/user_id');
+    if (principal) requireUser(principal, params.user_id);
+  }
+  if (params.org_id !== undefined) {
+    checkIdentifier(params.org_id, '/org_id');
+    if (principal) requireOrg(principal, params.org_id);
+  }
+  if (params.stream_id !== undefined) params.stream_id = checkUuid(params.stream_id, '/stream_id');
+  let body: unknown = req.body;
+  if (route.body) {
+    body = deps.validator.check(route.body, body ?? {});
+    const org = (body as { org_id?: string | null }).org_id;
+    if (principal) requireOrg(principal, org);
+  }
+  const ctx: RouteContext = { req, res, principal, params, query: req.query as Record<string, unknown>, body };
+  const answer = await route.handler(ctx);
+  if (!res.headersSent) res.status(200).json(answer);
+}

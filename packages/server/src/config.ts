@@ -1,0 +1,247 @@
+import { readFileSync } from 'node:fs';
+import Ajv, { type ErrorObject } from 'ajv';
+import { parse as parseToml } from 'smol-toml';
+
+/**
+ * Configuration: one typed object, built once at start from (lowest to highest precedence) the
+ * embedded defaults, a TOML file (`--config` or STRATA_CONFIG), `STRATA__SECTION__KEY` variables and
+ * the shortcut variables. It is validated against one JSON Schema; an invalid value stops the start
+ * with a message that names the key and where it came from.
+ */
+export interface Config {
+  server: {
+    host: string;
+    port: number;
+    /** bytes */
+    body_limit: number;
+    metrics_enabled: boolean;
+    /** when true, /metrics requires admin credentials */
+    metrics_auth: boolean;
+    /** seconds a graceful stop waits for in-flight requests */
+    shutdown_grace_s: number;
+    /** requests per second per client address on /v1 (0 = unlimited) */
+    rate_limit_per_s: number;
+  };
+  storage: { data_dir: string };
+  auth: {
+    /** seconds */
+    token_ttl: number;
+    jwt_secret: string | null;
+    admin_password: string | null;
+    api_key: string | null;
+    login_max_attempts: number;
+    /** seconds */
+    login_window: number;
+  };
+  ingest: { max_batch: number; metadata_max_bytes: number; idempotency_ttl: number; max_content_bytes: number };
+  retrieval: { max_limit: number; max_media_bytes: number };
+  cluster: {
+    node_id: number;
+    /** initial members: node id → base URL */
+    peers: { id: number; url: string }[];
+    secret: string | null;
+    shards: number;
+    forward_timeout_ms: number;
+    /** a member's URL to ask to be joined at start */
+    join: string | null;
+    /** this node's own base URL as peers reach it (default: from peers, else http://127.0.0.1:<port>) */
+    advertise_url: string | null;
+  };
+  raft: { auto_initialize: boolean; bootstrap_seed_node_id: number | null; tick_ms: number; election_ticks: number; heartbeat_ticks: number };
+  embedding: { provider: 'local' | 'openai' | 'hashing'; base_url: string | null; api_key: string | null; model: string | null; dimensions: number | null };
+  llm: { provider: 'none' | 'openai'; base_url: string | null; api_key: string | null; model: string | null };
+  reranker: { type: 'weighted' | 'arbitrator' | 'http'; url: string | null };
+  consolidation: { enabled: boolean; interval_ms: number; batch_size: number };
+  log: { level: 'trace' | 'debug' | 'info' | 'warn' | 'error' | 'fatal' | 'silent' };
+}
+
+const str = { type: 'string' } as const;
+const nullableStr = { type: ['string', 'null'], default: null } as const;
+const int = (min: number, def: number, max?: number) => ({ type: 'integer', minimum: min, ...(max ? { maximum: max } : {}), default: def });
+const bool = (def: boolean) => ({ type: 'boolean', default: def });
+const section = (properties: Record<string, unknown>) => ({ type: 'object', additionalProperties: false, default: {}, properties });
+
+export const CONFIG_SCHEMA = {
+  type: 'object',
+  additionalProperties: false,
+  properties: {
+    server: section({
+      host: { ...str, default: '0.0.0.0' },
+      port: int(0, 3000, 65535),
+      body_limit: int(1024, 2 * 1024 * 1024),
+      metrics_enabled: bool(true),
+      metrics_auth: bool(false),
+      shutdown_grace_s: int(0, 10),
+      rate_limit_per_s: int(0, 0),
+    }),
+    storage: section({ data_dir: { ...str, minLength: 1, default: './data' } }),
+    auth: section({
+      token_ttl: int(60, 24 * 3600),
+      jwt_secret: { type: ['string', 'null'], minLength: 16, default: null },
+      admin_password: { type: ['string', 'null'], minLength: 8, default: null },
+      api_key: { type: ['string', 'null'], minLength: 8, default: null },
+      login_max_attempts: int(1, 5),
+      login_window: int(1, 15 * 60),
+    }),
+    ingest: section({
+      max_batch: int(1, 1000),
+      metadata_max_bytes: int(0, 16 * 1024),
+      idempotency_ttl: int(1, 24 * 3600),
+      max_content_bytes: int(1, 2 * 1024 * 1024),
+    }),
+    retrieval: section({ max_limit: int(1, 100), max_media_bytes: int(1, 8 * 1024 * 1024) }),
+    cluster: section({
+      node_id: int(1, 1),
+      peers: {
+        type: 'array', default: [],
+        items: { type: 'object', additionalProperties: false, required: ['id', 'url'], properties: { id: { type: 'integer', minimum: 1 }, url: { type: 'string', pattern: '^https?://' } } },
+      },
+      secret: { type: ['string', 'null'], minLength: 8, default: null },
+      shards: int(1, 1, 256),
+      forward_timeout_ms: int(100, 5000),
+      join: { type: ['string', 'null'], pattern: '^https?://', default: null },
+      advertise_url: { type: ['string', 'null'], pattern: '^https?://', default: null },
+    }),
+    raft: section({
+      auto_initialize: bool(true),
+      bootstrap_seed_node_id: { type: ['integer', 'null'], minimum: 1, default: null },
+      tick_ms: int(5, 50),
+      election_ticks: int(2, 10),
+      heartbeat_ticks: int(1, 1),
+    }),
+    embedding: section({
+      provider: { enum: ['local', 'openai', 'hashing'], default: 'local' },
+      base_url: nullableStr, api_key: nullableStr, model: nullableStr,
+      dimensions: { type: ['integer', 'null'], minimum: 1, default: null },
+    }),
+    llm: section({ provider: { enum: ['none', 'openai'], default: 'none' }, base_url: nullableStr, api_key: nullableStr, model: nullableStr }),
+    reranker: section({ type: { enum: ['weighted', 'arbitrator', 'http'], default: 'weighted' }, url: nullableStr }),
+    consolidation: section({ enabled: bool(true), interval_ms: int(10, 200), batch_size: int(1, 64) }),
+    log: section({ level: { enum: ['trace', 'debug', 'info', 'warn', 'error', 'fatal', 'silent'], default: 'info' } }),
+  },
+} as const;
+
+export class ConfigError extends Error {
+  constructor(message: string) {
+    super(message);
+    this.name = 'ConfigError';
+  }
+}
+
+type Raw = Record<string, Record<string, unknown>>;
+
+/** Shortcut variables and the key each one sets. */
+const SHORTCUTS: Record<string, [string, string]> = {
+  STRATA_PORT: ['server', 'port'],
+  STRATA_HOST: ['server', 'host'],
+  STRATA_DATA_DIR: ['storage', 'data_dir'],
+  STRATA_NODE_ID: ['cluster', 'node_id'],
+  STRATA_PEERS: ['cluster', 'peers'],
+  STRATA_ADMIN_PASSWORD: ['auth', 'admin_password'],
+  STRATA_API_KEY: ['auth', 'api_key'],
+  STRATA_CLUSTER_SECRET: ['cluster', 'secret'],
+  STRATA_SHARDS: ['cluster', 'shards'],
+  STRATA_JOIN: ['cluster', 'join'],
+  STRATA_ADVERTISE_URL: ['cluster', 'advertise_url'],
+  STRATA_LOG_LEVEL: ['log', 'level'],
+};
+
+/** `1=http://a:3001,2=http://b:3002` → [{id: 1, url}, …]; anything else is left for the schema to reject. */
+function parsePeers(value: string): unknown {
+  if (value.trim() === '') return [];
+  return value.split(',').map((part) => {
+    const eq = part.indexOf('=');
+    const id = Number(part.slice(0, eq).trim());
+    return { id: Number.isInteger(id) ? id : part.slice(0, eq).trim(), url: part.slice(eq + 1).trim().replace(/\/+$/, '') };
+  });
+}
+
+/** An environment value as the schema's type wants it: numbers, booleans and null as themselves. */
+function envValue(key: string, value: string): unknown {
+  if (key === 'peers') return parsePeers(value);
+  if (value === 'null') return null;
+  if (value === 'true' || value === 'false') return value === 'true';
+  if (/^-?\d+(\.\d+)?$/.test(value)) return Number(value);
+  return value;
+}
+
+function set(raw: Raw, sources: Map<string, string>, sectionName: string, key: string, value: unknown, source: string) {
+  raw[sectionName] = raw[sectionName] ?? {};
+  raw[sectionName][key] = value;
+  sources.set(`${sectionName}.${key}`, source);
+}
+
+export interface LoadOptions {
+  env?: NodeJS.ProcessEnv;
+  /** path of a TOML file; defaults to STRATA_CONFIG */
+  file?: string | null;
+  /** values that override everything (tests) */
+  overrides?: Partial<{ [S in keyof Config]: Partial<Config[S]> }>;
+}
+
+export function loadConfig(options: LoadOptions = {}): Config {
+  const env = options.env ?? process.env;
+  const raw: Raw = {};
+  const sources = new Map<string, string>();
+  const file = options.file ?? env.STRATA_CONFIG ?? null;
+  if (file) {
+    let parsed: Record<string, unknown>;
+    try {
+      parsed = parseToml(readFileSync(file, 'utf8')) as Record<string, unknown>;
+    } catch (err) {
+      throw new ConfigError(`Cannot read configuration file ${file}: ${(err as Error).message}`);
+    }
+    for (const [sectionName, body] of Object.entries(parsed)) {
+      if (typeof body !== 'object' || body === null || Array.isArray(body)) {
+        throw new ConfigError(`Invalid configuration: '${sectionName}' in ${file} must be a [section]`);
+      }
+      for (const [key, value] of Object.entries(body)) {
+        set(raw, sources, sectionName, key, key === 'peers' && typeof value === 'string' ? parsePeers(value) : value, file);
+      }
+    }
+  }
+  for (const [name, value] of Object.entries(env)) {
+    const m = /^STRATA__([A-Z0-9_]+?)__([A-Z0-9_]+)$/.exec(name);
+    if (m && value !== undefined) {
+      const key = m[2].toLowerCase();
+      set(raw, sources, m[1].toLowerCase(), key, envValue(key, value), name);
+    }
+  }
+  for (const [name, [sectionName, key]] of Object.entries(SHORTCUTS)) {
+    const value = env[name];
+    if (value !== undefined && value !== '') set(raw, sources, sectionName, key, envValue(key, value), name);
+  }
+  for (const [sectionName, body] of Object.entries(options.overrides ?? {})) {
+    for (const [key, value] of Object.entries(body ?? {})) set(raw, sources, sectionName, key, value, 'overrides');
+  }
+  return validateConfig(raw, sources);
+}
+
+function describe(err: ErrorObject, sources: Map<string, string>): string {
+  const parts = err.instancePath.split('/').filter(Boolean);
+  if (err.keyword === 'additionalProperties') {
+    const key = [...parts, (err.params as { additionalProperty: string }).additionalProperty].join('.');
+    return `unknown key '${key}'${sources.has(key) ? ` (from ${sources.get(key)})` : ''}`;
+  }
+  const key = parts.filter((p) => !/^\d+$/.test(p)).slice(0, 2).join('.');
+  const source = sources.get(key);
+  return `'${parts.join('.')}' ${err.message}${source ? ` (from ${source})` : ''}`;
+}
+
+export function validateConfig(raw: Raw, sources = new Map<string, string>()): Config {
+  const ajv = new Ajv({ useDefaults: true, allErrors: true, strict: false });
+  const validate = ajv.compile(CONFIG_SCHEMA);
+  const copy = JSON.parse(JSON.stringify(raw)) as Raw;
+  if (!validate(copy)) {
+    const messages = (validate.errors ?? []).map((e) => describe(e, sources));
+    throw new ConfigError(`Invalid configuration: ${[...new Set(messages)].join('; ')}`);
+  }
+  const config = copy as unknown as Config;
+  if (config.cluster.peers.length > 0 && !config.cluster.peers.some((p) => p.id === config.cluster.node_id)) {
+    throw new ConfigError(`Invalid configuration: 'cluster.node_id' ${config.cluster.node_id} is not one of the ids in 'cluster.peers' (STRATA_PEERS)`);
+  }
+  if (config.cluster.peers.length > 1 && !config.cluster.secret) {
+    throw new ConfigError(`Invalid configuration: 'cluster.secret' (STRATA_CLUSTER_SECRET) is required when 'cluster.peers' lists more than one node`);
+  }
+  return config;
+}

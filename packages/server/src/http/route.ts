@@ -1,0 +1,34 @@
+import type { Request, Response } from 'express';
+import type { ApiKeyRole } from '@strata/store';
+import type { Principal } from '../auth/principal';
+import type { SchemaName } from '../schemas';
+
+export interface RouteContext {
+  req: Request;
+  res: Response;
+  /** null on public routes */
+  principal: Principal | null;
+  params: Record<string, string>;
+  query: Record<string, unknown>;
+  /** the validated body (when the route has a schema) */
+  body: unknown;
+}
+
+/**
+ * One row of the route table: the express registration, the authorization and validation, and the
+ * OpenAPI entry all come from it.
+ */
+export interface RouteSpec {
+  method: 'get' | 'post' | 'put' | 'delete';
+  /** express path, e.g. /v1/users/:user_id/streams/:stream_id/events */
+  path: string;
+  summary: string;
+  tag: string;
+  /** `public`, or the least role that may call it */
+  auth: 'public' | ApiKeyRole;
+  body?: SchemaName;
+  /** query parameters, for the OpenAPI document */
+  queryParams?: { name: string; schema: Record<string, unknown>; description?: string }[];
+  /** the handler's answer is sent as JSON with status 200 */
+  handler: (ctx: RouteContext) => Promise<unknown>;
+}

@@ -1,0 +1,35 @@
+import { ConfigError, loadConfig } from './config';
+import { StrataNode } from './node';
+
+/** `strata [--config file.toml]`: start one node and stop it gracefully on SIGTERM/SIGINT. */
+async function main(): Promise<void> {
+  const args = process.argv.slice(2);
+  const at = args.indexOf('--config');
+  let config;
+  try {
+    config = loadConfig({ file: at >= 0 ? args[at + 1] : undefined });
+  } catch (err) {
+    if (err instanceof ConfigError) {
+      process.stderr.write(`strata: ${err.message}\n`);
+      process.exit(2);
+    }
+    throw err;
+  }
+  const node = await StrataNode.start(config);
+  let signals = 0;
+  const stop = (signal: string) => {
+    if (++signals > 1) process.exit(1);
+    node.logger.info({ signal }, 'stopping');
+    node.stop().then(() => process.exit(0), (err) => {
+      node.logger.error({ err }, 'stop failed');
+      process.exit(1);
+    });
+  };
+  process.on('SIGTERM', () => stop('SIGTERM'));
+  process.on('SIGINT', () => stop('SIGINT'));
+}
+
+main().catch((err) => {
+  process.stderr.write(`strata: failed to start: ${err instanceof Error ? err.message : String(err)}\n`);
+  process.exit(1);
+});

@@ -1,0 +1,136 @@
+import { existsSync, mkdirSync, readFileSync, writeFileSync } from 'node:fs';
+import type { Server } from 'node:http';
+import type { AddressInfo } from 'node:net';
+import { join } from 'node:path';
+import pino, { type Logger } from 'pino';
+import { LocalLog, StateDb, StateMachine, pendingSummary } from '@strata/store';
+import { createApp } from './app';
+import { AuthService } from './auth/service';
+import type { Config } from './config';
+import type { RouteSpec } from './http/route';
+import { Metrics } from './metrics';
+import { authRoutes } from './routes/auth';
+import { eventRoutes } from './routes/events';
+import { healthRoutes } from './routes/health';
+import { metricsRoutes } from './routes/metrics';
+import { statusRoutes } from './routes/status';
+import type { Services } from './services';
+import { ShardRouter, type Shard } from './shards';
+import { Validator } from './validation';
+
+/** Refuses to open a data directory made with another shard count: users would land on the wrong shard. */
+function checkLayout(dataDir: string, shards: number): void {
+  const file = join(dataDir, 'strata.json');
+  if (existsSync(file)) {
+    const layout = JSON.parse(readFileSync(file, 'utf8')) as { shards: number };
+    if (layout.shards !== shards) {
+      throw new Error(`The data directory ${dataDir} was created with ${layout.shards} shard(s), but cluster.shards is ${shards}; start with the same shard count.`);
+    }
+  } else {
+    writeFileSync(file, JSON.stringify({ format: 1, shards }) + '\n');
+  }
+}
+
+async function openShard(dataDir: string, id: number): Promise<Shard> {
+  const dir = join(dataDir, `shard-${id}`);
+  mkdirSync(dir, { recursive: true });
+  const db = await StateDb.open(join(dir, 'state'));
+  const sm = await StateMachine.open(db);
+  const log = await LocalLog.open(join(dir, 'log'), sm);
+  return { id, db, sm, log };
+}
+
+/**
+ * One Strata node: its shards (state machine + command log each), services, and HTTP server. A node
+ * is a plain object: tests create several in one process.
+ */
+export class StrataNode {
+  private stopping: Promise<void> | null = null;
+
+  private constructor(
+    readonly config: Config,
+    readonly logger: Logger,
+    readonly services: Services,
+    private readonly server: Server,
+  ) {}
+
+  static async start(config: Config, options: { logger?: Logger } = {}): Promise<StrataNode> {
+    const logger = options.logger ?? pino({ level: config.log.level, base: { node_id: config.cluster.node_id } });
+    mkdirSync(config.storage.data_dir, { recursive: true });
+    checkLayout(config.storage.data_dir, config.cluster.shards);
+    const shards: Shard[] = [];
+    for (let id = 0; id < config.cluster.shards; id++) shards.push(await openShard(config.storage.data_dir, id));
+    const router = new ShardRouter(shards);
+    const metrics = new Metrics();
+    const auth = new AuthService(config, router.meta().db, router.meta().log, logger);
+    let open = true;
+    const services: Services = {
+      config, logger, metrics, auth, shards: router,
+      isReady: () => open && shards.every((s) => s.log.isLeader() || s.log.status().leader !== null),
+    };
+    metrics.gauge('strata_pending_events', 'Events waiting for consolidation on this node', async () =>
+      (await Promise.all(shards.map((s) => pendingSummary(s.db)))).reduce((n, s) => n + s.pending, 0));
+    for (const shard of shards) {
+      metrics.gauge(`strata_applied_index_shard_${shard.id}`, `Applied log index of shard ${shard.id}`, () => shard.sm.appliedIndex());
+    }
+    await auth.bootstrap();
+
+    const routes: RouteSpec[] = [];
+    routes.push(
+      ...healthRoutes(services, () => routes),
+      ...metricsRoutes(services),
+      ...authRoutes(services),
+      ...eventRoutes(services),
+      ...statusRoutes(services),
+    );
+    const app = createApp({
+      routes, auth, validator: new Validator(), metrics, logger,
+      bodyLimit: config.server.body_limit, rateLimitPerSecond: config.server.rate_limit_per_s,
+    });
+    const server = await new Promise<Server>((resolve, reject) => {
+      const s = app.listen(config.server.port, config.server.host, () => resolve(s));
+      s.once('error', reject);
+    });
+    // Keep-alive sockets idle longer than typical client pools, so clients don't race a server-side close.
+    server.keepAliveTimeout = 65_000;
+    const node = new StrataNode(config, logger, services, server);
+    node.onStop = async () => {
+      open = false;
+      for (const shard of shards) {
+        await shard.log.close();
+        await shard.db.close();
+      }
+    };
+    logger.info({ url: node.url, shards: shards.length, data_dir: config.storage.data_dir }, 'strata node serving');
+    return node;
+  }
+
+  private onStop: () => Promise<void> = async () => undefined;
+
+  get port(): number {
+    return (this.server.address() as AddressInfo).port;
+  }
+
+  get url(): string {
+    return `http://127.0.0.1:${this.port}`;
+  }
+
+  /**
+   * Graceful stop: stop accepting connections, let in-flight requests finish (up to the grace period),
+   * then close the logs and the stores cleanly.
+   */
+  stop(): Promise<void> {
+    if (!this.stopping) {
+      this.stopping = (async () => {
+        const closed = new Promise<void>((resolve) => this.server.close(() => resolve()));
+        this.server.closeIdleConnections();
+        const grace = setTimeout(() => this.server.closeAllConnections(), this.config.server.shutdown_grace_s * 1000);
+        await closed;
+        clearTimeout(grace);
+        await this.onStop();
+        this.logger.info('strata node stopped');
+      })();
+    }
+    return this.stopping;
+  }
+}

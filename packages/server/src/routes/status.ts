@@ -1,0 +1,19 @@
+import { pendingSummary } from '@strata/store';
+import type { RouteSpec } from '../http/route';
+import type { Services } from '../services';
+
+export function statusRoutes(services: Services): RouteSpec[] {
+  return [
+    {
+      method: 'get', path: '/v1/status/pending', tag: 'status', auth: 'read',
+      summary: 'Events accepted but not yet consolidated into memory, over every shard; ready once none are left.',
+      handler: async () => {
+        const summaries = await Promise.all(services.shards.all().map((s) => pendingSummary(s.db)));
+        const pending = summaries.reduce((n, s) => n + s.pending, 0);
+        const failed = summaries.reduce((n, s) => n + s.failed, 0);
+        const oldest = summaries.map((s) => s.oldest_accepted_at).filter((t): t is string => t !== null).sort()[0];
+        return { pending, ready: pending === 0, failed, oldest_pending_ms: oldest ? Math.max(0, Date.now() - Date.parse(oldest)) : null };
+      },
+    },
+  ];
+}
