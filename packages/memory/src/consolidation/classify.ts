@@ -1,0 +1,51 @@
+/**
+ * Step 5: factual or procedural. Procedural memory is how things are done: what an agent, assistant or
+ * tool did, and how-to instructions ("to deploy, run …", imperative step lists). Everything else is factual.
+ */
+import type { EventRecord, MemoryType } from '@strata/store';
+
+/** Verbs that open an instruction when they start a sentence. */
+const IMPERATIVE = new Set([
+  'run', 'install', 'open', 'click', 'go', 'set', 'use', 'add', 'create', 'type', 'press', 'select', 'restart', 'deploy',
+  'configure', 'enable', 'disable', 'make', 'check', 'copy', 'paste', 'save', 'delete', 'remove', 'start', 'stop', 'build',
+  'push', 'pull', 'commit', 'merge', 'edit', 'change', 'update', 'upgrade', 'download', 'upload', 'enter', 'choose', 'log',
+  'sign', 'navigate', 'mix', 'stir', 'bake', 'heat', 'preheat', 'boil', 'cut', 'chop', 'pour', 'put', 'turn', 'connect',
+  'plug', 'unplug', 'reboot', 'execute', 'call', 'export', 'import', 'append', 'replace', 'verify', 'ensure', 'wait',
+  'apply', 'attach', 'fill', 'submit', 'send', 'restore', 'clone', 'compile', 'test', 'mount', 'kill', 'launch', 'define',
+]);
+
+const STEP_MARKER = /(?:^|\n)\s*(?:\d+[.)]|step\s+\d+[:.]?|[-*•])\s+\S/i;
+const HOW_TO = /\b(?:how to|to (?:\w+\s){0,4}?\w+,\s*(?:first\s+)?(?:you\s+(?:need|have)\s+to\s+|just\s+)?(\w+))/i;
+const SEQUENCE = /\bfirst\b[^.]*\b(?:then|next|after that|finally)\b/i;
+
+/** True when the text reads as instructions. */
+export function isHowTo(text: string): boolean {
+  const lines = text.split('\n').filter((l) => l.trim() !== '');
+  const stepLines = lines.filter((l) => /^\s*(?:\d+[.)]|step\s+\d+[:.]?|[-*•])\s+\S/i.test(l));
+  if (stepLines.length >= 2) return true;
+  const howTo = HOW_TO.exec(text);
+  if (howTo) {
+    if (/^how to/i.test(howTo[0])) return true;
+    if (howTo[1] && IMPERATIVE.has(howTo[1].toLowerCase())) return true;
+  }
+  if (SEQUENCE.test(text) && startsImperative(text.replace(/^\s*first,?\s*/i, ''))) return true;
+  return startsImperative(text) && !/\?\s*$/.test(text.trim());
+}
+
+function startsImperative(text: string): boolean {
+  const first = /^\s*(?:please\s+|then\s+|now\s+|next,?\s+|finally,?\s+)?([A-Za-z]+)/i.exec(text)?.[1]?.toLowerCase();
+  // "Check out the new cafe" is a recommendation, not an instruction.
+  if (/^\s*check\s+out\b/i.test(text)) return false;
+  return first !== undefined && IMPERATIVE.has(first);
+}
+
+export function hasStepMarkers(text: string): boolean {
+  return STEP_MARKER.test(text);
+}
+
+export function classifyMemoryType(event: Pick<EventRecord, 'role' | 'agent_id'>, text: string): MemoryType {
+  const role = event.role?.toLowerCase() ?? null;
+  if (role === 'assistant' || role === 'tool' || role === 'system') return 'procedural';
+  if (event.agent_id && role !== 'user') return 'procedural';
+  return isHowTo(text) ? 'procedural' : 'factual';
+}

@@ -1,0 +1,112 @@
+/**
+ * Offline front half of consolidation: events → statement drafts (steps 1-5), or a drop with a reason.
+ * A draft is one atomic statement with everything the back half (plan.ts) needs.
+ */
+import type { AssetRef, EventRecord, MemoryType } from '@strata/store';
+import { eventText, mediaDescription, DEFAULT_TEXT_OPTIONS, type TextOptions } from './text';
+import { classifyNoise } from './noise';
+import { splitStatements } from './split';
+import { resolveSpeaker } from './speaker';
+import { classifyMemoryType, hasStepMarkers, isHowTo } from './classify';
+
+export interface StatementDraft {
+  event: EventRecord;
+  /** The statement without attribution. */
+  text: string;
+  speaker: string | null;
+  /** Attribution prefix for the unit content ("Caroline: "), "" for the owner. */
+  prefix: string;
+  memoryType: MemoryType;
+  assets: AssetRef[];
+  /** Keywords proposed by an LLM (the offline path computes them later). */
+  keywords?: string[];
+  /** Subject/attribute/value proposed by an LLM. */
+  fact?: { subject: string; attribute: string; value: string } | null;
+}
+
+export interface DraftResult {
+  drafts: StatementDraft[];
+  dropped: { event_id: string; reason: string }[];
+}
+
+/** Statements longer than this are cut (memory is a summary of events, not an archive of them). */
+const MAX_STATEMENT_CHARS = 2000;
+
+/** Participants named in the batch, so "Hey Mel!" is recognized as a greeting. */
+export function participantNames(events: EventRecord[]): Set<string> {
+  const names = new Set<string>();
+  for (const e of events) {
+    const s = resolveSpeaker(e, e.content_type === 'text' ? e.content : '').speaker;
+    if (s && !['user', 'assistant', 'tool', 'system'].includes(s)) {
+      names.add(s);
+      for (const part of s.split(/\s+/)) names.add(part);
+      // Nicknames are often a prefix of the name ("Mel" for "Melanie").
+      if (s.length > 4) names.add(s.slice(0, 3));
+    }
+  }
+  return names;
+}
+
+export function draftEvent(event: EventRecord, names: ReadonlySet<string>, textOptions: TextOptions = DEFAULT_TEXT_OPTIONS): DraftResult {
+  const et = eventText(event, textOptions);
+  const who = resolveSpeaker(event, et.text);
+  const drafts: StatementDraft[] = [];
+  const base = { event, speaker: who.speaker, prefix: who.prefix, assets: et.assets };
+  if (!et.prose) {
+    // JSON and media stay one unit each: splitting "key: value" lists or a caption gains nothing.
+    drafts.push({ ...base, text: cut(who.text), memoryType: classifyMemoryType(event, '') });
+    return { drafts, dropped: [] };
+  }
+  // A how-to with steps is one procedure: its steps mean something only together and in order.
+  const statements = hasStepMarkers(who.text) && isHowTo(who.text) ? [who.text] : splitStatements(who.text);
+  const reasons: string[] = [];
+  for (const s of statements) {
+    const verdict = classifyNoise(s, names);
+    if (verdict.noise) {
+      reasons.push(verdict.reason);
+      continue;
+    }
+    drafts.push({ ...base, text: cut(s), memoryType: classifyMemoryType(event, s), assets: et.assets });
+  }
+  // A photo shared with a text turn (LoCoMo's `blip_caption`, a client's `caption`) is memory of its own.
+  const caption = mediaDescription(event.metadata);
+  if (caption) {
+    const url = et.assets.find((a) => a.url)?.url ?? firstUrl(event.metadata?.img_url ?? event.metadata?.image_url);
+    const kind = et.assets[0]?.media_type ?? 'image';
+    drafts.push({ ...base, text: `shared ${url ? `[${kind} ${url}]` : `[${kind}]`} ${caption}`, memoryType: 'factual' });
+  }
+  if (drafts.length === 0) {
+    const reason = reasons.length === 0 ? 'empty' : [...new Set(reasons)].join('; ');
+    return { drafts, dropped: [{ event_id: event.event_id, reason: `noise: ${reason}` }] };
+  }
+  return { drafts, dropped: [] };
+}
+
+function firstUrl(v: unknown): string | null {
+  const x = Array.isArray(v) ? v[0] : v;
+  return typeof x === 'string' && /^https?:\/\/\S+$/.test(x) ? x : null;
+}
+
+function cut(s: string): string {
+  return s.length <= MAX_STATEMENT_CHARS ? s : `${s.slice(0, MAX_STATEMENT_CHARS - 1)}…`;
+}
+
+/** Events in the order their statements are considered: valid time, then stream position, then id. */
+export function orderEvents(events: EventRecord[]): EventRecord[] {
+  return [...events].sort((a, b) => (Date.parse(a.valid_time) - Date.parse(b.valid_time)) || cmp(a.stream_id, b.stream_id) || cmp(a.seq, b.seq) || cmp(a.event_id, b.event_id));
+}
+
+function cmp(a: string, b: string): number {
+  return a < b ? -1 : a > b ? 1 : 0;
+}
+
+export function draftEvents(events: EventRecord[], textOptions: TextOptions = DEFAULT_TEXT_OPTIONS): DraftResult {
+  const names = participantNames(events);
+  const out: DraftResult = { drafts: [], dropped: [] };
+  for (const e of orderEvents(events)) {
+    const r = draftEvent(e, names, textOptions);
+    out.drafts.push(...r.drafts);
+    out.dropped.push(...r.dropped);
+  }
+  return out;
+}

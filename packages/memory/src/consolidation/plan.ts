@@ -1,0 +1,219 @@
+/**
+ * Consolidation planner: a batch of pending L0 events → one plan (new L1 units, reinforcements of existing
+ * units, retirements by correction, edges, dropped noise). Pure apart from the injected providers
+ * (embedder, LLM, lookups of existing memory): the caller proposes the plan as one command, and apply is
+ * deterministic because every id, time, vector and decision is already in it.
+ *
+ * Order of decisions per statement: correction (same subject+attribute, other value) → duplicate (same
+ * subject+attribute and value, or similarity ≥ duplicate threshold with compatible text and the same
+ * speaker) → new unit, auto-linked to its most similar current units.
+ */
+import type { Edge, MemoryUnit, Relation } from '@strata/store';
+import { DEFAULT_KEYWORD_OPTIONS, extractKeywords, namedEntities } from './keywords';
+import { DEFAULT_TEXT_OPTIONS } from './text';
+import { DEFAULT_THRESHOLDS, compatibleText, cosine } from './similarity';
+import { resolveTemporal } from './temporal';
+import { FACT_ANNOTATION, extractSubjectAttribute, isBackReference, normalizeValue, type SubjectAttribute } from './subject';
+import { normalizeSubject } from './speaker';
+import { reinforceImportance, scoreImportance } from './importance';
+import { draftEvents, type StatementDraft } from './drafts';
+import { llmDrafts } from './llm-extract';
+import { assertPlanCoversEvents } from './invariants';
+import type { ConsolidationInput, ConsolidationOptions, ConsolidationPlan, NewUnit, Reinforcement, Retirement } from './types';
+
+export const DEFAULT_CONSOLIDATION_OPTIONS: ConsolidationOptions = {
+  thresholds: DEFAULT_THRESHOLDS,
+  maxLinks: 3,
+  candidateK: 8,
+  keywords: DEFAULT_KEYWORD_OPTIONS,
+  text: DEFAULT_TEXT_OPTIONS,
+};
+
+/** A statement made ready for the decisions: content, vector, fact. */
+interface Prepared {
+  draft: StatementDraft;
+  content: string;
+  validTime: string;
+  keywords: string[];
+  fact: SubjectAttribute | null;
+  importance: number;
+}
+
+const round4 = (x: number): number => Math.round(x * 10000) / 10000;
+const ROLES = new Set(['user', 'assistant', 'tool', 'system']);
+
+export async function planConsolidation(input: ConsolidationInput): Promise<ConsolidationPlan> {
+  const opts: ConsolidationOptions = { ...DEFAULT_CONSOLIDATION_OPTIONS, ...input.options };
+  const plan: ConsolidationPlan = { units: [], reinforced: [], retired: [], edges: [], dropped: [], method: 'offline', embedder_id: input.embedder.id };
+  if (input.events.length === 0) return plan;
+  const userId = input.events[0].user_id;
+  const other = input.events.find((e) => e.user_id !== userId);
+  if (other) throw new Error(`consolidation batch mixes users: ${userId} and ${other.user_id}`);
+  if (new Set(input.events.map((e) => e.event_id)).size !== input.events.length) throw new Error('consolidation batch repeats an event id');
+
+  // 1-5: drafts, from the LLM when one is configured and answers well, else offline.
+  let front = null;
+  if (input.llm) front = await llmDrafts(input.llm, input.events, opts.text);
+  if (front) plan.method = 'llm';
+  else front = draftEvents(input.events, opts.text);
+  plan.dropped.push(...front.dropped);
+
+  // 6-8, 11: content, valid time, keywords, subject/attribute, importance.
+  const previousFact = new Map<string, SubjectAttribute>(); // per speaker, for "actually, it's Y"
+  const prepared: Prepared[] = front.drafts.map((d) => {
+    const t = resolveTemporal(d.text, d.event.valid_time);
+    const subject = normalizeSubject(d.speaker);
+    let fact: SubjectAttribute | null = null;
+    if (d.fact !== undefined) fact = d.fact && { subject: d.fact.subject.toLowerCase().trim(), attribute: d.fact.attribute.toLowerCase().trim(), value: normalizeValue(d.fact.value) };
+    else if (d.memoryType === 'factual') fact = extractSubjectAttribute(d.text, subject, previousFact.get(subject) ?? null);
+    if (fact) previousFact.set(subject, fact);
+    // "Actually, it's Denver" alone means nothing later: say which attribute it corrects.
+    const annotation = fact && isBackReference(d.text) && !FACT_ANNOTATION.test(t.text) ? ` (${fact.attribute}: ${fact.value})` : '';
+    const content = `${d.prefix}${t.text}${annotation}`;
+    const named = d.speaker && !ROLES.has(d.speaker) ? [d.speaker] : [];
+    const keywords = d.keywords && d.keywords.length > 0
+      ? dedupeLower([...named, ...d.keywords]).slice(0, opts.keywords.max)
+      : extractKeywords(t.text, opts.keywords, named);
+    const importance = scoreImportance({
+      text: t.text, entityCount: namedEntities(t.text).length, hasDate: t.expressions.length > 0,
+      hasSubjectAttribute: fact !== null, procedural: d.memoryType === 'procedural',
+    });
+    return { draft: d, content, validTime: t.validTime, keywords, fact, importance };
+  });
+
+  // The vectors, in one call.
+  const vectors = prepared.length > 0 ? await input.embedder.embed(prepared.map((p) => p.content)) : [];
+  if (vectors.length !== prepared.length) throw new Error(`embedder returned ${vectors.length} vectors for ${prepared.length} texts`);
+
+  const planned: { unit: MemoryUnit; vector: Float32Array; fact: SubjectAttribute | null }[] = [];
+  const byFactKey = new Map<string, number>(); // subject|attribute → index in `planned` of the current one
+  const reinforced = new Map<string, { refs: string[]; base: number; count: number }>();
+  const retired = new Map<string, Retirement>();
+  const edge = (source: string, target: string, relation: Relation, weight: number): Edge => ({
+    edge_id: input.newId(), user_id: userId, source_id: source, target_id: target, relation, weight, created_at: input.now,
+  });
+  const reinforce = (unit: MemoryUnit, eventId: string): void => {
+    const r = reinforced.get(unit.id) ?? { refs: [], base: unit.importance, count: 0 };
+    if (!r.refs.includes(eventId)) r.refs.push(eventId);
+    r.count++;
+    reinforced.set(unit.id, r);
+  };
+  const mergeIntoPlanned = (i: number, eventId: string): void => {
+    const u = planned[i].unit;
+    if (!u.references.includes(eventId)) u.references.push(eventId);
+    u.importance = reinforceImportance(u.importance);
+  };
+  const isCurrent = (u: MemoryUnit): boolean => u.retired_at === null && !retired.has(u.id) && u.user_id === userId;
+
+  for (let i = 0; i < prepared.length; i++) {
+    const p = prepared[i];
+    const vec = vectors[i];
+    const eventId = p.draft.event.event_id;
+    const speakerKey = normalizeSubject(p.draft.speaker);
+    const supersedes: MemoryUnit[] = [];
+
+    // 8: corrections, first among this batch's own statements, then against existing memory.
+    if (p.fact) {
+      const key = `${p.fact.subject}|${p.fact.attribute}`;
+      const inBatch = byFactKey.get(key);
+      if (inBatch !== undefined) {
+        if (planned[inBatch].fact?.value === p.fact.value) { mergeIntoPlanned(inBatch, eventId); continue; }
+        supersedes.push(planned[inBatch].unit);
+      } else {
+        const existing = (await input.findBySubjectAttribute(userId, p.fact.subject, p.fact.attribute)).filter(isCurrent);
+        const same = existing.find((u) => existingValue(u, p.fact as SubjectAttribute) === p.fact?.value);
+        if (same) { reinforce(same, eventId); continue; }
+        supersedes.push(...sortById(existing));
+      }
+    }
+
+    // 9: duplicates, by similarity, among this batch's new units and existing current units.
+    const similar = (await input.findSimilar(userId, vec, opts.candidateK)).filter((s) => isCurrent(s.unit) && s.unit.level === 1);
+    const batchSimilar = planned
+      .map((q, j) => ({ j, unit: q.unit, similarity: cosine(vec, q.vector) }))
+      .filter((s) => s.unit.retired_at === null);
+    if (supersedes.length === 0) {
+      const canMerge = (u: MemoryUnit): boolean => normalizeSubject(u.speaker) === speakerKey && u.memory_type === p.draft.memoryType
+        && compatibleText(u.content, p.content) && !conflictingFact(u, p.fact, speakerKey);
+      const dupBatch = batchSimilar.filter((s) => s.similarity >= opts.thresholds.duplicate && canMerge(s.unit))
+        .sort((a, b) => b.similarity - a.similarity || a.j - b.j)[0];
+      if (dupBatch) { mergeIntoPlanned(dupBatch.j, eventId); continue; }
+      const dupExisting = similar.filter((s) => s.similarity >= opts.thresholds.duplicate && canMerge(s.unit))
+        .sort((a, b) => b.similarity - a.similarity || cmp(a.unit.id, b.unit.id))[0];
+      if (dupExisting) { reinforce(dupExisting.unit, eventId); continue; }
+    }
+
+    // A new unit.
+    const e = p.draft.event;
+    const unit: MemoryUnit = {
+      id: input.newId(), user_id: userId, stream_id: e.stream_id, org_id: e.org_id, agent_id: e.agent_id, level: 1,
+      memory_type: p.draft.memoryType, content: p.content, keywords: p.keywords, speaker: p.draft.speaker,
+      valid_time: p.validTime, transaction_time: input.now, references: [eventId], assets: p.draft.assets,
+      importance: p.importance, subject: p.fact?.subject ?? null, attribute: p.fact?.attribute ?? null,
+      retired_at: null, retired_reason: null, superseded_by: null,
+    };
+    planned.push({ unit, vector: vec, fact: p.fact });
+    if (p.fact) byFactKey.set(`${p.fact.subject}|${p.fact.attribute}`, planned.length - 1);
+
+    for (const old of supersedes) {
+      if (planned.some((q) => q.unit === old)) {
+        // Superseded within the batch: the unit is created already retired, so history keeps both versions.
+        old.retired_at = input.now; old.retired_reason = 'superseded'; old.superseded_by = unit.id;
+      } else {
+        retired.set(old.id, { unit_id: old.id, retired_at: input.now, reason: 'superseded', superseded_by: unit.id });
+      }
+      plan.edges.push(edge(old.id, unit.id, 'EvolvedTo', 1));
+    }
+
+    // 10: RelatedTo auto-links to the most similar current units above the lower threshold.
+    const skip = new Set(supersedes.map((u) => u.id));
+    const links = [
+      ...batchSimilar.filter((s) => s.unit.id !== unit.id).map((s) => ({ id: s.unit.id, similarity: s.similarity })),
+      ...similar.map((s) => ({ id: s.unit.id, similarity: s.similarity })),
+    ].filter((l) => l.similarity >= opts.thresholds.related && !skip.has(l.id))
+      .sort((a, b) => b.similarity - a.similarity || cmp(a.id, b.id));
+    const seen = new Set<string>();
+    for (const l of links) {
+      if (seen.size >= opts.maxLinks) break;
+      if (seen.has(l.id)) continue;
+      seen.add(l.id);
+      plan.edges.push(edge(unit.id, l.id, 'RelatedTo', round4(Math.min(1, l.similarity))));
+    }
+  }
+
+  plan.units = planned.map((q): NewUnit => ({ unit: q.unit, vector: Array.from(q.vector) }));
+  plan.reinforced = [...reinforced.entries()].map(([unit_id, r]): Reinforcement => ({
+    unit_id, add_references: r.refs, importance: reinforceImportance(r.base, r.count),
+  }));
+  plan.retired = [...retired.values()];
+  assertPlanCoversEvents(input.events, plan);
+  return plan;
+}
+
+/** The value an existing unit states for `fact`'s subject/attribute, re-read from its content. */
+function existingValue(u: MemoryUnit, fact: SubjectAttribute): string | null {
+  const body = u.speaker && u.content.startsWith(`${u.speaker}: `) ? u.content.slice(u.speaker.length + 2) : u.content;
+  const found = extractSubjectAttribute(body, fact.subject);
+  return found && found.attribute === fact.attribute ? found.value : null;
+}
+
+/** A unit that states another value for the same subject+attribute is a correction candidate, never a duplicate. */
+function conflictingFact(u: MemoryUnit, fact: SubjectAttribute | null, speakerKey: string): boolean {
+  if (!u.subject || !u.attribute) return false;
+  if (!fact) return false;
+  if (u.subject !== fact.subject || u.attribute !== fact.attribute) return false;
+  const value = existingValue(u, fact);
+  return value !== null && value !== fact.value && speakerKey !== '';
+}
+
+function sortById(units: MemoryUnit[]): MemoryUnit[] {
+  return [...units].sort((a, b) => cmp(a.id, b.id));
+}
+
+function cmp(a: string, b: string): number {
+  return a < b ? -1 : a > b ? 1 : 0;
+}
+
+function dedupeLower(xs: string[]): string[] {
+  return [...new Set(xs.map((x) => x.toLowerCase().trim()).filter((x) => x !== ''))];
+}

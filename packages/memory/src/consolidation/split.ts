@@ -1,0 +1,100 @@
+/**
+ * Step 3: atomic statements. Sentence splitting that leaves abbreviations, decimals, URLs and emails whole,
+ * then a conservative clause split: only at a coordinating conjunction (or `;`) whose right side starts
+ * with its own personal subject, so both halves are independent clauses that keep their subject.
+ */
+
+/** Tokens ending in a period that do not end a sentence (lowercase, without the final period). */
+const ABBREVIATIONS = new Set([
+  'mr', 'mrs', 'ms', 'dr', 'prof', 'sr', 'jr', 'st', 'mt', 'ft', 'vs', 'etc', 'e.g', 'i.e', 'cf', 'approx', 'no',
+  'inc', 'ltd', 'co', 'corp', 'dept', 'est', 'fig', 'jan', 'feb', 'mar', 'apr', 'jun', 'jul', 'aug', 'sep', 'sept',
+  'oct', 'nov', 'dec', 'mon', 'tue', 'wed', 'thu', 'fri', 'sat', 'sun', 'u.s', 'u.k', 'a.m', 'p.m', 'ave', 'rd', 'blvd',
+]);
+/** Abbreviations that never end a sentence, whatever follows (titles and "for example"). */
+const NEVER_FINAL = new Set(['mr', 'mrs', 'ms', 'dr', 'prof', 'st', 'mt', 'e.g', 'i.e', 'cf', 'vs', 'no']);
+
+export function splitSentences(text: string): string[] {
+  const out: string[] = [];
+  for (const line of text.split(/\n+/)) {
+    let start = 0;
+    // A candidate boundary: terminal punctuation (with closing quotes/brackets), then whitespace.
+    const re = /[.!?…]+["')\]]*(\s+)/g;
+    let m: RegExpExecArray | null;
+    while ((m = re.exec(line)) !== null) {
+      const end = m.index + m[0].length - m[1].length;
+      const next = line.slice(m.index + m[0].length);
+      if (!isBoundary(line.slice(start, end), next)) continue;
+      push(out, line.slice(start, end));
+      start = m.index + m[0].length;
+    }
+    push(out, line.slice(start));
+  }
+  return out;
+}
+
+function isBoundary(sentence: string, next: string): boolean {
+  if (!/^["'(\[]?[\p{Lu}\p{N}]/u.test(next)) return false; // the next sentence starts with a capital or digit
+  if (!/\.["')\]]*$/.test(sentence)) return true; // ! ? … always end a sentence before a capital
+  const lastToken = (sentence.match(/(\S+)$/)?.[1] ?? '').replace(/["')\]]+$/, '').replace(/\.+$/, '').toLowerCase();
+  const bare = lastToken.replace(/^[("'[]+/, '');
+  if (NEVER_FINAL.has(bare)) return false;
+  // "at 7 a.m. Then …" ends; "on Jan. 5" does not (the digit check above already kept it whole).
+  if (ABBREVIATIONS.has(bare)) return /^["'(\[]?\p{Lu}/u.test(next);
+  if (/^\p{Lu}$/u.test(bare)) return false; // an initial: "J. R. R. Tolkien"
+  return true;
+}
+
+function push(out: string[], s: string): void {
+  const t = s.trim();
+  if (t !== '') out.push(t);
+}
+
+/** Personal subjects that open an independent clause. "it"/"that" are left out on purpose: they point back. */
+const CLAUSE_SUBJECT = /^(?:I|we|he|she|they|you|my\s+\p{L}+|our\s+\p{L}+|his\s+\p{L}+|her\s+\p{L}+|their\s+\p{L}+)\b(?!\s+(?:and|or)\b)/u;
+const CONJUNCTION = /(?:,\s*(?:and|but|so|yet)|;\s*(?:and|but|so)?)\s+/g;
+
+/** Splits one sentence into independent clauses, conservatively; each part keeps its own subject. */
+export function splitClauses(sentence: string, minWords = 3): string[] {
+  const parts: string[] = [];
+  let start = 0;
+  let m: RegExpExecArray | null;
+  CONJUNCTION.lastIndex = 0;
+  while ((m = CONJUNCTION.exec(sentence)) !== null) {
+    const left = sentence.slice(start, m.index).trim();
+    const right = sentence.slice(m.index + m[0].length);
+    if (!CLAUSE_SUBJECT.test(right)) continue;
+    if (wordCount(left) < minWords || wordCount(firstClause(right)) < minWords) continue;
+    if (!hasVerbAfterSubject(left)) continue;
+    parts.push(left);
+    start = m.index + m[0].length;
+  }
+  parts.push(sentence.slice(start).trim());
+  return parts.filter((p) => p !== '').map(finishClause);
+}
+
+function firstClause(s: string): string {
+  const m = /,\s*(?:and|but|so|yet)\s|;/.exec(s);
+  return m ? s.slice(0, m.index) : s;
+}
+
+/** Left side must itself be a clause: a subject somewhere before a word (a crude but safe check). */
+function hasVerbAfterSubject(left: string): boolean {
+  return /\b(?:I|we|he|she|they|you|it|\p{Lu}\p{Ll}+)\b\s*(?:'\w+\s+)?\S+/u.test(left);
+}
+
+/** The left half lost its sentence punctuation to the split; give it a period so it reads as a sentence. */
+function finishClause(s: string): string {
+  const t = s.replace(/[,;]\s*$/, '').trim();
+  const first = t.charAt(0);
+  const capital = /\p{Ll}/u.test(first) ? first.toUpperCase() + t.slice(1) : t;
+  return /[.!?…"')\]]$/.test(capital) ? capital : `${capital}.`;
+}
+
+function wordCount(s: string): number {
+  return s.split(/\s+/).filter((w) => /\p{L}|\p{N}/u.test(w)).length;
+}
+
+/** Sentences, then clauses. */
+export function splitStatements(text: string): string[] {
+  return splitSentences(text).flatMap((s) => splitClauses(s));
+}

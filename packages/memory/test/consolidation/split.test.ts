@@ -1,0 +1,35 @@
+import { splitClauses, splitSentences, splitStatements } from '../../src/consolidation';
+
+describe('splitSentences', () => {
+  it('respects abbreviations, decimals, URLs and emails', () => {
+    expect(splitSentences('Dr. Smith lives at 221 Baker St. and works in London. It costs 3.5 dollars! See https://example.com/a.b?x=1. Mail jo.doe@example.org. Then leave.'))
+      .toEqual(['Dr. Smith lives at 221 Baker St. and works in London.', 'It costs 3.5 dollars!', 'See https://example.com/a.b?x=1.', 'Mail jo.doe@example.org.', 'Then leave.']);
+  });
+
+  it('ends at a.m. before a capital but not inside a date abbreviation', () => {
+    expect(splitSentences('I woke at 7 a.m. Then I ran. We met on Jan. 5 at noon.')).toEqual(['I woke at 7 a.m.', 'Then I ran.', 'We met on Jan. 5 at noon.']);
+  });
+
+  it('does not split before a lowercase word, and splits lines', () => {
+    expect(splitSentences('e.g. this one. and that\nNew line')).toEqual(['e.g. this one. and that', 'New line']);
+  });
+});
+
+describe('splitClauses', () => {
+  it('splits at a conjunction followed by a personal subject, keeping each subject', () => {
+    expect(splitClauses('I love hiking, and I go every weekend with my dog.')).toEqual(['I love hiking.', 'I go every weekend with my dog.']);
+    expect(splitClauses('My sister lives in Boston; she works as a nurse.')).toEqual(['My sister lives in Boston.', 'She works as a nurse.']);
+  });
+
+  it('is conservative: no split without a comma, before "it", or when a side is too short', () => {
+    expect(splitClauses('I went to a support group yesterday and it was so powerful.')).toEqual(['I went to a support group yesterday and it was so powerful.']);
+    expect(splitClauses('I love hiking, and it relaxes me.')).toEqual(['I love hiking, and it relaxes me.']);
+    expect(splitClauses('Yes, and I agree.')).toEqual(['Yes, and I agree.']);
+    expect(splitClauses('I like tea and coffee.')).toEqual(['I like tea and coffee.']);
+  });
+});
+
+it('splitStatements = sentences then clauses', () => {
+  expect(splitStatements('I moved to Denver, but my brother stayed in Boston. He loves it.'))
+    .toEqual(['I moved to Denver.', 'My brother stayed in Boston.', 'He loves it.']);
+});
