@@ -1,0 +1,345 @@
+/**
+ * A per-user vector index (derived: rebuilt from the records whenever stale).
+ *
+ * Small users are searched exactly: a dot product over a contiguous Float32Array (10,000 × 100 floats
+ * is ~1 ms), which is exact, has no build cost and handles any filter. Once a user has `exactThreshold`
+ * vectors, an HNSW graph (hnswlib-node, inner product on normalized vectors = cosine) is built off the
+ * event loop and used from then on; inserts go into it incrementally (~0.2 ms each).
+ *
+ * The index keeps its own copy of every vector (the matrix), so it can:
+ *  - answer exactly while the graph is (re)building, and fall back to exact search when a filter is so
+ *    selective that the filtered graph search returns fewer than k results;
+ *  - rebuild the graph without re-reading the store.
+ *
+ * hnswlib needs integer labels: the index keeps id ↔ label maps. A removed id's label is marked deleted
+ * in the graph and reused by a later insert (hnswlib then updates that element in place), so the graph
+ * does not grow with churn.
+ */
+import { HierarchicalNSW } from 'hnswlib-node';
+import { WorkerHnswBuilder, type HnswBuilder } from './hnsw-builder';
+import { TopK } from './topk';
+
+export interface VectorIndexOptions {
+  dimensions: number;
+  /** Below this many vectors search is exact; at or above it an HNSW graph is built (default 10,000). */
+  exactThreshold?: number;
+  /** HNSW graph degree (default 16). */
+  m?: number;
+  /** HNSW build beam (default 100). */
+  efConstruction?: number;
+  /** HNSW search beam (default 64; the effective ef is max(ef, k)). */
+  efSearch?: number;
+  /** Seed of the graph's level generator, for reproducible builds (default 42). */
+  seed?: number;
+  /** Where graph builds run (default: a worker thread). */
+  builder?: HnswBuilder;
+}
+
+export interface VectorHit {
+  id: string;
+  /** cosine similarity in [-1, 1] */
+  score: number;
+}
+
+export interface VectorSearchOptions {
+  /** Keep only ids for which this returns true. Filtered searches still return k results when k exist. */
+  filter?: (id: string) => boolean;
+}
+
+export interface VectorEntry {
+  id: string;
+  vector: Float32Array | number[];
+}
+
+export type VectorIndexMode = 'exact' | 'building' | 'hnsw';
+
+export class VectorIndex {
+  readonly dimensions: number;
+  readonly exactThreshold: number;
+  private readonly m: number;
+  private readonly efConstruction: number;
+  private efSearch: number;
+  private readonly seed: number;
+  private readonly builder: HnswBuilder;
+
+  private capacity = 0;
+  private matrix = new Float32Array(0);
+  private alive = new Uint8Array(0);
+  private labelToId: Array<string | undefined> = [];
+  private readonly idToLabel = new Map<string, number>();
+  private freeLabels: number[] = [];
+  /** labels handed out so far (the next fresh label) */
+  private nextLabel = 0;
+
+  private graph: HierarchicalNSW | null = null;
+  /** bumped by every rebuild: a build started for an older generation is discarded */
+  private generation = 0;
+  private building: Promise<void> | null = null;
+  /** labels changed while a build is in flight, re-synced into the graph when it lands */
+  private touched = new Set<number>();
+  private lastBuildError: Error | null = null;
+  /** after a failed build, the next attempt waits until the index has grown this large */
+  private retryAtSize = 0;
+
+  constructor(options: VectorIndexOptions) {
+    if (!Number.isInteger(options.dimensions) || options.dimensions < 1) throw new RangeError('dimensions must be a positive integer');
+    this.dimensions = options.dimensions;
+    this.exactThreshold = options.exactThreshold ?? 10_000;
+    this.m = options.m ?? 16;
+    this.efConstruction = options.efConstruction ?? 100;
+    this.efSearch = options.efSearch ?? 64;
+    this.seed = options.seed ?? 42;
+    this.builder = options.builder ?? new WorkerHnswBuilder();
+  }
+
+  get size(): number {
+    return this.idToLabel.size;
+  }
+
+  get mode(): VectorIndexMode {
+    if (this.graph) return 'hnsw';
+    return this.building ? 'building' : 'exact';
+  }
+
+  /** The error of the last failed graph build, if any (search stays exact and correct meanwhile). */
+  get buildError(): Error | null {
+    return this.lastBuildError;
+  }
+
+  has(id: string): boolean {
+    return this.idToLabel.has(id);
+  }
+
+  ids(): IterableIterator<string> {
+    return this.idToLabel.keys();
+  }
+
+  /** A copy of the stored (normalized) vector of an id. */
+  getVector(id: string): Float32Array | undefined {
+    const label = this.idToLabel.get(id);
+    if (label === undefined) return undefined;
+    return this.matrix.slice(label * this.dimensions, (label + 1) * this.dimensions);
+  }
+
+  /** Set the HNSW search beam; applied now and after every (re)load of the graph. */
+  setEf(ef: number): void {
+    if (!Number.isInteger(ef) || ef < 1) throw new RangeError('ef must be a positive integer');
+    this.efSearch = ef;
+    this.graph?.setEf(ef);
+  }
+
+  /** Insert or replace the vector of an id. */
+  add(id: string, vector: Float32Array | number[]): void {
+    const v = this.normalized(vector);
+    let label = this.idToLabel.get(id);
+    if (label === undefined) {
+      label = this.freeLabels.pop() ?? this.nextLabel++;
+      this.ensureCapacity(label + 1);
+      this.idToLabel.set(id, label);
+      this.labelToId[label] = id;
+    }
+    this.matrix.set(v, label * this.dimensions);
+    this.alive[label] = 1;
+    if (this.graph) {
+      this.ensureGraphCapacity(label + 1);
+      // re-adding a label hnswlib knows (alive or marked deleted) updates that element in place
+      this.graph.addPoint(Array.from(v), label);
+    }
+    if (this.building) this.touched.add(label);
+    this.maybeStartBuild();
+  }
+
+  /** Remove an id; returns whether it was there. */
+  remove(id: string): boolean {
+    const label = this.idToLabel.get(id);
+    if (label === undefined) return false;
+    this.idToLabel.delete(id);
+    this.labelToId[label] = undefined;
+    this.alive[label] = 0;
+    this.freeLabels.push(label);
+    if (this.graph) this.markDeleted(this.graph, label);
+    if (this.building) this.touched.add(label);
+    return true;
+  }
+
+  /**
+   * Replace the whole content from a source of truth. The new content is searchable (exactly) as soon
+   * as the promise of reading the source resolves; the graph, when the size calls for one, is built in
+   * the background (await `whenIdle()` to wait for it).
+   */
+  async rebuild(source: Iterable<VectorEntry> | AsyncIterable<VectorEntry>): Promise<void> {
+    // Read the source into fresh state first, so that a failing source leaves the index as it was.
+    const fresh = new VectorIndex({
+      dimensions: this.dimensions,
+      exactThreshold: Number.MAX_SAFE_INTEGER,
+      builder: this.builder,
+    });
+    let n = 0;
+    for await (const entry of source as AsyncIterable<VectorEntry>) {
+      fresh.add(entry.id, entry.vector);
+      // reading a large source is chunked so the event loop keeps turning
+      if (++n % 5000 === 0) await new Promise((r) => setImmediate(r));
+    }
+    this.generation++;
+    this.graph = null;
+    this.building = null;
+    this.touched = new Set();
+    this.retryAtSize = 0;
+    this.capacity = fresh.capacity;
+    this.matrix = fresh.matrix;
+    this.alive = fresh.alive;
+    this.labelToId = fresh.labelToId;
+    this.idToLabel.clear();
+    for (const [id, label] of fresh.idToLabel) this.idToLabel.set(id, label);
+    this.freeLabels = fresh.freeLabels;
+    this.nextLabel = fresh.nextLabel;
+    this.maybeStartBuild();
+  }
+
+  /** Resolves when no graph build is in flight. */
+  async whenIdle(): Promise<void> {
+    while (this.building) await this.building;
+  }
+
+  /** The k nearest ids by cosine similarity, best first. */
+  search(query: Float32Array | number[], k: number, options: VectorSearchOptions = {}): VectorHit[] {
+    const q = this.normalized(query); // validates the query even when there is nothing to search
+    if (k <= 0 || this.idToLabel.size === 0) return [];
+    const filter = options.filter;
+    if (this.graph) {
+      const hits = this.searchGraph(this.graph, q, k, filter);
+      // A very selective filter can starve the graph walk; the exact scan is then both right and cheap
+      // enough (it only ever happens when fewer than k matches were reachable).
+      if (hits.length >= Math.min(k, this.idToLabel.size) || !filter) return hits;
+    }
+    return this.searchExact(q, k, filter);
+  }
+
+  /** Exact search, whatever the mode (used by tests and benchmarks to measure the graph's recall). */
+  searchExact(query: Float32Array | number[], k: number, filter?: (id: string) => boolean): VectorHit[] {
+    const q = query instanceof Float32Array && query.length === this.dimensions ? query : this.normalized(query);
+    const dims = this.dimensions;
+    const top = new TopK<number>(k);
+    const m = this.matrix;
+    for (let label = 0; label < this.nextLabel; label++) {
+      if (!this.alive[label]) continue;
+      let dot = 0;
+      const base = label * dims;
+      for (let j = 0; j < dims; j++) dot += m[base + j] * q[j];
+      if (dot <= top.threshold()) continue;
+      if (filter && !filter(this.labelToId[label]!)) continue;
+      top.push(label, dot);
+    }
+    return top.sorted().map(({ key, score }) => ({ id: this.labelToId[key]!, score }));
+  }
+
+  private searchGraph(graph: HierarchicalNSW, q: Float32Array, k: number, filter?: (id: string) => boolean): VectorHit[] {
+    const want = Math.min(k, this.idToLabel.size);
+    graph.setEf(Math.max(this.efSearch, want));
+    const callback = filter
+      ? (label: number) => {
+          const id = this.labelToId[label];
+          return id !== undefined && filter(id);
+        }
+      : undefined;
+    const res = graph.searchKnn(Array.from(q), want, callback);
+    const hits: VectorHit[] = [];
+    for (let i = 0; i < res.neighbors.length; i++) {
+      const id = this.labelToId[res.neighbors[i]];
+      if (id !== undefined) hits.push({ id, score: 1 - res.distances[i] });
+    }
+    graph.setEf(this.efSearch);
+    return hits;
+  }
+
+  private normalized(vector: Float32Array | number[]): Float32Array {
+    if (vector.length !== this.dimensions) {
+      throw new RangeError(`vector has ${vector.length} dimensions, the index ${this.dimensions}`);
+    }
+    const v = Float32Array.from(vector);
+    let norm = 0;
+    for (let i = 0; i < v.length; i++) norm += v[i] * v[i];
+    if (!Number.isFinite(norm)) throw new RangeError('vector has non-finite components');
+    norm = Math.sqrt(norm);
+    if (norm > 0 && Math.abs(norm - 1) > 1e-6) for (let i = 0; i < v.length; i++) v[i] /= norm;
+    return v;
+  }
+
+  private ensureCapacity(n: number): void {
+    if (n <= this.capacity) return;
+    const cap = Math.max(64, this.capacity * 2, n);
+    const matrix = new Float32Array(cap * this.dimensions);
+    matrix.set(this.matrix);
+    const alive = new Uint8Array(cap);
+    alive.set(this.alive);
+    this.matrix = matrix;
+    this.alive = alive;
+    this.capacity = cap;
+  }
+
+  /** hnswlib's index is fixed-size: grow it (by doubling, ~1 ms per 20,000 elements) when full. */
+  private ensureGraphCapacity(n: number): void {
+    const graph = this.graph!;
+    if (n > graph.getMaxElements()) graph.resizeIndex(Math.max(n, graph.getMaxElements() * 2, this.capacity));
+  }
+
+  private markDeleted(graph: HierarchicalNSW, label: number): void {
+    try {
+      graph.markDelete(label);
+    } catch {
+      // not in the graph, or already deleted: nothing to do
+    }
+  }
+
+  private maybeStartBuild(): void {
+    const size = this.idToLabel.size;
+    if (this.graph || this.building || size < this.exactThreshold || size < this.retryAtSize) return;
+    const generation = this.generation;
+    const count = this.idToLabel.size;
+    const labels = new Int32Array(count);
+    const vectors = new Float32Array(count * this.dimensions);
+    let i = 0;
+    for (let label = 0; label < this.nextLabel; label++) {
+      if (!this.alive[label]) continue;
+      labels[i] = label;
+      vectors.set(this.matrix.subarray(label * this.dimensions, (label + 1) * this.dimensions), i * this.dimensions);
+      i++;
+    }
+    this.touched = new Set();
+    const build = this.builder
+      .build({
+        dimensions: this.dimensions,
+        m: this.m,
+        efConstruction: this.efConstruction,
+        seed: this.seed,
+        capacity: Math.max(this.capacity, this.nextLabel),
+        labels,
+        vectors,
+      })
+      .then(
+        (graph) => {
+          if (generation !== this.generation) return; // a rebuild replaced the content meanwhile
+          graph.setEf(this.efSearch); // hnswlib resets ef on load
+          this.graph = graph;
+          this.lastBuildError = null;
+          // replay what changed while the graph was being built
+          for (const label of this.touched) {
+            if (this.alive[label]) {
+              this.ensureGraphCapacity(label + 1);
+              graph.addPoint(Array.from(this.matrix.subarray(label * this.dimensions, (label + 1) * this.dimensions)), label);
+            } else this.markDeleted(graph, label);
+          }
+          this.touched = new Set();
+        },
+        (err: unknown) => {
+          if (generation !== this.generation) return;
+          this.lastBuildError = err instanceof Error ? err : new Error(String(err));
+          this.retryAtSize = Math.ceil(count * 1.25); // do not rebuild on every insert while failing
+        },
+      )
+      .finally(() => {
+        if (this.building === build) this.building = null;
+      });
+    this.building = build;
+  }
+}
