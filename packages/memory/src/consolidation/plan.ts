@@ -73,7 +73,7 @@ export async function planConsolidation(input: ConsolidationInput): Promise<Cons
     const named = d.speaker && !ROLES.has(d.speaker) ? [d.speaker] : [];
     const keywords = d.keywords && d.keywords.length > 0
       ? dedupeLower([...named, ...d.keywords]).slice(0, opts.keywords.max)
-      : extractKeywords(t.text, opts.keywords, named);
+      : extractKeywords(d.event.content_type === 'json' ? jsonKeywordText(t.text) : t.text, opts.keywords, named);
     const importance = scoreImportance({
       text: t.text, entityCount: namedEntities(t.text).length, hasDate: t.expressions.length > 0,
       hasSubjectAttribute: fact !== null, procedural: d.memoryType === 'procedural',
@@ -204,6 +204,11 @@ function conflictingFact(u: MemoryUnit, fact: SubjectAttribute | null, speakerKe
   if (u.subject !== fact.subject || u.attribute !== fact.attribute) return false;
   const value = existingValue(u, fact);
   return value !== null && value !== fact.value && speakerKey !== '';
+}
+
+/** "order.items[0].name: pen" → "order items name: pen": key segments become words for keyword extraction. */
+function jsonKeywordText(text: string): string {
+  return text.replace(/\[\d+\]/g, '').replace(/(\p{L})[._](?=\p{L})/gu, '$1 ');
 }
 
 function sortById(units: MemoryUnit[]): MemoryUnit[] {

@@ -33,13 +33,13 @@ export function splitSentences(text: string): string[] {
 }
 
 function isBoundary(sentence: string, next: string): boolean {
-  if (!/^["'(\[]?[\p{Lu}\p{N}]/u.test(next)) return false; // the next sentence starts with a capital or digit
+  if (!/^["'([]?[\p{Lu}\p{N}]/u.test(next)) return false; // the next sentence starts with a capital or digit
   if (!/\.["')\]]*$/.test(sentence)) return true; // ! ? … always end a sentence before a capital
   const lastToken = (sentence.match(/(\S+)$/)?.[1] ?? '').replace(/["')\]]+$/, '').replace(/\.+$/, '').toLowerCase();
   const bare = lastToken.replace(/^[("'[]+/, '');
   if (NEVER_FINAL.has(bare)) return false;
   // "at 7 a.m. Then …" ends; "on Jan. 5" does not (the digit check above already kept it whole).
-  if (ABBREVIATIONS.has(bare)) return /^["'(\[]?\p{Lu}/u.test(next);
+  if (ABBREVIATIONS.has(bare)) return /^["'([]?\p{Lu}/u.test(next);
   if (/^\p{Lu}$/u.test(bare)) return false; // an initial: "J. R. R. Tolkien"
   return true;
 }
@@ -68,6 +68,7 @@ export function splitClauses(sentence: string, minWords = 3): string[] {
     parts.push(left);
     start = m.index + m[0].length;
   }
+  if (parts.length === 0) return sentence.trim() === '' ? [] : [sentence.trim()];
   parts.push(sentence.slice(start).trim());
   return parts.filter((p) => p !== '').map(finishClause);
 }
