@@ -1,0 +1,88 @@
+/**
+ * The default, offline embedder: SIF-weighted GloVe word vectors (see sif.ts) from the binary that
+ * `scripts/prepare-embeddings.ts` made at install. Loading reads two files and makes typed-array views.
+ */
+import fs from 'node:fs';
+import path from 'node:path';
+import type { Embedder } from '../providers/types';
+import { EmbeddingSetupError } from './errors';
+import { defaultEmbeddingsDir, PREPARE_COMMAND, VECTORS_FILE, VOCAB_FILE } from './paths';
+import { sifEmbed, type SifParams, type WordVectors } from './sif';
+import { decodeWordVectors, verifyWordVectors, type WordVectorTable } from './word-vector-format';
+
+export const DEFAULT_SIF_A = 1e-3;
+
+export interface SifEmbedderOptions {
+  /** SIF smoothing (default 1e-3). */
+  a?: number;
+  /** Project out the stored common-discourse direction (default true). */
+  removeCommonComponent?: boolean;
+  /** Give unknown words a hashed character n-gram vector (default true); false drops them. */
+  oovFallback?: boolean;
+}
+
+export interface LoadSifOptions extends SifEmbedderOptions {
+  /** Directory holding vectors.bin and vocab.txt (default: see paths.ts). */
+  dir?: string;
+  /** Check both files' SHA-256 before use (default false: the prepare step already did, and it costs ~100 ms). */
+  verify?: boolean;
+}
+
+export class SifEmbedder implements Embedder {
+  readonly id: string;
+  readonly dimensions: number;
+  private readonly params: SifParams;
+
+  constructor(
+    private readonly table: WordVectors,
+    meta: { sourceName: string; commonComponents: readonly Float32Array[]; oovProb: number; medianNorm: number },
+    options: SifEmbedderOptions = {},
+  ) {
+    const a = options.a ?? DEFAULT_SIF_A;
+    const pc = options.removeCommonComponent ?? true;
+    const oov = options.oovFallback ?? true;
+    this.dimensions = table.dims;
+    this.params = { a, commonComponents: pc ? meta.commonComponents : [], oovProb: meta.oovProb, oovNorm: oov ? meta.medianNorm : 0 };
+    // Every knob that changes the vectors is in the id, so an index built with other settings is rebuilt.
+    this.id = `sif-v1:${meta.sourceName}:a=${a}:pc=${pc ? 1 : 0}:oov=${oov ? 'ngram' : 'drop'}`;
+  }
+
+  static fromTable(table: WordVectorTable, options: SifEmbedderOptions = {}): SifEmbedder {
+    const h = table.header;
+    return new SifEmbedder(table, { sourceName: h.source.name, commonComponents: h.commonComponents.map((c) => Float32Array.from(c)), oovProb: h.oovProb, medianNorm: h.medianNorm }, options);
+  }
+
+  /** Loads the prepared binary; throws EmbeddingSetupError naming the command to run when it is missing. */
+  static load(options: LoadSifOptions = {}): SifEmbedder {
+    return SifEmbedder.fromTable(loadWordVectorTable(options.dir ?? defaultEmbeddingsDir(), options.verify ?? false), options);
+  }
+
+  embedSync(texts: readonly string[]): Float32Array[] {
+    return texts.map((t) => sifEmbed(t, this.table, this.params));
+  }
+
+  async embed(texts: string[]): Promise<Float32Array[]> {
+    return this.embedSync(texts);
+  }
+}
+
+export function loadWordVectorTable(dir: string, verify = false): WordVectorTable {
+  const binPath = path.join(dir, VECTORS_FILE);
+  const vocabPath = path.join(dir, VOCAB_FILE);
+  for (const p of [binPath, vocabPath]) {
+    if (!fs.existsSync(p)) {
+      throw new EmbeddingSetupError(
+        `The local embedding model is not prepared: ${p} is missing. Run \`${PREPARE_COMMAND}\` in the Strata checkout ` +
+          '(npm install / npm ci run it as postinstall), or set STRATA_EMBEDDINGS_DIR to where it was written.',
+      );
+    }
+  }
+  try {
+    const bin = fs.readFileSync(binPath);
+    const vocab = fs.readFileSync(vocabPath);
+    if (verify) verifyWordVectors(bin, vocab);
+    return decodeWordVectors(bin, vocab);
+  } catch (err) {
+    throw new EmbeddingSetupError(`The local embedding model in ${dir} is unusable (${(err as Error).message}). Rebuild it with \`${PREPARE_COMMAND} --force\`.`, { cause: err });
+  }
+}
