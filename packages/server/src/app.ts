@@ -134,7 +134,6 @@ export function createApp(deps: AppDeps): express.Express {
     next(notFound(`No route ${req.method} ${req.path}; GET /openapi.json lists the routes.`, 'route_not_found'));
   });
 
-  // eslint-disable-next-line @typescript-eslint/no-unused-vars
   app.use((err: unknown, req: Request, res: Response, _next: NextFunction) => {
     if (res.headersSent) return;
     sendError(res, toStrataError(err, logger, req));

@@ -56,6 +56,10 @@ export class StrataNode {
 
   static async start(config: Config, options: { logger?: Logger } = {}): Promise<StrataNode> {
     const logger = options.logger ?? pino({ level: config.log.level, base: { node_id: config.cluster.node_id } });
+    if (config.cluster.peers.length > 1) {
+      // Until the Raft-backed log is wired in, several peers would be independent nodes that drift apart.
+      throw new Error('STRATA_PEERS lists several nodes, but this build runs single-node only (the Raft-backed cluster log is not wired in yet).');
+    }
     mkdirSync(config.storage.data_dir, { recursive: true });
     checkLayout(config.storage.data_dir, config.cluster.shards);
     const shards: Shard[] = [];
