@@ -1,0 +1,149 @@
+/**
+ * A simulated node: the real core, a "disk" that keeps only what a Ready wrote once its (simulated)
+ * sync completed, and the KV state machine (durable, applied atomically with its index). It processes
+ * one Ready at a time, like the real driver: leader messages go out at once, the rest after the sync,
+ * then committed entries are applied, then advance().
+ */
+import { RawNode, canSendBeforePersist } from '../core/raft';
+import { cloneConf } from '../core/conf';
+import { EntryType, type ConfState, type Entry, type HardState, type InitialState, type Message, type Ready, type Snapshot } from '../core/types';
+import { decodeCmd, KvMachine } from './kv';
+import type { Rng } from './rng';
+
+export class SimDisk {
+  hardState: HardState = { term: 0, vote: 0, commit: 0 };
+  offset = 0;
+  offsetTerm = 0;
+  offsetConf: ConfState = { voters: [], learners: [], addrs: {} };
+  entries: Entry[] = [];
+  snapshot: Snapshot | null = null;
+
+  lastIndex(): number {
+    return this.offset + this.entries.length;
+  }
+
+  initialState(applied: number): InitialState {
+    return {
+      hardState: { ...this.hardState },
+      snapshot: this.snapshot,
+      offset: this.offset,
+      offsetTerm: this.offsetTerm,
+      offsetConf: cloneConf(this.offsetConf),
+      entries: [...this.entries],
+      applied,
+    };
+  }
+}
+
+export interface NodeHooks {
+  send(m: Message): void;
+  /** a Ready was synced: entries and hard state reached the disk */
+  persisted(node: SimNode, r: Ready): void;
+  applied(node: SimNode, e: Entry): void;
+  readState(node: SimNode, ctx: number, index: number): void;
+}
+
+export class SimNode {
+  core: RawNode | null = null;
+  readonly disk = new SimDisk();
+  readonly sm = new KvMachine();
+  private inflight: { r: Ready; doneAt: number } | null = null;
+  /** after this many applied entries since the last snapshot, take one */
+  snapshotEvery: number;
+  /** log entries kept behind a snapshot */
+  compactionMargin: number;
+
+  constructor(
+    readonly id: number,
+    private readonly rng: Rng,
+    private readonly hooks: NodeHooks,
+    private readonly cfg: { electionTick: number; heartbeatTick: number; maxInflightMsgs: number; maxEntriesPerMsg: number; snapshotChunkSize: number },
+  ) {
+    this.snapshotEvery = rng.range(15, 80);
+    this.compactionMargin = rng.range(0, 10);
+  }
+
+  get alive(): boolean {
+    return this.core !== null;
+  }
+
+  start(): void {
+    const r = this.rng.fork();
+    this.core = new RawNode({ id: this.id, random: () => r.next(), ...this.cfg, maxSizePerMsg: 4096 }, this.disk.initialState(this.sm.applied));
+  }
+
+  /** Loses everything not synced: the in-memory core and the Ready being written. */
+  crash(): void {
+    this.core = null;
+    this.inflight = null;
+  }
+
+  /** One unit of simulated time for this node's disk pipeline. */
+  process(now: number): void {
+    const core = this.core;
+    if (!core) return;
+    if (this.inflight && now >= this.inflight.doneAt) {
+      const r = this.inflight.r;
+      this.inflight = null;
+      this.finish(core, r);
+    }
+    if (!this.inflight && core.hasReady()) {
+      const r = core.ready();
+      for (const m of r.messages) if (canSendBeforePersist(m)) this.hooks.send(m);
+      const delay = this.rng.chance(0.5) ? 0 : this.rng.range(1, 3);
+      if (delay === 0) this.finish(core, r);
+      else this.inflight = { r, doneAt: now + delay };
+    }
+  }
+
+  private finish(core: RawNode, r: Ready): void {
+    const d = this.disk;
+    if (r.snapshot) {
+      d.snapshot = r.snapshot;
+      d.offset = r.snapshot.meta.index;
+      d.offsetTerm = r.snapshot.meta.term;
+      d.offsetConf = cloneConf(r.snapshot.meta.conf);
+      d.entries = [];
+    }
+    if (r.entries.length) {
+      const first = r.entries[0].index;
+      if (first <= d.lastIndex()) d.entries.length = first - d.offset - 1;
+      if (first !== d.lastIndex() + 1) throw new Error(`node ${this.id}: disk gap, writing ${first} after ${d.lastIndex()}`);
+      d.entries.push(...r.entries);
+    }
+    if (r.hardState) d.hardState = { ...r.hardState };
+    this.hooks.persisted(this, r);
+    for (const m of r.messages) if (!canSendBeforePersist(m)) this.hooks.send(m);
+    if (r.snapshot) this.sm.restore(r.snapshot.meta.index, r.snapshot.data);
+    for (const e of r.committedEntries) {
+      this.sm.apply(e.index, e.type === EntryType.Normal && e.data.byteLength ? decodeCmd(e.data) : null);
+      this.hooks.applied(this, e);
+    }
+    for (const rs of r.readStates) this.hooks.readState(this, rs.ctx, rs.index);
+    core.advance(r);
+    this.maybeSnapshot(core);
+  }
+
+  private maybeSnapshot(core: RawNode): void {
+    const last = d(this.disk.snapshot);
+    // A snapshot received while earlier entries were being applied already covers them.
+    if (this.sm.applied - last < this.snapshotEvery || this.sm.applied <= core.log.offset) return;
+    const meta = core.snapshotMeta(this.sm.applied);
+    const snap: Snapshot = { meta, data: this.sm.snapshot() };
+    const compactTo = Math.max(this.disk.offset, Math.min(meta.index - this.compactionMargin, core.persisted));
+    const conf = core.confAt(compactTo);
+    const disk = this.disk;
+    disk.snapshot = snap;
+    if (compactTo > disk.offset) {
+      disk.offsetTerm = core.log.term(compactTo) as number;
+      disk.entries = disk.entries.slice(compactTo - disk.offset);
+      disk.offset = compactTo;
+      disk.offsetConf = conf;
+    }
+    core.compact(snap, compactTo);
+  }
+}
+
+function d(s: Snapshot | null): number {
+  return s ? s.meta.index : 0;
+}

@@ -1,0 +1,540 @@
+/**
+ * The deterministic simulator: virtual clock, seeded random, a network that drops, delays, duplicates
+ * and reorders, partitions (also one-way), crashes and restarts that lose unsynced writes, snapshots,
+ * membership changes under faults, and clients of a KV machine. Safety invariants are checked after
+ * every step; the client history is checked for linearizability at the end; after the faults stop
+ * the group must settle on one leader and serve again.
+ */
+import { InvariantError } from '../core/assert';
+import { MsgType, type Entry, type Message, type Ready } from '../core/types';
+import { ConfChangeError, NotLeaderError, RaftError } from '../errors';
+import { encodeCmd, kvModel, type KvInput } from './kv';
+import { SimNode } from './node';
+import { checkOperations, type Operation } from './porcupine';
+import { Rng } from './rng';
+
+export interface SimOptions {
+  seed: number;
+  steps: number;
+  /** turn faults off to measure the happy path */
+  faults?: boolean;
+}
+
+export class SimViolation extends Error {
+  override name = 'SimViolation';
+  constructor(message: string, readonly step: number, readonly trace: string[]) {
+    super(message);
+  }
+}
+
+export interface SimResult {
+  seed: number;
+  steps: number;
+  ops: { ok: number; failed: number; unknown: number };
+  leaderChanges: number;
+  snapshotsInstalled: number;
+  confChanges: number;
+  crashes: number;
+}
+
+interface InFlight {
+  at: number;
+  msg: Message;
+}
+
+interface PendingWrite {
+  client: number;
+  op: Operation<KvInput, string>;
+  node: number;
+  index: number;
+  term: number;
+  deadline: number;
+}
+
+interface PendingRead {
+  client: number;
+  op: Operation<KvInput, string>;
+  node: number;
+  ctx: number;
+  index: number | null;
+  deadline: number;
+}
+
+const CFG = { electionTick: 10, heartbeatTick: 2, maxInflightMsgs: 4, maxEntriesPerMsg: 8, snapshotChunkSize: 64 };
+const TICK_EVERY = 2;
+const OP_TIMEOUT = 120;
+
+export class Simulation {
+  private readonly rng: Rng;
+  private readonly netRng: Rng;
+  private now = 0;
+  private clock = 0;
+  readonly nodes = new Map<number, SimNode>();
+  private net: InFlight[] = [];
+  /** blocked directed links "a>b" */
+  private cut = new Set<string>();
+  private dropRate = 0;
+  private dupRate = 0;
+  private nextId = 1;
+  private restartAt = new Map<number, number>();
+  private trace: string[] = [];
+  private history: Operation<KvInput, string>[] = [];
+  private writes: PendingWrite[] = [];
+  private reads = new Map<number, PendingRead>();
+  private clientBusy = new Map<number, boolean>();
+  private clientLeaderHint = new Map<number, number>();
+  private nextCtx = 1;
+  private valueSeq = 0;
+  // invariant state
+  private leaderOfTerm = new Map<number, number>();
+  private committed = new Map<number, Entry>();
+  private maxCommitted = 0;
+  private logMatch = new Map<string, { prevTerm: number | undefined; data: Uint8Array }>();
+  private lastHard = new Map<number, { term: number; vote: number }>();
+  private wasLeader = new Map<number, number>();
+  private stats: SimResult;
+  private faultsEnd: number;
+  private healedOkOps = 0;
+  private healedAt = Infinity;
+
+  constructor(private readonly opts: SimOptions) {
+    const root = new Rng(opts.seed);
+    this.rng = root.fork();
+    this.netRng = root.fork();
+    this.faultsEnd = opts.faults === false ? 0 : Math.floor(opts.steps * 0.7);
+    if (this.faultsEnd === 0) this.healedAt = 0;
+    this.stats = { seed: opts.seed, steps: opts.steps, ops: { ok: 0, failed: 0, unknown: 0 }, leaderChanges: 0, snapshotsInstalled: 0, confChanges: 0, crashes: 0 };
+    const n = this.rng.chance(0.5) ? 3 : 5;
+    const voters: number[] = [];
+    for (let i = 0; i < n; i++) voters.push(this.addNode().id);
+    const conf = { voters, learners: [], addrs: Object.fromEntries(voters.map((v) => [v, `sim://${v}`])) };
+    // Either every initial member bootstraps, or only the seed and the others wait to be reached.
+    const all = this.rng.chance(0.5);
+    for (const v of voters) {
+      const node = this.nodes.get(v) as SimNode;
+      node.start();
+      if (all || v === voters[0]) node.core?.bootstrap(conf);
+    }
+    for (let c = 1; c <= 4; c++) this.clientBusy.set(c, false);
+    this.log(`start: ${n} voters ${voters.join(',')}, ${all ? 'all bootstrap' : 'seed bootstraps'}`);
+  }
+
+  private addNode(): SimNode {
+    const id = this.nextId++;
+    const rng = this.rng.fork();
+    const node = new SimNode(id, rng, {
+      send: (m) => this.send(m),
+      persisted: (nd, r) => this.onPersisted(nd, r),
+      applied: (nd, e) => this.onApplied(nd, e),
+      readState: (nd, ctx, index) => this.onReadState(nd, ctx, index),
+    }, CFG);
+    this.nodes.set(id, node);
+    return node;
+  }
+
+  private log(s: string): void {
+    this.trace.push(`[${this.now}] ${s}`);
+    if (this.trace.length > 400) this.trace.splice(0, 100);
+  }
+
+  private fail(msg: string): never {
+    throw new SimViolation(`seed ${this.opts.seed} step ${this.now}: ${msg}`, this.now, this.trace.slice(-120));
+  }
+
+  run(): SimResult {
+    try {
+      for (this.now = 0; this.now < this.opts.steps; this.now++) {
+        if (this.now === this.faultsEnd && this.faultsEnd > 0) this.heal();
+        if (this.now < this.faultsEnd) this.injectFaults();
+        this.deliver();
+        if (this.now % TICK_EVERY === 0) for (const n of this.nodes.values()) n.core?.tick();
+        for (const n of this.nodes.values()) n.process(this.now);
+        this.clients();
+        this.expire();
+        // Membership keeps changing after the faults stop, but not in the final stretch that must settle.
+        if (this.now > this.faultsEnd && this.now < this.opts.steps - 400 && this.rng.chance(0.004)) this.membershipChange();
+        else if (this.now < this.faultsEnd && this.rng.chance(0.01)) this.membershipChange();
+        this.checkSafety();
+      }
+      this.finishOps();
+      this.checkLiveness();
+      this.checkLinearizable();
+    } catch (e) {
+      if (e instanceof SimViolation) throw e;
+      if (e instanceof InvariantError || e instanceof Error) this.fail(`exception: ${e.stack ?? e.message}`);
+      throw e;
+    }
+    return this.stats;
+  }
+
+  // ------------------------------------------------------------------ network
+
+  private send(m: Message): void {
+    const key = `${m.from}>${m.to}`;
+    if (this.cut.has(key) || !this.nodes.has(m.to)) return;
+    if (this.netRng.chance(this.dropRate)) return;
+    const copies = this.netRng.chance(this.dupRate) ? 2 : 1;
+    for (let i = 0; i < copies; i++) {
+      // Mostly short delays; sometimes long ones, which reorder messages.
+      const delay = this.netRng.chance(0.9) ? this.netRng.range(1, 3) : this.netRng.range(4, 25);
+      this.net.push({ at: this.now + delay, msg: m });
+    }
+  }
+
+  private deliver(): void {
+    const due: InFlight[] = [];
+    const rest: InFlight[] = [];
+    for (const f of this.net) (f.at <= this.now ? due : rest).push(f);
+    this.net = rest;
+    this.netRng.shuffle(due);
+    for (const { msg } of due) {
+      if (this.cut.has(`${msg.from}>${msg.to}`)) continue;
+      const node = this.nodes.get(msg.to);
+      if (!node?.core) continue;
+      node.core.step(msg);
+    }
+  }
+
+  // ------------------------------------------------------------------ faults
+
+  private injectFaults(): void {
+    const r = this.rng;
+    if (r.chance(0.01)) {
+      this.dropRate = r.chance(0.5) ? 0 : r.next() * 0.2;
+      this.dupRate = r.chance(0.5) ? 0 : r.next() * 0.1;
+    }
+    const live = [...this.nodes.values()].filter((n) => n.alive);
+    if (r.chance(0.006) && live.length > 0) {
+      const n = r.pick(live);
+      n.crash();
+      this.stats.crashes++;
+      this.failPendingOn(n.id);
+      this.restartAt.set(n.id, this.now + r.range(5, 150));
+      this.log(`crash node ${n.id}`);
+    }
+    for (const [id, at] of this.restartAt) {
+      if (at <= this.now) {
+        this.restartAt.delete(id);
+        this.restart(id);
+      }
+    }
+    if (r.chance(0.005)) {
+      const ids = [...this.nodes.keys()];
+      r.shuffle(ids);
+      const k = r.range(1, Math.max(1, Math.floor(ids.length / 2)));
+      const a = ids.slice(0, k);
+      const b = ids.slice(k);
+      const oneWay = r.chance(0.3);
+      for (const x of a) {
+        for (const y of b) {
+          this.cut.add(`${x}>${y}`);
+          if (!oneWay) this.cut.add(`${y}>${x}`);
+        }
+      }
+      this.log(`partition ${a.join(',')} ${oneWay ? '->|' : '|'} ${b.join(',')}`);
+    }
+    if (this.cut.size && r.chance(0.01)) {
+      this.cut.clear();
+      this.log('partition healed');
+    }
+  }
+
+  private restart(id: number): void {
+    const n = this.nodes.get(id) as SimNode;
+    if (n.alive) return;
+    n.start();
+    this.log(`restart node ${id} (disk last ${n.disk.lastIndex()}, term ${n.disk.hardState.term}, applied ${n.sm.applied})`);
+  }
+
+  private heal(): void {
+    this.cut.clear();
+    this.dropRate = 0;
+    this.dupRate = 0;
+    for (const id of this.restartAt.keys()) this.restart(id);
+    this.restartAt.clear();
+    for (const n of this.nodes.values()) if (!n.alive) this.restart(n.id);
+    this.healedAt = this.now;
+    this.log('faults stop: network healed, all nodes up');
+  }
+
+  private leader(): SimNode | null {
+    let best: SimNode | null = null;
+    for (const n of this.nodes.values()) {
+      if (n.core?.role === 'leader' && (!best || n.core.term > (best.core?.term ?? 0))) best = n;
+    }
+    return best;
+  }
+
+  private membershipChange(): void {
+    const l = this.leader();
+    if (!l?.core) return;
+    const core = l.core;
+    const conf = core.conf;
+    const r = this.rng;
+    const choice = r.int(3);
+    try {
+      if (conf.learners.length > 0) {
+        const id = conf.learners[0];
+        const pr = core.progressOf(id);
+        if (pr && pr.match >= core.log.lastIndex() - 5) {
+          core.proposeConfChange({ type: 'promote', node: id });
+          this.log(`propose promote ${id} at leader ${l.id}`);
+          this.stats.confChanges++;
+        } else if (r.chance(0.1)) {
+          core.proposeConfChange({ type: 'remove', node: id });
+          this.log(`propose remove learner ${id} at leader ${l.id}`);
+          this.stats.confChanges++;
+        }
+      } else if (choice === 0 && conf.voters.length < 5 && this.nodes.size < 12) {
+        const n = this.addNode();
+        n.start();
+        core.proposeConfChange({ type: 'add_learner', node: n.id, addr: `sim://${n.id}` });
+        this.log(`propose add learner ${n.id} at leader ${l.id}`);
+        this.stats.confChanges++;
+      } else if (choice === 1 && conf.voters.length > 3) {
+        const victim = r.pick(conf.voters);
+        core.proposeConfChange({ type: 'remove', node: victim });
+        this.log(`propose remove voter ${victim} at leader ${l.id}`);
+        this.stats.confChanges++;
+      }
+    } catch (e) {
+      if (!(e instanceof ConfChangeError || e instanceof NotLeaderError || e instanceof RaftError)) throw e;
+    }
+  }
+
+  // ------------------------------------------------------------------ clients
+
+  private clients(): void {
+    for (const [c, busy] of this.clientBusy) {
+      if (busy || !this.rng.chance(0.15)) continue;
+      const ids = [...this.nodes.keys()];
+      const hint = this.clientLeaderHint.get(c);
+      const target = hint && this.nodes.has(hint) && this.rng.chance(0.8) ? hint : this.rng.pick(ids);
+      const node = this.nodes.get(target) as SimNode;
+      const key = `k${this.rng.int(3)}`;
+      const kind = this.rng.int(10);
+      const input: KvInput =
+        kind < 4 ? { op: 'get', key } : kind < 7 ? { op: 'put', key, value: `v${++this.valueSeq}` } : { op: 'append', key, value: `a${++this.valueSeq};` };
+      const op: Operation<KvInput, string> = { clientId: c, input, call: ++this.clock };
+      if (!node.core) continue;
+      try {
+        if (input.op === 'get') {
+          const ctx = this.nextCtx++;
+          if (!node.core.readIndex(ctx)) {
+            this.clientLeaderHint.delete(c);
+            continue;
+          }
+          this.reads.set(ctx, { client: c, op, node: target, ctx, index: null, deadline: this.now + OP_TIMEOUT });
+        } else {
+          const { index, term } = node.core.propose(encodeCmd(input));
+          this.writes.push({ client: c, op, node: target, index, term, deadline: this.now + OP_TIMEOUT });
+        }
+        this.clientBusy.set(c, true);
+      } catch (e) {
+        if (e instanceof NotLeaderError) {
+          if (e.leaderId) this.clientLeaderHint.set(c, e.leaderId);
+          else this.clientLeaderHint.delete(c);
+          continue; // never entered the log: not part of the history
+        }
+        if (e instanceof RaftError) continue;
+        throw e;
+      }
+    }
+  }
+
+  private complete(client: number, op: Operation<KvInput, string>, output: string | undefined, ok: boolean): void {
+    this.clientBusy.set(client, false);
+    if (!ok) {
+      this.stats.ops.failed++;
+      return;
+    }
+    op.ret = ++this.clock;
+    op.output = output;
+    this.history.push(op);
+    this.stats.ops.ok++;
+    if (this.now > this.healedAt + 200) this.healedOkOps++;
+  }
+
+  private unknown(client: number, op: Operation<KvInput, string>): void {
+    this.clientBusy.set(client, false);
+    this.stats.ops.unknown++;
+    // A write whose outcome is unknown may take effect later; a read that never answered says nothing.
+    if (op.input.op !== 'get') this.history.push(op);
+  }
+
+  private failPendingOn(node: number): void {
+    this.writes = this.writes.filter((w) => {
+      if (w.node !== node) return true;
+      this.unknown(w.client, w.op);
+      return false;
+    });
+    for (const [ctx, r] of this.reads) {
+      if (r.node === node) {
+        this.reads.delete(ctx);
+        this.unknown(r.client, r.op);
+      }
+    }
+  }
+
+  private expire(): void {
+    this.writes = this.writes.filter((w) => {
+      if (w.deadline > this.now) return true;
+      this.unknown(w.client, w.op);
+      return false;
+    });
+    for (const [ctx, r] of this.reads) {
+      const node = this.nodes.get(r.node) as SimNode;
+      if (r.index !== null && node.sm.applied >= r.index) {
+        this.reads.delete(ctx);
+        this.complete(r.client, r.op, this.readValue(node, r), true);
+      } else if (r.deadline <= this.now) {
+        this.reads.delete(ctx);
+        this.unknown(r.client, r.op);
+      }
+    }
+  }
+
+  private readValue(node: SimNode, r: PendingRead): string {
+    return node.sm.get(r.op.input.key);
+  }
+
+  private finishOps(): void {
+    for (const w of this.writes) this.unknown(w.client, w.op);
+    this.writes = [];
+    for (const r of this.reads.values()) this.unknown(r.client, r.op);
+    this.reads.clear();
+  }
+
+  private onReadState(node: SimNode, ctx: number, index: number): void {
+    const r = this.reads.get(ctx);
+    if (!r || r.node !== node.id) return;
+    r.index = index;
+    if (node.sm.applied >= index) {
+      this.reads.delete(ctx);
+      this.complete(r.client, r.op, this.readValue(node, r), true);
+    }
+  }
+
+  private onApplied(node: SimNode, e: Entry): void {
+    // State machine safety: every node applies the same entry at an index.
+    const c = this.committed.get(e.index);
+    if (c) {
+      if (c.term !== e.term || !Buffer.from(c.data).equals(Buffer.from(e.data))) {
+        this.fail(`state machine safety: node ${node.id} applied ${e.index}@${e.term}, committed is ${c.index}@${c.term}`);
+      }
+    } else {
+      this.committed.set(e.index, e);
+      this.maxCommitted = Math.max(this.maxCommitted, e.index);
+    }
+    this.writes = this.writes.filter((w) => {
+      if (w.node !== node.id || w.index !== e.index) return true;
+      if (w.term === e.term) this.complete(w.client, w.op, undefined, true);
+      else this.complete(w.client, w.op, undefined, false); // its slot holds another entry: never committed
+      return false;
+    });
+  }
+
+  // ------------------------------------------------------------------ invariants
+
+  private onPersisted(node: SimNode, r: Ready): void {
+    const id = node.id;
+    if (r.hardState) {
+      const prev = this.lastHard.get(id);
+      const hs = r.hardState;
+      if (prev) {
+        if (hs.term < prev.term) this.fail(`node ${id} persisted term ${hs.term} after ${prev.term}`);
+        if (hs.term === prev.term && prev.vote !== 0 && hs.vote !== prev.vote) this.fail(`node ${id} voted twice in term ${hs.term}: ${prev.vote} then ${hs.vote}`);
+      }
+      this.lastHard.set(id, { term: hs.term, vote: hs.vote });
+    }
+    if (r.snapshot) {
+      this.stats.snapshotsInstalled++;
+      const s = r.snapshot.meta;
+      const c = this.committed.get(s.index);
+      if (c && c.term !== s.term) this.fail(`node ${id} installed snapshot ${s.index}@${s.term}, committed is @${c.term}`);
+      this.log(`node ${id} installs snapshot at ${s.index}@${s.term}`);
+    }
+    // Log matching: entries with the same index and term have the same data and the same predecessor term.
+    const core = node.core;
+    for (const e of r.entries) {
+      const k = `${e.index}:${e.term}`;
+      const prevTerm = core?.log.term(e.index - 1);
+      const seen = this.logMatch.get(k);
+      if (seen) {
+        if (!Buffer.from(seen.data).equals(Buffer.from(e.data))) this.fail(`log matching: two different entries at ${k}`);
+        if (seen.prevTerm !== undefined && prevTerm !== undefined && seen.prevTerm !== prevTerm) {
+          this.fail(`log matching: entry ${k} follows term ${prevTerm} on node ${id} but ${seen.prevTerm} elsewhere`);
+        }
+      } else this.logMatch.set(k, { prevTerm, data: e.data });
+    }
+  }
+
+  private checkSafety(): void {
+    for (const n of this.nodes.values()) {
+      const core = n.core;
+      if (!core) continue;
+      if (core.role === 'leader') {
+        // Election safety: one leader per term.
+        const other = this.leaderOfTerm.get(core.term);
+        if (other !== undefined && other !== n.id) this.fail(`election safety: nodes ${other} and ${n.id} both lead term ${core.term}`);
+        if (other === undefined) {
+          this.leaderOfTerm.set(core.term, n.id);
+          this.stats.leaderChanges++;
+          this.log(`node ${n.id} leads term ${core.term} (last ${core.log.lastIndex()}, commit ${core.log.committed})`);
+        }
+        if (this.wasLeader.get(n.id) !== core.term) {
+          this.wasLeader.set(n.id, core.term);
+          // Leader completeness: a new leader holds every entry committed so far.
+          for (let i = Math.max(core.log.offset + 1, 1); i <= this.maxCommitted; i++) {
+            const c = this.committed.get(i);
+            if (c && core.log.term(i) !== c.term) this.fail(`leader completeness: leader ${n.id} of term ${core.term} has ${i}@${core.log.term(i)}, committed ${i}@${c.term}`);
+          }
+          if (core.log.offset > 0) {
+            const c = this.committed.get(core.log.offset);
+            if (c && c.term !== core.log.offsetTerm) this.fail(`leader completeness: leader ${n.id} compacted ${core.log.offset}@${core.log.offsetTerm}, committed @${c.term}`);
+          }
+        }
+      }
+      // Committed entries agree with what was committed anywhere.
+      const from = Math.max(core.log.offset + 1, core.log.committed - 3);
+      for (let i = from; i <= core.log.committed; i++) {
+        const e = core.log.entry(i);
+        const c = this.committed.get(i);
+        if (e && c && (e.term !== c.term || !Buffer.from(e.data).equals(Buffer.from(c.data)))) {
+          this.fail(`node ${n.id} has committed ${i}@${e.term} but ${i}@${c.term} was committed`);
+        }
+      }
+      if (core.applied > core.log.committed) this.fail(`node ${n.id} applied ${core.applied} beyond commit ${core.log.committed}`);
+    }
+  }
+
+  private checkLiveness(): void {
+    if (this.opts.steps < 600) return;
+    const l = this.leader();
+    if (!l?.core) this.fail('liveness: no leader after the faults stopped');
+    const conf = l.core.conf;
+    for (const v of conf.voters) {
+      const n = this.nodes.get(v);
+      if (!n?.core) this.fail(`liveness: voter ${v} is down after healing`);
+      if (n.core.term !== l.core.term || n.core.lead !== l.id) {
+        this.fail(`liveness: voter ${v} is at term ${n.core.term} following ${n.core.lead}, leader ${l.id} at term ${l.core.term}`);
+      }
+    }
+    if (this.healedOkOps === 0) this.fail('liveness: no client operation succeeded after the faults stopped');
+  }
+
+  private checkLinearizable(): void {
+    const res = checkOperations(kvModel, this.history);
+    if (res.ok === false) {
+      const part = kvModel.partition ? kvModel.partition(this.history)[res.partition] : this.history;
+      const lines = part.slice(-40).map((o) => `  client ${o.clientId} ${JSON.stringify(o.input)} call ${o.call} ret ${o.ret ?? '?'} -> ${o.output ?? ''}`);
+      this.trace.push('history of the failing key (last 40 operations):', ...lines);
+      this.fail(`linearizability: ${res.reason}`);
+    }
+  }
+}
+
+/** Message type names for traces. */
+export function msgName(t: MsgType): string {
+  return MsgType[t];
+}
