@@ -35,6 +35,8 @@ export interface TextPlan {
 
 export const MAX_TITLE = 120;
 export const MAX_STEPS = 50;
+/** Only the head of a very long text is searched for a plan (bounds the cost on 2 MiB events). */
+export const MAX_PLAN_TEXT = 50_000;
 
 const SENTENCE_START = String.raw`(?:^|[.!?]\s+|\n\s*)(?:(?:so|and|but|now|well|ok|okay)\s*,?\s+)?`;
 const EXPLICIT_GOAL = new RegExp(SENTENCE_START +
@@ -226,16 +228,31 @@ export function buildSteps(raw: readonly string[], independent: boolean): PlanSt
   if (!independent) {
     for (let i = 1; i < limited.length; i += 1) if (!explicitAfter.has(i)) addEdge(deps, i, i - 1);
   }
-  return limited.map((t, i) => ({
-    title: cleanTitle(titles[i]),
-    description: squash(t),
-    depends_on: [...deps[i]].sort((a, b) => a - b),
-  })).filter((s) => s.title.length > 0);
+  // A step whose title cleans to nothing is dropped; its dependents wait for what it waited for.
+  const cleaned = titles.map((t) => cleanTitle(t));
+  const kept = cleaned.map((t) => t.length > 0);
+  const newIndex = new Map<number, number>();
+  kept.forEach((k, i) => {
+    if (k) newIndex.set(i, newIndex.size);
+  });
+  const resolve = (i: number, seen: Set<number>): number[] => {
+    if (kept[i]) return [newIndex.get(i) as number];
+    if (seen.has(i)) return [];
+    seen.add(i);
+    return [...deps[i]].flatMap((d) => resolve(d, seen));
+  };
+  const steps: PlanStep[] = [];
+  limited.forEach((t, i) => {
+    if (!kept[i]) return;
+    const on = new Set([...deps[i]].flatMap((d) => resolve(d, new Set())));
+    steps.push({ title: cleaned[i], description: squash(t), depends_on: [...on].sort((a, b) => a - b) });
+  });
+  return steps;
 }
 
 /** Extract a goal statement and steps from text; null when neither is present. */
 export function extractTextPlan(text: string): TextPlan | null {
-  const normalized = text.replace(/\r\n?/g, '\n');
+  const normalized = text.slice(0, MAX_PLAN_TEXT).replace(/\r\n?/g, '\n');
   const goal = findGoal(normalized);
   let raw = numberedSteps(normalized).map((s) => s.text);
   if (raw.length === 0) raw = bulletSteps(normalized).map((s) => s.text);

@@ -56,6 +56,12 @@ describe('extractTextPlan', () => {
     });
   });
 
+  it('drops a step with no words and keeps the chain through it', () => {
+    expect(shape('Goal: paint. 1. Buy paint 2. ... 3. Paint the walls')).toEqual({
+      goal: 'Paint', explicit: true, steps: [['Buy paint', []], ['Paint the walls', [0]]],
+    });
+  });
+
   it('makes no dependencies when the text says the steps are independent', () => {
     expect(shape('Errands, in any order: 1. book flights 2. book hotel 3. get visa')).toEqual({
       goal: null, explicit: false, steps: [['Book flights', []], ['Book hotel', []], ['Get visa', []]],
