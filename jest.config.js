@@ -1,7 +1,10 @@
-/** Jest runs TypeScript through SWC (type checking is `npm run typecheck`'s job, not the test runner's). */
+/**
+ * Jest runs TypeScript through ts-jest in transpile-only mode (isolatedModules): fast, and type
+ * checking stays the job of `npm run typecheck`.
+ */
 module.exports = {
   testEnvironment: 'node',
-  transform: { '^.+\\.ts$': ['@swc/jest', { jsc: { target: 'es2022', parser: { syntax: 'typescript' } } }] },
+  transform: { '^.+\\.ts$': ['ts-jest', { isolatedModules: true, diagnostics: false }] },
   testMatch: ['<rootDir>/packages/*/test/**/*.test.ts', '<rootDir>/test/**/*.test.ts'],
   moduleFileExtensions: ['ts', 'js', 'json'],
   testTimeout: 30000,
