@@ -21,8 +21,8 @@ const KS = [5, 10, 25] as const;
 
 /** The candidates: name → how to load it. Variants of SIF show what each of its parts is worth. */
 const CANDIDATES: Record<string, { describe: string; load: () => Promise<Embedder> }> = {
-  'sif': { describe: 'SIF word vectors (default settings: a=1e-3, common component removed, n-gram OOV)', load: async () => SifEmbedder.load() },
-  'sif-no-pc': { describe: 'SIF without common-component removal', load: async () => SifEmbedder.load({ removeCommonComponent: false }) },
+  'sif': { describe: 'SIF word vectors (default settings: a=1e-3, no common-component removal, n-gram OOV)', load: async () => SifEmbedder.load() },
+  'sif-pc': { describe: 'SIF with common-component removal', load: async () => SifEmbedder.load({ removeCommonComponent: true }) },
   'sif-no-oov': { describe: 'SIF dropping unknown words', load: async () => SifEmbedder.load({ oovFallback: false }) },
   'sif-a1e-4': { describe: 'SIF with a=1e-4', load: async () => SifEmbedder.load({ a: 1e-4 }) },
   'sif-a1e-2': { describe: 'SIF with a=1e-2', load: async () => SifEmbedder.load({ a: 1e-2 }) },

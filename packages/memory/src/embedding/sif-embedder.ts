@@ -15,7 +15,7 @@ export const DEFAULT_SIF_A = 1e-3;
 export interface SifEmbedderOptions {
   /** SIF smoothing (default 1e-3). */
   a?: number;
-  /** Project out the stored common-discourse direction (default true). */
+  /** Project out the stored common-discourse direction (default false: measured, it lowered recall). */
   removeCommonComponent?: boolean;
   /** Give unknown words a hashed character n-gram vector (default true); false drops them. */
   oovFallback?: boolean;
@@ -39,7 +39,7 @@ export class SifEmbedder implements Embedder {
     options: SifEmbedderOptions = {},
   ) {
     const a = options.a ?? DEFAULT_SIF_A;
-    const pc = options.removeCommonComponent ?? true;
+    const pc = options.removeCommonComponent ?? false; // off by default: it lowered LoCoMo recall (bench-embeddings)
     const oov = options.oovFallback ?? true;
     this.dimensions = table.dims;
     this.params = { a, commonComponents: pc ? meta.commonComponents : [], oovProb: meta.oovProb, oovNorm: oov ? meta.medianNorm : 0 };

@@ -27,13 +27,18 @@ const WINDOW = 1 << 22; // 4 MiB: far larger than one entry (about 1 KiB), small
 const MAX_VALUES = 4096;
 
 class Cursor {
-  private buf = Buffer.alloc(WINDOW);
+  private readonly buf: Buffer;
   private start = 0; // index in buf of the next unread byte
   private end = 0; // index in buf after the last valid byte
   private filePos = 0; // file position of buf[end]
   consumedBase = 0; // file position of buf[0]
 
-  constructor(private readonly readAt: ReadAt) {}
+  constructor(
+    private readonly readAt: ReadAt,
+    windowBytes: number,
+  ) {
+    this.buf = Buffer.alloc(windowBytes);
+  }
 
   get position(): number {
     return this.consumedBase + this.start;
@@ -106,50 +111,53 @@ class Cursor {
     return escaped ? (JSON.parse(`"${raw}"`) as string) : raw;
   }
 
-  /** A JSON number, parsed from its bytes without making a string. */
+  /** A JSON number, parsed from its bytes without making a string (this is the hot loop of the conversion). */
   readNumber(): number {
     this.skipWs();
-    this.ensure(64);
+    this.ensure(64); // longer than any number in the file
+    const buf = this.buf;
+    const end = this.end; // every read below checks i < end: bytes past it are stale
     let i = this.start;
     let neg = false;
-    if (this.buf[i] === 0x2d) {
+    if (i < end && buf[i] === 0x2d) {
       neg = true;
       i++;
     }
     let mant = 0;
     let exp10 = 0;
     let digits = 0;
-    while (i < this.end && this.buf[i] >= 0x30 && this.buf[i] <= 0x39) {
-      mant = mant * 10 + (this.buf[i] - 0x30);
+    while (i < end && buf[i] >= 0x30 && buf[i] <= 0x39) {
+      mant = mant * 10 + (buf[i] - 0x30);
       i++;
       digits++;
     }
-    if (this.buf[i] === 0x2e) {
+    if (i < end && buf[i] === 0x2e) {
       i++;
-      while (i < this.end && this.buf[i] >= 0x30 && this.buf[i] <= 0x39) {
-        mant = mant * 10 + (this.buf[i] - 0x30);
+      while (i < end && buf[i] >= 0x30 && buf[i] <= 0x39) {
+        mant = mant * 10 + (buf[i] - 0x30);
         exp10--;
         i++;
         digits++;
       }
     }
-    if (this.buf[i] === 0x65 || this.buf[i] === 0x45) {
+    if (digits > 0 && i < end && (buf[i] === 0x65 || buf[i] === 0x45)) {
       i++;
       let eneg = false;
-      if (this.buf[i] === 0x2b || this.buf[i] === 0x2d) {
-        eneg = this.buf[i] === 0x2d;
+      if (i < end && (buf[i] === 0x2b || buf[i] === 0x2d)) {
+        eneg = buf[i] === 0x2d;
         i++;
       }
       let e = 0;
-      while (i < this.end && this.buf[i] >= 0x30 && this.buf[i] <= 0x39) {
-        e = e * 10 + (this.buf[i] - 0x30);
+      while (i < end && buf[i] >= 0x30 && buf[i] <= 0x39) {
+        e = e * 10 + (buf[i] - 0x30);
         i++;
       }
       exp10 += eneg ? -e : e;
     }
     if (digits === 0) throw this.error('expected a number');
     this.start = i;
-    // Exact enough for float32 storage: mantissas here have at most ~10 digits (well under 2^53).
+    // Exact enough for float32 storage: mantissas here have at most ~10 digits (well under 2^53), and a
+    // quotient of two exact doubles is correctly rounded.
     const v = exp10 < 0 ? mant / 10 ** -exp10 : mant * 10 ** exp10;
     return neg ? -v : v;
   }
@@ -187,8 +195,8 @@ class Cursor {
 }
 
 /** Walks the whole file once, calling the visitor for every top-level field and every vector. */
-export function readWinkEmbeddings(readAt: ReadAt, visitor: WinkVisitor): void {
-  const cur = new Cursor(readAt);
+export function readWinkEmbeddings(readAt: ReadAt, visitor: WinkVisitor, windowBytes = WINDOW): void {
+  const cur = new Cursor(readAt, Math.max(128, windowBytes)); // small windows only in tests, to cross chunk edges often
   const values = new Float64Array(MAX_VALUES);
   let lastReport = 0;
   cur.expect('{');
