@@ -15,7 +15,8 @@ const IMPERATIVE = new Set([
 ]);
 
 const STEP_MARKER = /(?:^|\n)\s*(?:\d+[.)]|step\s+\d+[:.]?|[-*•])\s+\S/i;
-const HOW_TO = /\b(?:how to|to (?:\w+\s){0,4}?\w+,\s*(?:first\s+)?(?:you\s+(?:need|have)\s+to\s+|just\s+)?(\w+))/i;
+/** "How to …" opening the text, or "To <goal>, <imperative> …". ("It taught me how to cope" is not a how-to.) */
+const HOW_TO = /^\s*(?:(?:here's\s+|this is\s+)?how to\b|to (?:\w+\s){0,4}?\w+,\s*(?:first\s+)?(?:you\s+(?:need|have)\s+to\s+|just\s+)?(\w+))/i;
 const SEQUENCE = /\bfirst\b[^.]*\b(?:then|next|after that|finally)\b/i;
 
 /** True when the text reads as instructions. */
@@ -29,13 +30,16 @@ export function isHowTo(text: string): boolean {
     if (howTo[1] && IMPERATIVE.has(howTo[1].toLowerCase())) return true;
   }
   if (SEQUENCE.test(text) && startsImperative(text.replace(/^\s*first,?\s*/i, ''))) return true;
-  return startsImperative(text) && !/\?\s*$/.test(text.trim());
+  // A lone imperative sentence is an instruction unless it is an exclamation or a question ("Create those memories!").
+  return startsImperative(text) && !/[?!]\s*$/.test(text.trim());
 }
 
 function startsImperative(text: string): boolean {
   const first = /^\s*(?:please\s+|then\s+|now\s+|next,?\s+|finally,?\s+)?([A-Za-z]+)/i.exec(text)?.[1]?.toLowerCase();
   // "Check out the new cafe" is a recommendation, not an instruction.
   if (/^\s*check\s+out\b/i.test(text)) return false;
+  // "Change is possible", "Test results came back": a noun subject followed by its verb.
+  if (/^\s*\w+\s+(?:is|was|are|were|has|had|can|could|will|would|'s)\b/i.test(text)) return false;
   return first !== undefined && IMPERATIVE.has(first);
 }
 

@@ -79,7 +79,9 @@ export function namedEntities(text: string): string[] {
   return dedupe(out.map((e) => e.toLowerCase()));
 }
 
-export function extractKeywords(text: string, options: KeywordOptions = DEFAULT_KEYWORD_OPTIONS, extra: string[] = []): string[] {
+export function extractKeywords(input: string, options: KeywordOptions = DEFAULT_KEYWORD_OPTIONS, extra: string[] = []): string[] {
+  // URLs and emails are references, not topics (their parts make junk keywords); the asset keeps them findable.
+  const text = input.replace(/\bhttps?:\/\/\S+/g, ' ').replace(/\S+@\S+\.\w+/g, ' ');
   const picked: string[] = [];
   for (const e of extra) picked.push(e.toLowerCase());
   for (const p of DATE_PATTERNS) for (const m of text.matchAll(p)) picked.push(m[0].toLowerCase().replace(/\s+/g, ' '));

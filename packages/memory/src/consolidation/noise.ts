@@ -18,7 +18,7 @@ const FILLER_PHRASES = [
   "thank you", "thanks a lot", "no problem", "no worries", "you're welcome", "got it", "see you later", "see you soon",
   "see you", "see ya", "talk to you later", "take care", "have a good day", "have a great day", "have a nice day",
   "good morning", "good afternoon", "good evening", "good night", "oh my god", "oh my", "i see", "makes sense",
-  "i agree", "for sure", "of course", "all good", "all right", "never mind",
+  "i agree", "talk to you soon", "talk soon", "catch you later", "bye for now", "for sure", "of course", "all good", "all right", "never mind",
 ];
 
 const FILLER_WORDS = new Set([
@@ -28,7 +28,7 @@ const FILLER_WORDS = new Set([
   'lol', 'lmao', 'rofl', 'haha', 'hahaha', 'hehe', 'heh', 'omg', 'wow', 'woah', 'whoa', 'woohoo', 'yay', 'oh', 'ah', 'aw', 'aww',
   'hmm', 'hm', 'um', 'uh', 'umm', 'mhm', 'uhm', 'huh',
   'cool', 'great', 'nice', 'awesome', 'amazing', 'perfect', 'fine', 'good', 'alright', 'right', 'wonderful', 'fantastic',
-  'excellent', 'sweet', 'neat', 'indeed', 'totally', 'absolutely', 'definitely', 'exactly', 'agreed', 'true', 'correct',
+  'excellent', 'agree', 'sweet', 'neat', 'indeed', 'totally', 'absolutely', 'definitely', 'exactly', 'agreed', 'true', 'correct',
   'so', 'really', 'very', 'too', 'just', 'well', 'and', 'that', "that's", 'is', 'it', "it's", 'you', 'all', 'man', 'dude',
   'again', 'much', 'lot', 'a', 'the', 'there', 'guys', 'everyone', 'buddy', 'friend',
 ]);

@@ -17,6 +17,6 @@ without won't would wouldn't yeah yes yet you you'd you'll you're you've your yo
 gonna wanna gotta kinda sorta im ive dont cant wont thats youre hey hi hello thanks thank wow cool great awesome
 good nice really pretty super totally definitely actually basically literally anyway stuff also lol haha
 go goes going went come comes coming came take takes took taking know knows knew think thinks thought feel feels felt
-yesterday today tomorrow tonight recently lately soon unfortunately fortunately ago
+yesterday today tomorrow tonight last next ago shared image recently lately soon unfortunately fortunately ago
 want wants wanted tell told ask asked try tried look looks looked keep kept give gave given put puts
 `.trim().split(/\s+/));

@@ -25,7 +25,8 @@ const FIRST_PERSON: { re: RegExp; attribute: string | ((m: RegExpExecArray) => s
   { re: new RegExp(`\\bmy\\s+name\\s+is\\s+${VALUE}${END}`, 'i'), attribute: 'name' },
   { re: /\bcall\s+me\s+([\p{Lu}][\p{L}'-]+)/u, attribute: 'name' },
   { re: new RegExp(`\\bmy\\s+(?:birthday|date of birth)\\s+is\\s+(?:on\\s+)?${VALUE}${END}`, 'i'), attribute: 'birthday' },
-  { re: new RegExp(`\\bmy\\s+((?:new\\s+|current\\s+|updated\\s+|latest\\s+)?[\\p{L}'-]+(?:\\s+[\\p{L}'-]+){0,3}?)\\s+(?:is|'s)\\s+(?!(?:a|an|the|so|very|really|too|not|also|just|still|great|good|bad|nice|fine|awesome|amazing)\\b)${VALUE}${END}`, 'iu'), attribute: (m) => normalizeAttribute(m[1]) },
+  // "my X is Y" only when "my X" opens the clause: in "diversity in my art is important" the subject is not "my art".
+  { re: new RegExp(`^(?:(?:and|so|but|well|oh|also|btw|by the way|ok|okay|yes|yeah|no|anyway)[,]?\\s+)*my\\s+((?:new\\s+|current\\s+|updated\\s+|latest\\s+)?[\\p{L}'-]+(?:\\s+[\\p{L}'-]+){0,3}?)\\s+(?:is|'s)\\s+(?!(?:a|an|the|so|very|really|too|not|also|just|still|great|good|bad|nice|fine|awesome|amazing|about|important|like|more|less|getting|going|pretty|quite|kind|sort|always|never|being|such|one|something|all|what|how|why|that|because)\\b)${VALUE}${END}`, 'iu'), attribute: (m) => normalizeAttribute(m[1]) },
 ];
 const THIRD_PERSON_BIRTHDAY = new RegExp(`\\b([\\p{Lu}][\\p{L}'-]+(?:\\s+[\\p{Lu}][\\p{L}'-]+)?)'s\\s+birthday\\s+is\\s+(?:on\\s+)?${VALUE}${END}`, 'u');
 const ACTUALLY = new RegExp(`^\\s*(?:actually|correction|sorry|oops|wait|no)[,:]?\\s*(?:I\\s+meant\\s+|it(?:'s| is)\\s+(?:actually\\s+)?|make\\s+that\\s+)?${VALUE}\\s*(?:[.!?]|$)`, 'i');

@@ -39,6 +39,9 @@ describe('classifyMemoryType', () => {
     ['I went to the park.', 'factual'],
     ['Check out the new cafe.', 'factual'],
     ['Did you run the tests?', 'factual'],
+    ['Create those memories!', 'factual'],
+    ['Change is possible.', 'factual'],
+    ['It taught me how to find support.', 'factual'],
   ])('%s → %s', (text, type) => {
     expect(classifyMemoryType(user, text)).toBe(type);
   });
@@ -55,6 +58,9 @@ describe('keywords', () => {
     expect(extractKeywords('I went to a LGBTQ support group yesterday (2023-05-07) and it was so powerful.'))
       .toEqual(['2023-05-07', 'lgbtq', 'support group', 'powerful']);
     expect(extractKeywords('Unfortunately, I also lost my job at Door Dash this month.')).toEqual(['door dash', 'lost', 'job', 'month']);
+  });
+  it('leaves URLs and emails out', () => {
+    expect(extractKeywords('shared [image https://i.redd.it/l7h.jpg] a photo of a dog, mail jo@x.org')).toEqual(['photo', 'dog', 'mail']);
   });
   it('adds the extra (speaker) keyword and respects the bound', () => {
     const k = extractKeywords('Caroline painted sunsets, lakes, mountains, forests, rivers, deserts, oceans and cities in Paris.', { max: 4, maxPhraseWords: 3 }, ['Melanie']);
@@ -117,6 +123,8 @@ describe('extractSubjectAttribute', () => {
     ['I work as a nurse.', 'occupation', 'nurse'],
     ["I'm 32 years old.", 'age', '32'],
     ['My name is Sam.', 'name', 'sam'],
+    ['Ok, my flight is at 9.', 'flight', 'at 9'],
+    ['My goal is to open a bakery.', 'goal', 'to open a bakery'],
   ])('%s', (text, attribute, value) => {
     expect(extractSubjectAttribute(text, 'user')).toEqual({ subject: 'user', attribute, value });
   });
@@ -132,6 +140,8 @@ describe('extractSubjectAttribute', () => {
   it('ignores questions and non-attributes', () => {
     expect(extractSubjectAttribute('My kids are great.', 'user')).toBeNull();
     expect(extractSubjectAttribute('My car is so fast.', 'user')).toBeNull();
+    expect(extractSubjectAttribute('Diversity in my art is important to me.', 'user')).toBeNull();
+    expect(extractSubjectAttribute('My art is about my journey.', 'user')).toBeNull();
     expect(extractSubjectAttribute('Do you live in Denver?', 'user')).toBeNull();
     expect(extractSubjectAttribute("I'm 5 minutes away.", 'user')).toBeNull();
   });

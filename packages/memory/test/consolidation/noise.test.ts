@@ -1,7 +1,7 @@
 import { classifyNoise } from '../../src/consolidation';
 
 describe('classifyNoise', () => {
-  it.each(['hi', 'Hello!', 'thanks!', 'ok', 'lol', 'sounds good', "haha that's great", 'Thank you so much!!', 'yeah, me too', '👍🙂', 'see you soon'])(
+  it.each(['hi', 'Hello!', 'thanks!', 'ok', 'lol', 'sounds good', "haha that's great", 'Thank you so much!!', 'yeah, me too', '👍🙂', 'see you soon', 'Talk to you soon!', 'Totally agree.'])(
     '%s is noise', (s) => {
       expect(classifyNoise(s).noise).toBe(true);
     });
@@ -19,6 +19,7 @@ describe('classifyNoise', () => {
 
   it('greets a known participant by name', () => {
     expect(classifyNoise('Hey Mel! Good to see you! How have you been?', new Set(['Mel'])).noise).toBe(true);
+    expect(classifyNoise('Totally agree, Mel.', new Set(['Mel'])).noise).toBe(true);
     // Without knowing Mel is a participant the name is a content word, and it is kept.
     expect(classifyNoise('Hey Mel! Good to see you! How have you been?').noise).toBe(false);
   });
