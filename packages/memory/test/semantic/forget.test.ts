@@ -46,6 +46,20 @@ describe('matchForget', () => {
     expect(matchForget({ instruction: 'forget my old address', units: [forgotten, pine], forget_mode: 'hard' }).memory_units.map((u) => u.id)).toEqual(['oak', 'pine']);
   });
 
+  it('never forgets everything by accident: a target with no words matches nothing', () => {
+    expect(matchForget({ instruction: 'Forget everything', units: [oak, pine, pizza], events }).memory_units).toEqual([]);
+    expect(matchForget({ instruction: 'please delete it', units: [oak, pine, pizza], events }).memory_units).toEqual([]);
+  });
+
+  it('matches topics by word, and skips non-text events', () => {
+    const japan = unit('japan', 'Booked flights to Japan for April', { keywords: ['travel'] });
+    const image = { event_id: 'img', content: 'https://x/japan.png', content_type: 'image' as const, transaction_time: '2025-01-01T00:00:00.000Z' };
+    const r = matchForget({ instruction: 'Forget about Japan', units: [japan, pizza], events: [image, ev('e-j', 'Japan was amazing')] });
+    expect(r.memory_units.map((u) => u.id)).toEqual(['japan']);
+    expect(r.matched_events.map((e) => e.id)).toEqual(['e-j']);
+    expect(matchForget({ instruction: 'forget my travel plans', units: [japan] }).memory_units.map((u) => u.id)).toEqual(['japan']); // keyword
+  });
+
   it('matches nothing for an unrelated target', () => {
     expect(matchForget({ instruction: 'forget my trip to Japan', units: [oak, pine, pizza], events })).toEqual({ memory_units: [], matched_events: [], matches: [] });
   });
