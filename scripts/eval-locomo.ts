@@ -22,7 +22,10 @@ import { createServer } from 'node:net';
 import { tmpdir } from 'node:os';
 import { dirname, join, resolve } from 'node:path';
 import { getEncoding } from 'js-tiktoken';
+import type { MemoryUnit } from '../packages/store/src/types';
 import { TextIndex } from '../packages/store/src/indexes/text-index';
+import { VectorIndex } from '../packages/store/src/indexes/vector-index';
+import { retrieve, type RetrievalConfig } from '../packages/memory/src/retrieval/pipeline';
 import {
   deterministicUuid,
   loadLocomo,
@@ -44,6 +47,9 @@ interface Options {
   graphDepth: number;
   timeoutS: number;
   userPrefix: string;
+  inProcess: boolean;
+  rrfK: number | undefined;
+  weights: { vector: number; text: number } | undefined;
 }
 
 function parseArgs(argv: string[]): Options {
@@ -59,6 +65,9 @@ function parseArgs(argv: string[]): Options {
     graphDepth: 1,
     timeoutS: 1800,
     userPrefix: 'locomo',
+    inProcess: true,
+    rrfK: undefined,
+    weights: undefined,
   };
   for (let i = 0; i < argv.length; i++) {
     const a = argv[i];
@@ -79,6 +88,13 @@ function parseArgs(argv: string[]): Options {
       case '--graph-depth': opts.graphDepth = Number(next()); break;
       case '--timeout-s': opts.timeoutS = Number(next()); break;
       case '--user-prefix': opts.userPrefix = next(); break;
+      case '--no-in-process': opts.inProcess = false; break;
+      case '--rrf-k': opts.rrfK = Number(next()); break;
+      case '--weights': {
+        const [vector, text] = next().split(',').map(Number);
+        opts.weights = { vector, text };
+        break;
+      }
       case '--help':
         console.log('usage: eval-locomo [--baseline-only] [--url U] [--api-key K] [--start-server] [--conversations a,b] [--data DIR] [--out FILE]');
         process.exit(0);
@@ -117,6 +133,57 @@ function runBaseline(convs: LocomoConversation[], depth: number) {
   }
   return acc.figures();
 }
+
+/**
+ * The retrieval core alone (vector + text + fusion, in process) over the raw turns, each turn a unit:
+ * what hybrid search adds over BM25 before any consolidation. Uses the default local embedder.
+ */
+async function runInProcess(convs: LocomoConversation[], opts: Options) {
+  const { createEmbedder } = await import('../packages/memory/src/embedding');
+  const embedder = await createEmbedder({ provider: 'local' });
+  const acc = new RecallAccumulator();
+  const times: number[] = [];
+  const config: RetrievalConfig = { weights: opts.weights, fusion: opts.rrfK === undefined ? undefined : { rrfK: opts.rrfK } };
+  for (const conv of convs) {
+    const units = new Map<string, MemoryUnit>();
+    const vector = new VectorIndex({ dimensions: embedder.dimensions });
+    const text = new TextIndex();
+    const turns = conv.sessions.flatMap((s) => s.turns.map((t) => ({ s, t })));
+    const vectors = await embedder.embed(turns.map(({ t }) => turnContent(t)));
+    turns.forEach(({ s, t }, i) => {
+      const content = turnContent(t);
+      units.set(t.dia_id, {
+        id: t.dia_id, user_id: conv.id, stream_id: deterministicUuid(`${conv.id}/session/${s.index}`), org_id: null, agent_id: null,
+        level: 1, memory_type: 'factual', content, keywords: [], speaker: t.speaker, valid_time: s.date, transaction_time: s.date,
+        references: [t.dia_id], assets: [], importance: 0.5, subject: null, attribute: null, retired_at: null, retired_reason: null, superseded_by: null,
+      });
+      vector.add(t.dia_id, vectors[i]);
+      text.add(t.dia_id, content);
+    });
+    const questions = evaluable(conv);
+    const qvecs = await embedder.embed(questions.map((q) => q.question));
+    const now = Date.parse(conv.sessions[conv.sessions.length - 1].date);
+    questions.forEach((q, i) => {
+      const t0 = performance.now();
+      const { results } = retrieve(
+        { vectorIndexes: [vector], textIndexes: [text], getUnit: (id) => units.get(id) },
+        { query: q.question, queryVector: qvecs[i], user_id: conv.id, limit: opts.limit, graph_depth: 0 },
+        config,
+        now,
+      );
+      times.push(performance.now() - t0);
+      acc.add(q.category, q.evidence, results.map((r) => ({ dia_ids: r.unit.references, tokens: countTokens(r.unit.content) })));
+    });
+  }
+  times.sort((a, b) => a - b);
+  return {
+    embedder: embedder.id,
+    figures: acc.figures(),
+    search_ms: { p50: round3(times[Math.floor(times.length / 2)]), p99: round3(times[Math.floor(times.length * 0.99)]) },
+  };
+}
+
+const round3 = (x: number) => Math.round(x * 1000) / 1000;
 
 // ---------------------------------------------------------------- HTTP side
 
@@ -308,6 +375,7 @@ async function main(): Promise<void> {
     recall_definition:
       'per question, the fraction of its evidence dia_ids covered by the top-k results (or by the leading results whose cumulative token count fits the budget), averaged over questions',
     baseline_bm25_raw_turns: baseline,
+    hybrid_raw_turns_in_process: opts.inProcess ? await runInProcess(convs, opts) : null,
     strata: null,
   };
 
@@ -339,6 +407,8 @@ function printTable(report: Record<string, unknown>): void {
   const rows: Array<[string, Record<string, { questions: number; recall_at: Record<string, number>; recall_within_tokens: Record<string, number> }>]> = [
     ['bm25 raw turns', report.baseline_bm25_raw_turns as never],
   ];
+  const hybrid = report.hybrid_raw_turns_in_process as { figures: never } | null;
+  if (hybrid) rows.push(['hybrid (proc)', hybrid.figures]);
   const strata = report.strata as { figures: never } | null;
   if (strata) rows.push(['strata', strata.figures]);
   console.log('system          category      n    R@5    R@10   R@25   R@500t R@1000t R@2000t');

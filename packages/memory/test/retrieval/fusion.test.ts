@@ -1,0 +1,166 @@
+import type { MemoryUnit } from '@strata/store';
+import { boost, dedupeKey, fuse, recencyOf, weightedRrf, type FusionOptions } from '../../src/retrieval/fusion';
+import { buildAdjacency, expandGraph, neighborsOf } from '../../src/retrieval/graph';
+import type { RankedList } from '../../src/retrieval/types';
+import { unit } from './helpers';
+
+const NOW = Date.parse('2024-01-01T00:00:00.000Z');
+
+function setup(units: MemoryUnit[]) {
+  const byId = new Map(units.map((u) => [u.id, u]));
+  return { getUnit: (id: string) => byId.get(id), accept: (u: MemoryUnit) => u.retired_at === null };
+}
+
+const list = (name: string, ids: string[], weight = 1): RankedList => ({ name, weight, items: ids.map((id) => ({ id })) });
+
+describe('weightedRrf', () => {
+  it('normalizes by the theoretical maximum, not by the best hit', () => {
+    const { fused, max } = weightedRrf([list('vector', ['a', 'b']), list('text', ['b'])], 60);
+    expect(max).toBeCloseTo(2 / 61);
+    expect(fused.get('b')!.raw / max).toBeCloseTo((1 / 62 + 1 / 61) / (2 / 61));
+    expect(fused.get('a')!.raw / max).toBeCloseTo(0.5);
+    expect(fused.get('b')!.ranks).toEqual({ vector: 2, text: 1 });
+  });
+  it('counts empty lists in the maximum and ignores duplicate ids within a list', () => {
+    const { fused, max } = weightedRrf([list('vector', ['a', 'a', 'b']), list('text', [], 3)], 0);
+    expect(max).toBeCloseTo(4);
+    expect(fused.get('b')!.ranks.vector).toBe(2);
+  });
+});
+
+describe('helpers', () => {
+  it('boost stays in [0,1] and keeps order', () => {
+    for (const s of [0, 0.1, 0.5, 0.9, 1]) {
+      expect(boost(s, 0.3)).toBeGreaterThanOrEqual(s);
+      expect(boost(s, 0.3)).toBeLessThanOrEqual(1);
+    }
+    expect(boost(0.4, 0.3)).toBeLessThan(boost(0.5, 0.3));
+    expect(boost(0, 1)).toBe(0);
+  });
+  it('recency halves per half-life and treats the future as now', () => {
+    const u = unit({ valid_time: '2023-12-02T00:00:00.000Z' });
+    expect(recencyOf(u, NOW, 30)).toBeCloseTo(0.5, 5);
+    expect(recencyOf(unit({ valid_time: '2025-01-01T00:00:00.000Z' }), NOW, 30)).toBe(1);
+  });
+  it('dedupeKey ignores case, punctuation and spacing', () => {
+    expect(dedupeKey('Likes  TEA!')).toBe(dedupeKey('likes tea'));
+    expect(dedupeKey('likes tea')).not.toBe(dedupeKey('likes coffee'));
+  });
+});
+
+describe('fuse', () => {
+  const base: FusionOptions = { now: NOW, graphDepth: 0, recencyWeight: 0, importanceWeight: 0 };
+
+  it('ranks items found by both retrievers first, scores in [0,1] and non-increasing', () => {
+    const units = ['a', 'b', 'c', 'd'].map((id) => unit({ id, content: `fact ${id}` }));
+    const out = fuse({ ...setup(units), lists: [list('vector', ['a', 'b', 'c']), list('text', ['b', 'd'])], options: base });
+    expect(out.map((r) => r.unit.id)).toEqual(['b', 'a', 'd', 'c']); // d: text rank 2 beats c: vector rank 3
+    for (let i = 0; i < out.length; i++) {
+      expect(out[i].score).toBeGreaterThanOrEqual(0);
+      expect(out[i].score).toBeLessThanOrEqual(1);
+      if (i > 0) expect(out[i].score).toBeLessThanOrEqual(out[i - 1].score);
+    }
+  });
+
+  it('gives 1.0 only to a unit ranked first everywhere, at full recency and importance', () => {
+    const u = unit({ id: 'a', importance: 1, valid_time: new Date(NOW).toISOString() });
+    const [top] = fuse({ ...setup([u]), lists: [list('vector', ['a']), list('text', ['a'])], options: { now: NOW, graphDepth: 0 } });
+    expect(top.score).toBeCloseTo(1, 10);
+    const [lone] = fuse({ ...setup([u]), lists: [list('vector', ['a']), list('text', [])], options: { now: NOW, graphDepth: 0 } });
+    expect(lone.score).toBeCloseTo(0.5, 10); // same unit, found by one retriever of two: not 1.0
+  });
+
+  it('applies recency and importance as small bounded effects', () => {
+    const old = unit({ id: 'old', importance: 0, valid_time: '2020-01-01T00:00:00.000Z' });
+    const fresh = unit({ id: 'fresh', importance: 1, valid_time: '2023-12-31T00:00:00.000Z' });
+    const out = fuse({ ...setup([old, fresh]), lists: [list('vector', ['old', 'fresh'])], options: { now: NOW, graphDepth: 0 } });
+    expect(out[0].unit.id).toBe('fresh'); // rank 2 vs rank 1 is a small gap, recency+importance close it
+    expect(out[1].score).toBeGreaterThanOrEqual(0.8 * out[1].signals.fused - 1e-12);
+    // but they never overturn a large relevance gap
+    const ids = Array.from({ length: 30 }, (_, i) => `x${i}`);
+    const many = ids.map((id) => unit({ id, importance: 0, valid_time: '2020-01-01T00:00:00.000Z' }));
+    const out2 = fuse({ ...setup([...many, fresh]), lists: [list('vector', [...ids, 'fresh']), list('text', ids)], options: { now: NOW, graphDepth: 0, limit: 40 } });
+    expect(out2[0].unit.id).toBe('x0');
+  });
+
+  it('boosts the agent\'s procedural units and the current stream in user scope only', () => {
+    const units = [
+      unit({ id: 'p', memory_type: 'procedural', agent_id: 'bot', content: 'how to deploy' }),
+      unit({ id: 'f', content: 'deploy fact' }),
+    ];
+    // two retrievers, as in a real query: a unit found by one of them scores ~0.5, where boosts act most
+    const lists = [list('vector', ['f', 'p']), list('text', [])];
+    expect(fuse({ ...setup(units), lists, options: base }).map((r) => r.unit.id)).toEqual(['f', 'p']);
+    const withAgent = fuse({ ...setup(units), lists, options: { ...base, agentId: 'bot' } });
+    expect(withAgent.map((r) => r.unit.id)).toEqual(['p', 'f']);
+    expect(withAgent[0].signals.boosts).toEqual(['agent']);
+    const s2 = [unit({ id: 'x', stream_id: 'other' }), unit({ id: 'y', stream_id: 'current' })];
+    const l2 = [list('vector', ['x', 'y']), list('text', [])];
+    expect(fuse({ ...setup(s2), lists: l2, options: { ...base, streamId: 'current', streamBoost: 0.5 } })[0].unit.id).toBe('y');
+    expect(fuse({ ...setup(s2), lists: l2, options: { ...base, streamId: 'current', streamBoost: 0.5, scope: 'stream' } })[0].unit.id).toBe('x');
+  });
+
+  it('removes duplicates, applies min_score and limit, drops filtered units', () => {
+    const units = [
+      unit({ id: 'a', content: 'Likes tea.' }),
+      unit({ id: 'b', content: 'likes TEA' }),
+      unit({ id: 'c', content: 'retired', retired_at: '2023-01-01T00:00:00.000Z' }),
+      unit({ id: 'd', content: 'other' }),
+      unit({ id: 'e', content: 'another' }),
+    ];
+    const lists = [list('vector', ['a', 'b', 'c', 'd', 'e'])];
+    expect(fuse({ ...setup(units), lists, options: base }).map((r) => r.unit.id)).toEqual(['a', 'd', 'e']);
+    expect(fuse({ ...setup(units), lists, options: { ...base, limit: 2 } }).map((r) => r.unit.id)).toEqual(['a', 'd']);
+    const scored = fuse({ ...setup(units), lists, options: base });
+    const cut = fuse({ ...setup(units), lists, options: { ...base, minScore: scored[1].score } });
+    expect(cut.map((r) => r.unit.id)).toEqual(['a', 'd']);
+    expect(fuse({ ...setup(units), lists, options: { ...base, dedupe: false } }).map((r) => r.unit.id)).toEqual(['a', 'b', 'd', 'e']);
+  });
+
+  it('expands through the graph, with decaying scores, only to visible units', () => {
+    const units = [
+      unit({ id: 'seed', content: 'seed' }),
+      unit({ id: 'n1', content: 'one hop' }),
+      unit({ id: 'n2', content: 'two hops' }),
+      unit({ id: 'hidden', content: 'retired neighbour', retired_at: '2023-01-01T00:00:00.000Z' }),
+    ];
+    const adj = buildAdjacency([
+      { source_id: 'seed', target_id: 'n1', relation: 'RelatedTo', weight: 1 },
+      { source_id: 'n2', target_id: 'n1', relation: 'Supports', weight: 1 }, // walked against its direction
+      { source_id: 'seed', target_id: 'hidden', relation: 'RelatedTo', weight: 1 },
+    ]);
+    const lists = [list('vector', ['seed']), list('text', ['seed'])];
+    const none = fuse({ ...setup(units), lists, neighbors: neighborsOf(adj), options: { ...base, graphDepth: 0 } });
+    expect(none.map((r) => r.unit.id)).toEqual(['seed']);
+    const one = fuse({ ...setup(units), lists, neighbors: neighborsOf(adj), options: { ...base, graphDepth: 1 } });
+    expect(one.map((r) => r.unit.id)).toEqual(['seed', 'n1']);
+    const two = fuse({ ...setup(units), lists, neighbors: neighborsOf(adj), options: { ...base, graphDepth: 2 } });
+    expect(two.map((r) => r.unit.id)).toEqual(['seed', 'n1', 'n2']);
+    expect(two[1].signals.graph).toEqual({ from: 'seed', hops: 1, strength: expect.any(Number) });
+    expect(two[2].score).toBeLessThan(two[1].score);
+    expect(two[2].signals.graph!.hops).toBe(2);
+    const capped = fuse({ ...setup(units), lists, neighbors: neighborsOf(adj), options: { ...base, graphDepth: 99 } });
+    expect(capped.map((r) => r.unit.id)).toEqual(['seed', 'n1', 'n2']);
+  });
+});
+
+describe('expandGraph', () => {
+  it('decays per hop and with edge weight, strongest path winning, capped at 3 hops', () => {
+    const adj = buildAdjacency([
+      { source_id: 'a', target_id: 'b', relation: 'RelatedTo', weight: 0.5 },
+      { source_id: 'a', target_id: 'c', relation: 'RelatedTo', weight: 1 },
+      { source_id: 'c', target_id: 'b', relation: 'RelatedTo', weight: 1 },
+      { source_id: 'b', target_id: 'd', relation: 'RelatedTo', weight: 1 },
+      { source_id: 'd', target_id: 'e', relation: 'RelatedTo', weight: 1 },
+      { source_id: 'e', target_id: 'f', relation: 'RelatedTo', weight: 1 },
+    ]);
+    const hits = expandGraph([{ id: 'a', score: 1 }], neighborsOf(adj), { depth: 5, decay: 0.5 });
+    const by = new Map(hits.map((h) => [h.id, h]));
+    expect(by.get('c')!.strength).toBeCloseTo(0.5);
+    expect(by.get('b')!.strength).toBeCloseTo(0.25); // direct 0.5·0.5 = 0.25 ties the path via c (0.25)
+    expect(by.get('d')!.strength).toBeCloseTo(0.125);
+    expect(by.get('e')!.hops).toBe(3);
+    expect(by.has('f')).toBe(false); // 4 hops
+    expect(by.has('a')).toBe(false);
+  });
+});

@@ -1,0 +1,97 @@
+import type { MemoryUnit } from '@strata/store';
+import { InlineHnswBuilder, TextIndex, VectorIndex } from '@strata/store/src/indexes';
+import { buildAdjacency, neighborsOf } from '../../src/retrieval/graph';
+import { retrieve } from '../../src/retrieval/pipeline';
+import { unit } from './helpers';
+
+/** A toy embedder: one dimension per known word, so similar texts have similar vectors. */
+const VOCAB = ['tea', 'coffee', 'berlin', 'paris', 'dog', 'cat', 'deploy', 'server', 'hiking', 'mountain'];
+const embed = (text: string) => {
+  const v = new Float32Array(VOCAB.length + 1);
+  v[VOCAB.length] = 0.05; // never all-zero
+  for (const w of text.toLowerCase().split(/\W+/)) {
+    const i = VOCAB.indexOf(w.replace(/s$/, ''));
+    if (i >= 0) v[i] += 1;
+  }
+  return v;
+};
+
+function world(units: MemoryUnit[]) {
+  const byId = new Map(units.map((u) => [u.id, u]));
+  const vector = new VectorIndex({ dimensions: VOCAB.length + 1, builder: new InlineHnswBuilder() });
+  const text = new TextIndex();
+  for (const u of units) {
+    vector.add(u.id, embed(u.content));
+    text.add(u.id, u.content);
+  }
+  return { vectorIndexes: [vector], textIndexes: [text], getUnit: (id: string) => byId.get(id) };
+}
+
+const NOW = Date.parse('2024-06-01T00:00:00.000Z');
+
+describe('retrieve', () => {
+  const units = [
+    unit({ id: 'tea', content: 'Alice drinks green tea every morning' }),
+    unit({ id: 'coffee', content: 'Alice stopped drinking coffee' }),
+    unit({ id: 'dog', content: 'Alice has a dog named Rex', stream_id: 's2' }),
+    unit({ id: 'bob-tea', user_id: 'bob', content: 'Bob loves tea' }),
+    unit({ id: 'org-tea', user_id: 'bob', org_id: 'acme', content: 'The office tea kitchen is on floor 2' }),
+    unit({ id: 'old-tea', content: 'Alice drank black tea', retired_at: '2024-03-01T00:00:00.000Z', transaction_time: '2024-01-01T00:00:00.000Z' }),
+  ];
+
+  it('finds by meaning and by words, never another user\'s private memory', () => {
+    const { results } = retrieve(world(units), { query: 'tea', queryVector: embed('tea'), user_id: 'alice', stream_id: 's1' }, {}, NOW);
+    const ids = results.map((r) => r.unit.id);
+    expect(ids[0]).toBe('tea');
+    expect(ids).not.toContain('bob-tea');
+    expect(ids).not.toContain('org-tea');
+    expect(ids).not.toContain('old-tea');
+    for (const r of results) expect(r.score).toBeLessThanOrEqual(1);
+  });
+
+  it('adds org knowledge when org_id is given, and sees retired units through as_of', () => {
+    const w = world(units);
+    const withOrg = retrieve(w, { query: 'tea', queryVector: embed('tea'), user_id: 'alice', org_id: 'acme' }, {}, NOW);
+    expect(withOrg.results.map((r) => r.unit.id)).toContain('org-tea');
+    const past = retrieve(w, { query: 'tea', queryVector: embed('tea'), user_id: 'alice', as_of: '2024-02-01T00:00:00.000Z' }, {}, NOW);
+    expect(past.results.map((r) => r.unit.id)).toContain('old-tea');
+  });
+
+  it('honours stream scope, limit and min_score, and works without a query vector', () => {
+    const w = world(units);
+    const s2 = retrieve(w, { query: 'Alice', user_id: 'alice', stream_id: 's2', scope: 'stream' }, {}, NOW);
+    expect(s2.results.map((r) => r.unit.id)).toEqual(['dog']);
+    const one = retrieve(w, { query: 'Alice tea coffee', user_id: 'alice', limit: 1 }, {}, NOW);
+    expect(one.results).toHaveLength(1);
+    const none = retrieve(w, { query: 'tea', queryVector: embed('tea'), user_id: 'alice', min_score: 0.99 }, {}, NOW);
+    expect(none.results).toEqual([]);
+    expect(() => retrieve(w, { query: 'tea', user_id: 'alice', limit: 0 }, {}, NOW)).toThrow(RangeError);
+    expect(retrieve(w, { query: 'tea', user_id: 'alice', limit: 1000 }, { maxLimit: 2 }, NOW).results.length).toBeLessThanOrEqual(2);
+  });
+
+  it('arbitrates versions when asked, filling the limit after dropping', () => {
+    const versions = [
+      unit({ id: 'berlin', content: 'Alice lives in Berlin', subject: 'alice', attribute: 'city', valid_time: '2020-01-01T00:00:00.000Z' }),
+      unit({ id: 'paris', content: 'Alice lives in Paris', subject: 'alice', attribute: 'city', valid_time: '2023-01-01T00:00:00.000Z' }),
+      unit({ id: 'hike', content: 'Alice went hiking in the mountains' }),
+    ];
+    const w = { ...world(versions), neighbors: neighborsOf(buildAdjacency([])) };
+    const q = { query: 'where does Alice live Berlin Paris', queryVector: embed('berlin paris'), user_id: 'alice', limit: 2 };
+    const plain = retrieve(w, q, {}, NOW);
+    expect(plain.results.map((r) => r.unit.id)).toEqual(expect.arrayContaining(['berlin', 'paris']));
+    const arb = retrieve(w, { ...q, enable_arbitration: true }, {}, NOW);
+    expect(arb.results.map((r) => r.unit.id)).toEqual(['paris', 'hike']);
+    expect(arb.arbitration).toEqual({ mode: 'current', dropped: ['berlin'] });
+  });
+
+  it('brings in graph neighbours and image matches', () => {
+    const w = world(units);
+    const adj = neighborsOf(buildAdjacency([{ source_id: 'tea', target_id: 'dog', relation: 'RelatedTo', weight: 1 }]));
+    const g = retrieve({ ...w, neighbors: adj }, { query: 'green tea', user_id: 'alice', graph_depth: 1 }, {}, NOW);
+    expect(g.results.map((r) => r.unit.id)).toContain('dog');
+    const g0 = retrieve({ ...w, neighbors: adj }, { query: 'green tea', user_id: 'alice', graph_depth: 0 }, {}, NOW);
+    expect(g0.results.map((r) => r.unit.id)).not.toContain('dog');
+    const img = retrieve({ ...w, imageMatches: [{ id: 'dog' }] }, { query: 'photo', user_id: 'alice' }, {}, NOW);
+    expect(img.results.map((r) => r.unit.id)).toEqual(['dog']);
+  });
+});
