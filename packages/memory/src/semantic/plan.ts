@@ -113,9 +113,21 @@ export async function createSemanticPlan(input: CreatePlanInput): Promise<Semant
   return plan;
 }
 
+/** The preview response body (CONTRACT §7), with units shown through `V`. */
+export interface PreviewBody<V> {
+  plan_id: string;
+  instruction: string;
+  kind: InstructionKind;
+  forget_mode: ForgetMode;
+  created_at: string;
+  expires_at: string;
+  forget_preview?: Omit<ForgetPreviewData, 'memory_units'> & { memory_units: V[] };
+  update_preview?: Omit<UpdatePreviewData, 'actions'> & { actions: (Omit<UpdatePreviewData['actions'][number], 'target_unit'> & { target_unit: V })[] };
+}
+
 /** The preview response body; `unitView` maps stored units to the API's unit view. */
-export function previewView<V = MemoryUnit>(plan: SemanticPlan, unitView: (u: MemoryUnit) => V = (u) => u as unknown as V): Record<string, unknown> {
-  const body: Record<string, unknown> = {
+export function previewView<V = MemoryUnit>(plan: SemanticPlan, unitView: (u: MemoryUnit) => V = (u) => u as unknown as V): PreviewBody<V> {
+  const body: PreviewBody<V> = {
     plan_id: plan.plan_id, instruction: plan.instruction, kind: plan.kind, forget_mode: plan.forget_mode,
     created_at: plan.created_at, expires_at: plan.expires_at,
   };
