@@ -6,7 +6,7 @@
  * the group must settle on one leader and serve again.
  */
 import { InvariantError } from '../core/assert';
-import { MsgType, type Entry, type Message, type Ready } from '../core/types';
+import { MsgType, type ConfState, type Entry, type Message, type Ready } from '../core/types';
 import { ConfChangeError, NotLeaderError, RaftError } from '../errors';
 import { encodeCmd, kvModel, type KvInput } from './kv';
 import { SimNode } from './node';
@@ -93,6 +93,8 @@ export class Simulation {
   private lastHard = new Map<number, { term: number; vote: number }>();
   private wasLeader = new Map<number, number>();
   private stats: SimResult;
+  private bootstrappers = new Set<number>();
+  private initialConf: ConfState | null = null;
   private faultsEnd: number;
   private healedOkOps = 0;
   private healedAt = Infinity;
@@ -110,10 +112,14 @@ export class Simulation {
     const conf = { voters, learners: [], addrs: Object.fromEntries(voters.map((v) => [v, `sim://${v}`])) };
     // Either every initial member bootstraps, or only the seed and the others wait to be reached.
     const all = this.rng.chance(0.5);
+    this.initialConf = conf;
     for (const v of voters) {
       const node = this.nodes.get(v) as SimNode;
       node.start();
-      if (all || v === voters[0]) node.core?.bootstrap(conf);
+      if (all || v === voters[0]) {
+        this.bootstrappers.add(v);
+        node.core?.bootstrap(conf);
+      }
     }
     for (let c = 1; c <= 4; c++) this.clientBusy.set(c, false);
     this.log(`start: ${n} voters ${voters.join(',')}, ${all ? 'all bootstrap' : 'seed bootstraps'}`);
@@ -243,6 +249,9 @@ export class Simulation {
     const n = this.nodes.get(id) as SimNode;
     if (n.alive) return;
     n.start();
+    // Like auto-initialize at start: a bootstrapping node that crashed before its first sync does it again
+    // (bootstrap is a no-op on a node that has any state).
+    if (this.bootstrappers.has(id) && this.initialConf) n.core?.bootstrap(this.initialConf);
     this.log(`restart node ${id} (disk last ${n.disk.lastIndex()}, term ${n.disk.hardState.term}, applied ${n.sm.applied})`);
   }
 

@@ -1,0 +1,432 @@
+/**
+ * One Raft group on the driver side: the application's API (propose, readBarrier, membership,
+ * transfer, status) over a core, and the glue that applies committed entries to the state machine.
+ * The host's flush loop calls takeReady()/handleReady(); everything here runs on the event loop.
+ */
+import { invariant } from '../core/assert';
+import { RawNode } from '../core/raft';
+import { EntryType, type ConfChange, type Entry, type RaftConfig, type Ready, type Role } from '../core/types';
+import { ConfChangeError, NoQuorumError, NotLeaderError, ProposalDroppedError, RaftError } from '../errors';
+import type { StoredGroup } from '../storage/level-storage';
+import type { RaftHost } from './host';
+import type { AppliedEntry, StateMachine } from './state-machine';
+
+export interface GroupOptions {
+  proposeTimeoutMs: number;
+  readTimeoutMs: number;
+  /** take a snapshot after this many applied entries */
+  snapshotEvery: number;
+  /** entries kept in the log behind a snapshot, so slightly lagging followers need no snapshot */
+  compactionMargin: number;
+  /** how long addNode waits for the learner to catch up */
+  catchUpTimeoutMs: number;
+}
+
+export const DEFAULT_GROUP_OPTIONS: GroupOptions = {
+  proposeTimeoutMs: 10_000,
+  readTimeoutMs: 5_000,
+  snapshotEvery: 10_000,
+  compactionMargin: 2_000,
+  catchUpTimeoutMs: 60_000,
+};
+
+export interface ProposeResult {
+  index: number;
+  term: number;
+  /** what the state machine's apply returned for this entry */
+  result: unknown;
+}
+
+export interface MemberStatus {
+  id: number;
+  url: string | null;
+  voter: boolean;
+  /** the leader's view of the member's replicated index (null on followers, except for itself) */
+  matchIndex: number | null;
+}
+
+export interface GroupStatus {
+  groupId: number;
+  nodeId: number;
+  role: Role;
+  term: number;
+  leader: number | null;
+  leaderUrl: string | null;
+  commitIndex: number;
+  appliedIndex: number;
+  lastIndex: number;
+  members: MemberStatus[];
+}
+
+interface Waiter {
+  term: number;
+  deadline: number;
+  resolve: (r: ProposeResult) => void;
+  reject: (e: Error) => void;
+}
+
+interface ReadWaiter {
+  index: number | null;
+  deadline: number;
+  resolve: (index: number) => void;
+  reject: (e: Error) => void;
+}
+
+export class RaftGroup {
+  private readonly waiters = new Map<number, Waiter>();
+  private readonly reads = new Map<number, ReadWaiter>();
+  private readonly persistWaiters: (() => void)[] = [];
+  private readonly stateWaiters: { check: () => boolean; deadline: number; resolve: () => void; reject: (e: Error) => void; timeoutError: () => Error }[] = [];
+  private ctxSeq = 0;
+  private failed: Error | null = null;
+  private lastSnapshotIndex: number;
+  private snapshotting = false;
+
+  private constructor(
+    private readonly host: RaftHost,
+    readonly groupId: number,
+    private readonly sm: StateMachine,
+    readonly core: RawNode,
+    private readonly opts: GroupOptions,
+  ) {
+    this.lastSnapshotIndex = core.snapshot?.meta.index ?? 0;
+  }
+
+  static async open(
+    host: RaftHost,
+    groupId: number,
+    sm: StateMachine,
+    stored: StoredGroup,
+    rcfg: Partial<RaftConfig> & Pick<RaftConfig, 'id' | 'random'>,
+    options: Partial<GroupOptions>,
+  ): Promise<RaftGroup> {
+    if (stored.snapshot && sm.appliedIndex() < stored.snapshot.meta.index) {
+      const s = stored.snapshot;
+      await sm.restore({ index: s.meta.index, term: s.meta.term, data: toBuffer(s.data) });
+    }
+    const applied = sm.appliedIndex();
+    invariant(applied >= stored.offset, () => `group ${groupId}: the state machine (applied ${applied}) is behind the compacted log (${stored.offset}) and there is no snapshot`);
+    const core = new RawNode(rcfg, { ...stored, applied });
+    return new RaftGroup(host, groupId, sm, core, { ...DEFAULT_GROUP_OPTIONS, ...options });
+  }
+
+  // ---------------------------------------------------------------- application API
+
+  /** Resolves once the entry is committed and applied here; NotLeaderError on a follower. */
+  propose(data: Uint8Array): Promise<ProposeResult> {
+    if (this.failed) return Promise.reject(this.failed);
+    invariant(data.byteLength > 0, 'a proposal needs data (empty entries are the no-ops of new terms)');
+    let pos: { index: number; term: number };
+    try {
+      pos = this.core.propose(data);
+    } catch (e) {
+      return Promise.reject(this.decorate(e));
+    }
+    this.host.schedule();
+    return this.waitEntry(pos.index, pos.term, this.opts.proposeTimeoutMs);
+  }
+
+  /**
+   * Linearizable read barrier (ReadIndex): resolves with a read index once this replica has applied
+   * it, so state read locally afterwards reflects every write committed before the call.
+   */
+  readBarrier(): Promise<number> {
+    if (this.failed) return Promise.reject(this.failed);
+    const ctx = ++this.ctxSeq;
+    if (!this.core.readIndex(ctx)) return Promise.reject(new NotLeaderError(null));
+    this.host.schedule();
+    return new Promise((resolve, reject) => {
+      this.reads.set(ctx, { index: null, deadline: Date.now() + this.opts.readTimeoutMs, resolve, reject });
+    });
+  }
+
+  /** Bootstraps a new group with these voters (idempotent: a node with any Raft state says so). */
+  async initialize(members: { id: number; url: string }[]): Promise<'initialized' | 'already_initialized'> {
+    invariant(members.length > 0 && members.every((m) => Number.isInteger(m.id) && m.id > 0), 'members need positive integer ids');
+    const voters = [...new Set(members.map((m) => m.id))].sort((a, b) => a - b);
+    const addrs: Record<number, string> = {};
+    for (const m of members) addrs[m.id] = m.url;
+    if (!this.core.bootstrap({ voters, learners: [], addrs })) return 'already_initialized';
+    await this.waitPersisted();
+    // The seed starts the first election at once instead of after a timeout.
+    if (voters[0] === this.host.nodeId) {
+      this.core.campaign();
+      this.host.schedule();
+    }
+    return 'initialized';
+  }
+
+  /** Adds a node as a learner, waits until it caught up, then makes it a voter. Leader only. */
+  async addNode(id: number, url: string): Promise<'added' | 'already_member'> {
+    const deadline = Date.now() + this.opts.catchUpTimeoutMs;
+    this.requireLeader();
+    if (this.core.conf.voters.includes(id)) return 'already_member';
+    if (!this.core.conf.learners.includes(id)) await this.confChange({ type: 'add_learner', node: id, addr: url }, deadline);
+    await this.waitState(
+      () => {
+        this.requireLeader();
+        const pr = this.core.progressOf(id);
+        return !!pr && pr.match >= this.core.log.committed;
+      },
+      deadline,
+      () => new NoQuorumError(`node ${id} did not catch up in time; it stays a learner`),
+    );
+    await this.confChange({ type: 'promote', node: id }, deadline);
+    return 'added';
+  }
+
+  /**
+   * Removes a member. When the leader removes itself it keeps leading until the change commits,
+   * then hands leadership to the most up-to-date voter (TimeoutNow) and steps down.
+   */
+  async removeNode(id: number): Promise<void> {
+    this.requireLeader();
+    if (!this.core.isMember(id)) throw new ConfChangeError(`node ${id} is not a member`);
+    await this.confChange({ type: 'remove', node: id }, Date.now() + this.opts.proposeTimeoutMs);
+  }
+
+  /** Hands leadership to target (default: the most up-to-date voter) and waits for it to lead. */
+  async transferLeadership(target?: number): Promise<void> {
+    this.requireLeader();
+    const to = target ?? this.bestVoter();
+    if (to === null) throw new ConfChangeError('no other voter to transfer leadership to');
+    if (to === this.host.nodeId) return;
+    this.core.transferLeadership(to);
+    this.host.schedule();
+    const timeout = this.core.cfg.electionTick * 3 * (this.host.opts.tickMs ?? 100);
+    await this.waitState(() => this.core.lead === to && this.core.role !== 'leader', Date.now() + timeout, () => new NoQuorumError(`leadership transfer to ${to} did not complete`));
+  }
+
+  /** Starts an election now. */
+  campaign(): void {
+    this.core.campaign();
+    this.host.schedule();
+  }
+
+  isLeader(): boolean {
+    return this.core.role === 'leader';
+  }
+
+  leaderId(): number | null {
+    return this.core.lead || null;
+  }
+
+  status(): GroupStatus {
+    const c = this.core;
+    const members: MemberStatus[] = [];
+    for (const [ids, voter] of [
+      [c.conf.voters, true],
+      [c.conf.learners, false],
+    ] as const) {
+      for (const id of ids) {
+        const match = id === this.host.nodeId ? c.persisted : (c.progressOf(id)?.match ?? null);
+        members.push({ id, url: this.addrOf(id), voter, matchIndex: match });
+      }
+    }
+    return {
+      groupId: this.groupId,
+      nodeId: this.host.nodeId,
+      role: c.role,
+      term: c.term,
+      leader: c.lead || null,
+      leaderUrl: c.lead ? this.addrOf(c.lead) : null,
+      commitIndex: c.log.committed,
+      appliedIndex: c.applied,
+      lastIndex: c.log.lastIndex(),
+      members,
+    };
+  }
+
+  addrOf(id: number): string | null {
+    return this.core.conf.addrs[id] ?? this.host.urlOf(id);
+  }
+
+  // ---------------------------------------------------------------- host side
+
+  tick(now: number): void {
+    if (this.failed) return;
+    this.core.tick();
+    for (const [index, w] of this.waiters) {
+      if (w.deadline <= now) {
+        this.waiters.delete(index);
+        w.reject(new NoQuorumError('the proposal was not committed in time (no quorum or leader change); its outcome is unknown'));
+      }
+    }
+    for (const [ctx, r] of this.reads) {
+      if (r.deadline <= now) {
+        this.reads.delete(ctx);
+        r.reject(new NoQuorumError('the read barrier was not confirmed in time'));
+      }
+    }
+    for (let i = this.stateWaiters.length - 1; i >= 0; i--) {
+      const w = this.stateWaiters[i];
+      let done = false;
+      try {
+        done = w.check();
+      } catch (e) {
+        this.stateWaiters.splice(i, 1);
+        w.reject(e as Error);
+        continue;
+      }
+      if (done) {
+        this.stateWaiters.splice(i, 1);
+        w.resolve();
+      } else if (w.deadline <= now) {
+        this.stateWaiters.splice(i, 1);
+        w.reject(w.timeoutError());
+      }
+    }
+  }
+
+  step(m: Parameters<RawNode['step']>[0]): void {
+    if (!this.failed) this.core.step(m);
+  }
+
+  takeReady(): Ready | null {
+    if (this.failed || !this.core.hasReady()) return null;
+    return this.core.ready();
+  }
+
+  /** After the host synced the Ready: restore/apply, answer waiters, advance, maybe snapshot. */
+  async handleReady(r: Ready): Promise<void> {
+    if (r.snapshot) {
+      const s = r.snapshot;
+      await this.sm.restore({ index: s.meta.index, term: s.meta.term, data: toBuffer(s.data) });
+      this.lastSnapshotIndex = s.meta.index;
+    }
+    if (r.committedEntries.length) await this.apply(r.committedEntries);
+    for (const rs of r.readStates) {
+      const w = this.reads.get(rs.ctx);
+      if (w) w.index = rs.index;
+    }
+    this.core.advance(r);
+    const applied = this.sm.appliedIndex();
+    for (const [ctx, w] of this.reads) {
+      if (w.index !== null && applied >= w.index) {
+        this.reads.delete(ctx);
+        w.resolve(w.index);
+      }
+    }
+    if (this.persistWaiters.length) for (const f of this.persistWaiters.splice(0)) f();
+    if (this.core.hasReady()) this.host.schedule();
+    await this.maybeSnapshot();
+  }
+
+  private async apply(ents: Entry[]): Promise<void> {
+    const batch: AppliedEntry[] = ents.map((e) => ({
+      index: e.index,
+      term: e.term,
+      kind: e.type === EntryType.Conf ? 'membership' : e.data.byteLength === 0 ? 'noop' : 'command',
+      data: toBuffer(e.data),
+    }));
+    const results = await this.sm.apply(batch);
+    const last = ents[ents.length - 1].index;
+    invariant(this.sm.appliedIndex() === last, () => `group ${this.groupId}: state machine reports applied ${this.sm.appliedIndex()} after applying up to ${last}`);
+    ents.forEach((e, i) => {
+      const w = this.waiters.get(e.index);
+      if (!w) return;
+      this.waiters.delete(e.index);
+      if (w.term === e.term) w.resolve({ index: e.index, term: e.term, result: results ? results[i] : undefined });
+      else w.reject(new ProposalDroppedError());
+    });
+  }
+
+  private async maybeSnapshot(): Promise<void> {
+    const applied = this.core.applied;
+    if (this.snapshotting || applied - this.lastSnapshotIndex < this.opts.snapshotEvery || applied <= this.core.log.offset) return;
+    this.snapshotting = true;
+    try {
+      const s = await this.sm.snapshot();
+      if (s.index <= this.core.log.offset || s.index > this.core.applied) return;
+      const meta = this.core.snapshotMeta(s.index);
+      invariant(meta.term === s.term, () => `snapshot term ${s.term} does not match the log's term ${meta.term} at ${s.index}`);
+      const snap = { meta, data: s.data };
+      const compactTo = Math.max(this.core.log.offset, Math.min(s.index - this.opts.compactionMargin, this.core.persisted));
+      const ops: Parameters<typeof this.host.opts.storage.write>[0] = [];
+      this.host.opts.storage.compactionOps(ops, this.groupId, snap, compactTo, this.core.log.term(compactTo) as number, this.core.confAt(compactTo));
+      await this.host.opts.storage.write(ops);
+      this.core.compact(snap, compactTo);
+      this.lastSnapshotIndex = s.index;
+    } finally {
+      this.snapshotting = false;
+    }
+  }
+
+  fail(err: Error): void {
+    if (this.failed) return;
+    this.failed = err;
+    for (const w of this.waiters.values()) w.reject(err);
+    this.waiters.clear();
+    for (const r of this.reads.values()) r.reject(err);
+    this.reads.clear();
+    for (const w of this.stateWaiters.splice(0)) w.reject(err);
+  }
+
+  // ---------------------------------------------------------------- helpers
+
+  private requireLeader(): void {
+    if (this.failed) throw this.failed;
+    if (this.core.role !== 'leader') throw new NotLeaderError(this.core.lead || null, this.core.lead ? this.addrOf(this.core.lead) : null);
+  }
+
+  private decorate(e: unknown): unknown {
+    if (e instanceof NotLeaderError && e.leaderId && !e.leaderUrl) return new NotLeaderError(e.leaderId, this.addrOf(e.leaderId));
+    return e;
+  }
+
+  private bestVoter(): number | null {
+    let best: number | null = null;
+    let bestMatch = -1;
+    for (const v of this.core.conf.voters) {
+      if (v === this.host.nodeId) continue;
+      const m = this.core.progressOf(v)?.match ?? 0;
+      if (m > bestMatch) {
+        best = v;
+        bestMatch = m;
+      }
+    }
+    return best;
+  }
+
+  private waitEntry(index: number, term: number, timeoutMs: number): Promise<ProposeResult> {
+    // An older waiter at this index lost its slot: this node's log no longer holds its entry, which
+    // therefore was never committed.
+    this.waiters.get(index)?.reject(new ProposalDroppedError());
+    return new Promise((resolve, reject) => {
+      this.waiters.set(index, { term, deadline: Date.now() + timeoutMs, resolve, reject });
+    });
+  }
+
+  private waitPersisted(): Promise<void> {
+    return new Promise((resolve) => {
+      this.persistWaiters.push(resolve);
+      this.host.schedule();
+    });
+  }
+
+  private waitState(check: () => boolean, deadline: number, timeoutError: () => Error): Promise<void> {
+    if (check()) return Promise.resolve();
+    return new Promise((resolve, reject) => this.stateWaiters.push({ check, deadline, resolve, reject, timeoutError }));
+  }
+
+  /** Proposes a membership change, retrying while the one-change-at-a-time rule makes it wait. */
+  private async confChange(cc: ConfChange, deadline: number): Promise<void> {
+    for (;;) {
+      this.requireLeader();
+      try {
+        const pos = this.core.proposeConfChange(cc);
+        this.host.schedule();
+        await this.waitEntry(pos.index, pos.term, Math.max(1, deadline - Date.now()));
+        return;
+      } catch (e) {
+        const retryable = e instanceof ConfChangeError && /in progress|not yet committed/.test(e.message);
+        if (!retryable || Date.now() >= deadline) throw e instanceof RaftError ? this.decorate(e) : e;
+      }
+      await new Promise((r) => setTimeout(r, this.host.opts.tickMs ?? 100));
+    }
+  }
+}
+
+function toBuffer(b: Uint8Array): Buffer {
+  return Buffer.isBuffer(b) ? b : Buffer.from(b.buffer, b.byteOffset, b.byteLength);
+}

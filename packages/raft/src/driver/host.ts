@@ -1,0 +1,193 @@
+/**
+ * The driver: owns timers, storage and transport for many Raft groups (shards) in one process. One
+ * flush loop serves all groups: it gathers every group's Ready, sends leader messages at once, writes
+ * all entries and hard states in ONE synced LevelDB batch (group commit across proposals and shards),
+ * then sends the rest batched per peer, applies committed entries, and advances the cores.
+ */
+import { randomBytes } from 'node:crypto';
+import { invariant } from '../core/assert';
+import { canSendBeforePersist } from '../core/raft';
+import type { Message, RaftConfig, Ready } from '../core/types';
+import { ClosedError } from '../errors';
+import type { BatchOp, LevelStorage } from '../storage/level-storage';
+import type { GroupMessage } from '../transport/codec';
+import type { Transport } from '../transport/transport';
+import { RaftGroup, type GroupOptions } from './group';
+import type { StateMachine } from './state-machine';
+
+export interface RaftHostOptions {
+  nodeId: number;
+  /** this node's own peer URL */
+  selfUrl: string;
+  storage: LevelStorage;
+  transport: Transport;
+  /** milliseconds per Raft tick (election timeout is electionTick..2*electionTick ticks) */
+  tickMs?: number;
+  raft?: Partial<Omit<RaftConfig, 'id' | 'random'>>;
+  /** known peer URLs by node id (more are learned from membership entries and inbound requests) */
+  peers?: Record<number, string>;
+  group?: Partial<GroupOptions>;
+  /** random source for election timeouts (default: seeded from crypto) */
+  random?: () => number;
+  onError?: (err: Error) => void;
+}
+
+export class RaftHost {
+  readonly nodeId: number;
+  readonly groups = new Map<number, RaftGroup>();
+  readonly addrs = new Map<number, string>();
+  private readonly tickMs: number;
+  private ticker: NodeJS.Timeout | null = null;
+  private flushing = false;
+  private again = false;
+  private scheduled = false;
+  private closed = false;
+  private readonly random: () => number;
+  /** counters for metrics and the benchmark */
+  stats = { flushes: 0, syncedWrites: 0, entriesWritten: 0, messagesOut: 0 };
+
+  constructor(readonly opts: RaftHostOptions) {
+    this.nodeId = opts.nodeId;
+    this.tickMs = opts.tickMs ?? 100;
+    this.addrs.set(opts.nodeId, opts.selfUrl);
+    for (const [id, url] of Object.entries(opts.peers ?? {})) this.addrs.set(Number(id), url);
+    this.random = opts.random ?? seededRandom(randomBytes(4).readUInt32LE(0));
+    opts.transport.setHandler((from, fromUrl, msgs) => this.receive(from, fromUrl, msgs));
+  }
+
+  /** Opens (or creates) a group: loads its log, restores/replays the state machine, starts ticking it. */
+  async openGroup(groupId: number, sm: StateMachine, options: Partial<GroupOptions> = {}): Promise<RaftGroup> {
+    invariant(Number.isInteger(groupId) && groupId >= 0, 'group ids are small non-negative integers');
+    if (this.closed) throw new ClosedError();
+    const existing = this.groups.get(groupId);
+    if (existing) return existing;
+    const stored = await this.opts.storage.load(groupId);
+    const g = await RaftGroup.open(this, groupId, sm, stored, { ...this.opts.raft, id: this.nodeId, random: this.random }, { ...this.opts.group, ...options });
+    this.groups.set(groupId, g);
+    if (!this.ticker) this.ticker = setInterval(() => this.tick(), this.tickMs);
+    this.schedule();
+    return g;
+  }
+
+  private tick(): void {
+    for (const g of this.groups.values()) g.tick(Date.now());
+    this.schedule();
+  }
+
+  receive(from: number, fromUrl: string | null, msgs: GroupMessage[]): void {
+    if (this.closed) return;
+    if (fromUrl) this.addrs.set(from, fromUrl);
+    for (const { group, msg } of msgs) {
+      if (msg.to !== this.nodeId) continue;
+      this.groups.get(group)?.step(msg);
+    }
+    this.schedule();
+  }
+
+  urlOf(id: number): string | null {
+    return this.addrs.get(id) ?? null;
+  }
+
+  /** Runs the flush loop soon (coalescing many events into one write). */
+  schedule(): void {
+    if (this.scheduled || this.closed) return;
+    this.scheduled = true;
+    setImmediate(() => {
+      this.scheduled = false;
+      void this.flush();
+    });
+  }
+
+  private async flush(): Promise<void> {
+    if (this.flushing) {
+      this.again = true;
+      return;
+    }
+    this.flushing = true;
+    try {
+      do {
+        this.again = false;
+        const work: { g: RaftGroup; r: Ready }[] = [];
+        for (const g of this.groups.values()) {
+          const r = g.takeReady();
+          if (r) work.push({ g, r });
+        }
+        if (work.length === 0) break;
+        this.stats.flushes++;
+        // Leader messages need not wait for the leader's own sync (it counts itself only once synced).
+        this.sendAll(work.map(({ g, r }) => ({ g, msgs: r.messages.filter(canSendBeforePersist) })));
+        const ops: BatchOp[] = [];
+        for (const { g, r } of work) {
+          this.opts.storage.readyOps(ops, g.groupId, r);
+          this.stats.entriesWritten += r.entries.length;
+        }
+        if (ops.length) {
+          await this.opts.storage.write(ops);
+          this.stats.syncedWrites++;
+        }
+        this.sendAll(work.map(({ g, r }) => ({ g, msgs: r.messages.filter((m) => !canSendBeforePersist(m)) })));
+        await Promise.all(work.map(({ g, r }) => g.handleReady(r)));
+      } while (!this.closed);
+    } catch (err) {
+      // A failed synced write or apply leaves the node unable to make progress safely: stop it.
+      this.opts.onError?.(err as Error);
+      for (const g of this.groups.values()) g.fail(err as Error);
+      this.closed = true;
+      if (this.ticker) clearInterval(this.ticker);
+    } finally {
+      this.flushing = false;
+    }
+    if (this.again) this.schedule();
+  }
+
+  private sendAll(items: { g: RaftGroup; msgs: Message[] }[]): void {
+    const byPeer = new Map<number, GroupMessage[]>();
+    for (const { g, msgs } of items) {
+      for (const msg of msgs) {
+        let l = byPeer.get(msg.to);
+        if (!l) byPeer.set(msg.to, (l = []));
+        l.push({ group: g.groupId, msg });
+      }
+    }
+    for (const [to, msgs] of byPeer) {
+      const url = this.groupAddr(to, msgs);
+      if (!url) continue; // address unknown yet: the message is lost, Raft will retry
+      this.stats.messagesOut += msgs.length;
+      this.opts.transport.send(to, url, msgs);
+    }
+  }
+
+  private groupAddr(to: number, msgs: GroupMessage[]): string | null {
+    const known = this.addrs.get(to);
+    if (known) return known;
+    for (const { group } of msgs) {
+      const url = this.groups.get(group)?.addrOf(to);
+      if (url) {
+        this.addrs.set(to, url);
+        return url;
+      }
+    }
+    return null;
+  }
+
+  async close(): Promise<void> {
+    if (this.ticker) clearInterval(this.ticker);
+    this.ticker = null;
+    // let an in-progress write finish before closing storage
+    for (let i = 0; i < 200 && this.flushing; i++) await new Promise((r) => setTimeout(r, 5));
+    this.closed = true;
+    for (const g of this.groups.values()) g.fail(new ClosedError());
+    await this.opts.transport.close();
+  }
+}
+
+/** mulberry32 seeded from crypto once: deterministic given the seed, never Math.random. */
+export function seededRandom(seed: number): () => number {
+  let s = seed >>> 0;
+  return () => {
+    let t = (s = (s + 0x6d2b79f5) >>> 0);
+    t = Math.imul(t ^ (t >>> 15), t | 1);
+    t ^= t + Math.imul(t ^ (t >>> 7), t | 61);
+    return ((t ^ (t >>> 14)) >>> 0) / 4294967296;
+  };
+}
