@@ -1,0 +1,2 @@
+export * from './tokenizer';
+export * from './render';
