@@ -29,6 +29,11 @@ export interface VectorIndexOptions {
   efConstruction?: number;
   /** HNSW search beam (default 64; the effective ef is max(ef, k)). */
   efSearch?: number;
+  /**
+   * When more than this many vectors changed while a graph was being built (a bulk load), the graph is
+   * built again from the current content instead of replaying them one by one (default 5,000).
+   */
+  maxReplay?: number;
   /** Seed of the graph's level generator, for reproducible builds (default 42). */
   seed?: number;
   /** Where graph builds run (default: a worker thread). */
@@ -61,6 +66,7 @@ export class VectorIndex {
   private efSearch: number;
   private readonly seed: number;
   private readonly builder: HnswBuilder;
+  private readonly maxReplay: number;
 
   private capacity = 0;
   private matrix = new Float32Array(0);
@@ -89,6 +95,7 @@ export class VectorIndex {
     this.efConstruction = options.efConstruction ?? 100;
     this.efSearch = options.efSearch ?? 64;
     this.seed = options.seed ?? 42;
+    this.maxReplay = options.maxReplay ?? 5000;
     this.builder = options.builder ?? new WorkerHnswBuilder();
   }
 
@@ -317,20 +324,7 @@ export class VectorIndex {
         vectors,
       })
       .then(
-        (graph) => {
-          if (generation !== this.generation) return; // a rebuild replaced the content meanwhile
-          graph.setEf(this.efSearch); // hnswlib resets ef on load
-          this.graph = graph;
-          this.lastBuildError = null;
-          // replay what changed while the graph was being built
-          for (const label of this.touched) {
-            if (this.alive[label]) {
-              this.ensureGraphCapacity(label + 1);
-              graph.addPoint(Array.from(this.matrix.subarray(label * this.dimensions, (label + 1) * this.dimensions)), label);
-            } else this.markDeleted(graph, label);
-          }
-          this.touched = new Set();
-        },
+        (graph) => this.install(graph, generation),
         (err: unknown) => {
           if (generation !== this.generation) return;
           this.lastBuildError = err instanceof Error ? err : new Error(String(err));
@@ -341,5 +335,42 @@ export class VectorIndex {
         if (this.building === build) this.building = null;
       });
     this.building = build;
+  }
+
+  /**
+   * Bring a freshly built graph up to date with the writes made while it was built, then make it live.
+   * The replay runs in chunks between which the event loop turns (writes arriving meanwhile join the
+   * next round); if a bulk load left too much to replay, a new build from the current content is
+   * cheaper and keeps the event loop free. Until the graph is live, search is exact.
+   */
+  private async install(graph: HierarchicalNSW, generation: number): Promise<void> {
+    const CHUNK = 16; // ≈ 3 ms of inserts
+    if (generation !== this.generation) return; // a rebuild replaced the content meanwhile
+    let pending = this.touched;
+    this.touched = new Set();
+    while (pending.size > 0) {
+      if (pending.size > this.maxReplay) {
+        this.building = null;
+        this.maybeStartBuild(); // takes every current vector, so `touched` starts afresh
+        return;
+      }
+      let n = 0;
+      for (const label of pending) {
+        if (this.alive[label]) {
+          if (label + 1 > graph.getMaxElements()) graph.resizeIndex(Math.max(label + 1, graph.getMaxElements() * 2, this.capacity));
+          graph.addPoint(Array.from(this.matrix.subarray(label * this.dimensions, (label + 1) * this.dimensions)), label);
+        } else this.markDeleted(graph, label);
+        if (++n % CHUNK === 0) {
+          await new Promise((r) => setImmediate(r));
+          if (generation !== this.generation) return;
+        }
+      }
+      pending = this.touched;
+      this.touched = new Set();
+    }
+    if (generation !== this.generation) return; // a rebuild replaced the content meanwhile
+    graph.setEf(this.efSearch); // hnswlib resets ef on load
+    this.graph = graph;
+    this.lastBuildError = null;
   }
 }

@@ -142,6 +142,19 @@ describe('VectorIndex, HNSW mode', () => {
     expect(idx.search(data[10], 50).map((h) => h.id)).not.toContain('u10');
   });
 
+  it('builds again instead of replaying a bulk load made during the build', async () => {
+    let builds = 0;
+    const inner = new InlineHnswBuilder(500);
+    const counting: HnswBuilder = { build: (input: HnswBuildInput) => { builds++; return inner.build(input); } };
+    const idx = new VectorIndex({ dimensions: DIMS, exactThreshold: 1000, maxReplay: 50, builder: counting });
+    data.forEach((v, i) => idx.add(`u${i}`, v)); // 1000 trigger the build, 500 more arrive during it
+    await idx.whenIdle();
+    expect(builds).toBe(2);
+    expect(idx.mode).toBe('hnsw');
+    expect(recall(idx)).toBeGreaterThan(0.95);
+    expect(idx.search(data[1400], 1)[0].id).toBe('u1400');
+  });
+
   it('rebuild replaces the content from an async source', async () => {
     const idx = await built();
     async function* source() {
