@@ -203,7 +203,7 @@ async function main(): Promise<void> {
     }
   }
   const convs = loadConversations(dataDir);
-  console.log(`LoCoMo ${convs.map((c) => c.name).join(', ')}: ${convs.reduce((a, c) => a + c.turns.length, 0)} turns, ${results[0]?.questions} questions (categories 1-4) with evidence`);
+  console.log(`LoCoMo ${convs.map((c) => c.name).join(', ')}: ${convs.reduce((a, c) => a + c.turns.length, 0)} turns, ${results[0]?.questions ?? "no"} questions (categories 1-4) with evidence`);
   console.log('R@k: mean fraction of a question\'s evidence turns among the k nearest turns; texts/s: turns and questions embedded per second');
   console.log(table(results));
   const outFile = path.resolve(arg('--out') ?? path.join(ROOT, 'bench-results', 'embeddings.json'));
