@@ -1,6 +1,6 @@
 import { Level } from 'level';
 import type { AbstractSublevel } from 'abstract-level';
-import type { AccountRecord, ApiKeyRecord, EventRecord } from './types';
+import type { AccountRecord, ApiKeyRecord, Edge, EventRecord, MemoryUnit, Relation } from './types';
 
 // eslint-disable-next-line @typescript-eslint/no-explicit-any
 export type Sub<V> = AbstractSublevel<any, any, string, V>;
@@ -10,6 +10,42 @@ export interface PendingEntry {
   stream_id: string;
   event_id: string;
   accepted_at: string;
+}
+
+/** A unit's embedding: little-endian float32, base64; the embedder id says which model made it. */
+export interface StoredVector {
+  embedder_id: string;
+  dims: number;
+  f32_b64: string;
+}
+
+/** One end of an edge, kept under each of its units so a unit's neighbours are one key range. */
+export interface AdjacencyEntry {
+  /** the unit at the other end */
+  other_id: string;
+  relation: Relation;
+  /** true when this unit is the edge's source */
+  out: boolean;
+}
+
+export interface DroppedRecord {
+  reason: string;
+  at: string;
+}
+
+export interface FailedRecord {
+  user_id: string;
+  stream_id: string;
+  event_id: string;
+  error: string;
+  attempts: number;
+  at: string;
+}
+
+/** A stream whose events were consolidated since its last reflection. */
+export interface ReflectionDue {
+  /** acceptance time of the newest consolidated event of the stream */
+  last_event_at: string;
 }
 
 export interface IdempotencyRecord {
@@ -36,6 +72,24 @@ export class StateDb {
   readonly assets: Sub<Buffer>;
   /** `account` \0 name → AccountRecord; `apikey` \0 id → ApiKeyRecord; `apikey_hash` \0 sha → id; `jwt_secret` */
   readonly auth: Sub<unknown>;
+  /** user \0 seq → PendingEntry: the same entries as `pending`, by user, so the worker can serve users in turn */
+  readonly pendingByUser: Sub<PendingEntry>;
+  /** user \0 unit_id → MemoryUnit (L1 and L2) */
+  readonly units: Sub<MemoryUnit>;
+  /** user \0 unit_id → StoredVector */
+  readonly vectors: Sub<StoredVector>;
+  /** user \0 edge_id → Edge */
+  readonly edges: Sub<Edge>;
+  /** user \0 unit_id \0 edge_id → AdjacencyEntry */
+  readonly adjacency: Sub<AdjacencyEntry>;
+  /** user \0 subject \0 attribute \0 unit_id → unit_id: units stating a fact about subject+attribute (corrections) */
+  readonly unitBySubject: Sub<string>;
+  /** user \0 event_id → DroppedRecord: events consolidation kept no memory of, and why */
+  readonly dropped: Sub<DroppedRecord>;
+  /** seq → FailedRecord: events consolidation gave up on */
+  readonly failed: Sub<FailedRecord>;
+  /** user \0 stream_id → ReflectionDue */
+  readonly reflectionDue: Sub<ReflectionDue>;
 
   private constructor(readonly level: Level<string, unknown>) {
     const json = { valueEncoding: 'json' } as const;
@@ -46,6 +100,15 @@ export class StateDb {
     this.idempotency = level.sublevel<string, IdempotencyRecord>('idempotency', json);
     this.assets = level.sublevel<string, Buffer>('assets', { valueEncoding: 'buffer' });
     this.auth = level.sublevel<string, unknown>('auth', json);
+    this.pendingByUser = level.sublevel<string, PendingEntry>('pending_by_user', json);
+    this.units = level.sublevel<string, MemoryUnit>('units', json);
+    this.vectors = level.sublevel<string, StoredVector>('vectors', json);
+    this.edges = level.sublevel<string, Edge>('edges', json);
+    this.adjacency = level.sublevel<string, AdjacencyEntry>('adjacency', json);
+    this.unitBySubject = level.sublevel<string, string>('unit_by_subject', json);
+    this.dropped = level.sublevel<string, DroppedRecord>('dropped', json);
+    this.failed = level.sublevel<string, FailedRecord>('failed', json);
+    this.reflectionDue = level.sublevel<string, ReflectionDue>('reflection_due', json);
   }
 
   static async open(path: string): Promise<StateDb> {
@@ -74,4 +137,18 @@ export class StateDb {
   async counter(name: string): Promise<number> {
     return ((await this.meta.get(`counter\x00${name}`)) as number | undefined) ?? 0;
   }
+}
+
+/** number[] → StoredVector (float32, little-endian on every platform, so replicas store the same bytes). */
+export function encodeVector(vector: ArrayLike<number>, embedderId: string): StoredVector {
+  const buf = Buffer.alloc(vector.length * 4);
+  for (let i = 0; i < vector.length; i++) buf.writeFloatLE(vector[i], i * 4);
+  return { embedder_id: embedderId, dims: vector.length, f32_b64: buf.toString('base64') };
+}
+
+export function decodeVector(stored: StoredVector): Float32Array {
+  const buf = Buffer.from(stored.f32_b64, 'base64');
+  const out = new Float32Array(stored.dims);
+  for (let i = 0; i < stored.dims; i++) out[i] = buf.readFloatLE(i * 4);
+  return out;
 }

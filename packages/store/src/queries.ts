@@ -1,6 +1,7 @@
-import type { StateDb } from './db';
-import { join, prefixRange } from './keys';
-import type { EventRecord } from './types';
+import { subjectPrefix, unitKey } from './apply/memory';
+import { decodeVector, type AdjacencyEntry, type DroppedRecord, type FailedRecord, type PendingEntry, type StateDb } from './db';
+import { join, prefixRange, SEP } from './keys';
+import type { Edge, EventRecord, MemoryUnit } from './types';
 
 export interface EventPage {
   events: EventRecord[];
@@ -35,4 +36,162 @@ export async function pendingSummary(db: StateDb): Promise<PendingSummary> {
   let oldest: string | null = null;
   for await (const entry of db.pending.values({ limit: 1 })) oldest = entry.accepted_at;
   return { pending: await db.counter('pending'), failed: await db.counter('failed'), oldest_accepted_at: oldest };
+}
+
+// ---- memory (L1/L2 units, vectors, edges) and the consolidation backlog ----
+
+export interface UnitPage {
+  units: MemoryUnit[];
+  /** id of the last unit returned when more may follow, else null */
+  next_cursor: string | null;
+}
+
+export interface ListUnitsOptions {
+  /** include superseded and forgotten units (default false) */
+  includeRetired?: boolean;
+  /** only this level */
+  level?: 1 | 2;
+  /** a unit id: start after it */
+  after?: string | null;
+  limit: number;
+}
+
+/** A user's units in id order, after a cursor, filtered by level and currency. */
+export async function listUnits(db: StateDb, userId: string, options: ListUnitsOptions): Promise<UnitPage> {
+  const range = prefixRange(userId);
+  const gt = options.after ? join(userId, options.after) : range.gt;
+  const units: MemoryUnit[] = [];
+  for await (const unit of db.units.values({ gt, lt: range.lt })) {
+    if (!options.includeRetired && unit.retired_at !== null) continue;
+    if (options.level !== undefined && unit.level !== options.level) continue;
+    units.push(unit);
+    if (units.length > options.limit) break;
+  }
+  const more = units.length > options.limit;
+  if (more) units.pop();
+  return { units, next_cursor: more ? units[units.length - 1].id : null };
+}
+
+/** Every unit of a user (current and retired, L1 and L2), in id order. */
+export async function allUnits(db: StateDb, userId: string): Promise<MemoryUnit[]> {
+  const units: MemoryUnit[] = [];
+  for await (const unit of db.units.values(prefixRange(userId))) units.push(unit);
+  return units;
+}
+
+export async function getUnit(db: StateDb, userId: string, unitId: string): Promise<MemoryUnit | undefined> {
+  return db.units.get(unitKey(userId, unitId));
+}
+
+export async function getUnitVector(db: StateDb, userId: string, unitId: string): Promise<Float32Array | undefined> {
+  const stored = await db.vectors.get(unitKey(userId, unitId));
+  return stored ? decodeVector(stored) : undefined;
+}
+
+/** Every stored vector of a user, by unit id, with the embedder that made it. */
+export async function userVectors(db: StateDb, userId: string): Promise<Map<string, { vector: Float32Array; embedder_id: string }>> {
+  const out = new Map<string, { vector: Float32Array; embedder_id: string }>();
+  const prefix = userId + SEP;
+  for await (const [key, stored] of db.vectors.iterator(prefixRange(userId))) {
+    out.set(key.slice(prefix.length), { vector: decodeVector(stored), embedder_id: stored.embedder_id });
+  }
+  return out;
+}
+
+/** Units (current or not) that state a fact about this subject and attribute. */
+export async function unitsBySubjectAttribute(db: StateDb, userId: string, subject: string, attribute: string): Promise<MemoryUnit[]> {
+  const prefix = subjectPrefix(userId, subject, attribute);
+  const units: MemoryUnit[] = [];
+  for await (const unitId of db.unitBySubject.values({ gt: prefix, lt: prefix + '\xff' })) {
+    const unit = await db.units.get(unitKey(userId, unitId));
+    if (unit) units.push(unit);
+  }
+  return units;
+}
+
+export async function listUserEdges(db: StateDb, userId: string): Promise<Edge[]> {
+  const edges: Edge[] = [];
+  for await (const edge of db.edges.values(prefixRange(userId))) edges.push(edge);
+  return edges;
+}
+
+/** The edges touching a unit, from its adjacency range. */
+export async function edgesOfUnit(db: StateDb, userId: string, unitId: string): Promise<(AdjacencyEntry & { edge_id: string })[]> {
+  const prefix = join(userId, unitId) + SEP;
+  const out: (AdjacencyEntry & { edge_id: string })[] = [];
+  for await (const [key, entry] of db.adjacency.iterator(prefixRange(userId, unitId))) out.push({ ...entry, edge_id: key.slice(prefix.length) });
+  return out;
+}
+
+export async function droppedEvent(db: StateDb, userId: string, eventId: string): Promise<DroppedRecord | undefined> {
+  return db.dropped.get(join(userId, eventId));
+}
+
+export async function listDropped(db: StateDb, userId: string): Promise<(DroppedRecord & { event_id: string })[]> {
+  const prefix = userId + SEP;
+  const out: (DroppedRecord & { event_id: string })[] = [];
+  for await (const [key, record] of db.dropped.iterator(prefixRange(userId))) out.push({ ...record, event_id: key.slice(prefix.length) });
+  return out;
+}
+
+export async function listFailed(db: StateDb, limit: number): Promise<(FailedRecord & { seq: string })[]> {
+  const out: (FailedRecord & { seq: string })[] = [];
+  for await (const [seq, record] of db.failed.iterator({ limit })) out.push({ ...record, seq });
+  return out;
+}
+
+export type PendingItem = PendingEntry & { seq: string };
+
+/** A user's pending entries, oldest first. */
+export async function pendingOfUser(db: StateDb, userId: string, limit: number): Promise<PendingItem[]> {
+  const prefix = userId + SEP;
+  const out: PendingItem[] = [];
+  for await (const [key, entry] of db.pendingByUser.iterator({ ...prefixRange(userId), limit })) out.push({ ...entry, seq: key.slice(prefix.length) });
+  return out;
+}
+
+/** The first user with pending entries whose id sorts after `after` (null: the first of all), one seek. */
+async function nextPendingUser(db: StateDb, after: string | null): Promise<string | null> {
+  // Every key of user u sorts below u + SEP + \xff (user ids hold no control characters), and above it the next user's.
+  const range = after === null ? { limit: 1 } : { gt: after + SEP + '\xff', limit: 1 };
+  for await (const key of db.pendingByUser.keys(range)) return key.slice(0, key.indexOf(SEP));
+  return null;
+}
+
+/**
+ * Up to `max` distinct users with pending entries, in round-robin order: those after `after` first, then
+ * wrapping around to the start (so `after` itself comes last). One seek per user.
+ */
+export async function pendingUsersFrom(db: StateDb, after: string | null, max: number): Promise<string[]> {
+  const users: string[] = [];
+  let cursor = after;
+  for (let wrapped = after === null; users.length < max;) {
+    const user = await nextPendingUser(db, cursor);
+    if (user === null || (wrapped && after !== null && user > after)) {
+      if (wrapped) break;
+      wrapped = true;
+      cursor = null;
+      continue;
+    }
+    if (users.includes(user)) break;
+    users.push(user);
+    cursor = user;
+  }
+  return users;
+}
+
+export interface DueReflection {
+  user_id: string;
+  stream_id: string;
+  last_event_at: string;
+}
+
+/** Streams consolidated since their last reflection (in user, stream order). */
+export async function reflectionsDue(db: StateDb, limit: number): Promise<DueReflection[]> {
+  const out: DueReflection[] = [];
+  for await (const [key, due] of db.reflectionDue.iterator({ limit })) {
+    const [user_id, stream_id] = key.split(SEP);
+    out.push({ user_id, stream_id, last_event_at: due.last_event_at });
+  }
+  return out;
 }

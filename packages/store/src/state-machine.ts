@@ -1,18 +1,29 @@
 import { ApplyContext } from './apply-context';
 import { applyApiKeyCreate, applyApiKeyRevoke, applyAuthBootstrap, applySetPassword } from './apply/auth';
 import { applyIngest } from './apply/events';
-import type { Command } from './commands';
+import { applyConsolidate, applyConsolidationFailed, applyInsights, indexPendingByUser } from './apply/memory';
+import type { Command, IngestCommand } from './commands';
 import type { StateDb } from './db';
 
 type Handler = (db: StateDb, ctx: ApplyContext, command: never) => Promise<unknown>;
 
+/** Ingest, plus the per-user index of pending entries that the consolidation worker reads. */
+async function applyIngestIndexed(db: StateDb, ctx: ApplyContext, cmd: IngestCommand) {
+  const answer = await applyIngest(db, ctx, cmd);
+  indexPendingByUser(db, ctx, cmd, answer);
+  return answer;
+}
+
 /** One handler per command type: the whole write side of Strata, in one table. */
 const HANDLERS: Record<Command['type'], Handler> = {
-  'events.ingest': applyIngest as Handler,
+  'events.ingest': applyIngestIndexed as Handler,
   'auth.bootstrap': applyAuthBootstrap as Handler,
   'auth.set_password': applySetPassword as Handler,
   'apikey.create': applyApiKeyCreate as Handler,
   'apikey.revoke': applyApiKeyRevoke as Handler,
+  'memory.consolidate': applyConsolidate as Handler,
+  'memory.consolidation_failed': applyConsolidationFailed as Handler,
+  'memory.insights': applyInsights as Handler,
 };
 
 export type AppliedListener = (index: number, command: Command, result: unknown) => void;
