@@ -125,6 +125,38 @@ describe('TextIndex (BM25)', () => {
     expect(b.search('melanie sunrise painting', 10)).toEqual(a.search('melanie sunrise painting', 10));
   });
 
+  it('gives the same results after heavy churn (compaction, renumbering) as a fresh index', () => {
+    const words = ['alpha', 'beta', 'gamma', 'delta', 'epsilon', 'zeta', 'eta', 'theta'];
+    const text = (i: number) => Array.from({ length: 3 + (i % 5) }, (_, j) => words[(i * 7 + j * 3) % words.length]).join(' ');
+    const churned = new TextIndex();
+    for (let i = 0; i < 500; i++) churned.add(`d${i}`, text(i));
+    for (let i = 0; i < 500; i++) if (i % 5 !== 0) churned.remove(`d${i}`);
+    for (let i = 0; i < 500; i += 10) churned.add(`d${i}`, text(i + 1)); // replace some survivors
+    const fresh = new TextIndex();
+    for (let i = 0; i < 500; i += 5) fresh.add(`d${i}`, i % 10 === 0 ? text(i + 1) : text(i));
+    expect(churned.size).toBe(fresh.size);
+    for (const q of ['alpha', 'beta gamma', 'theta eta zeta', 'delta']) {
+      const a = churned.search(q, 20);
+      const b = fresh.search(q, 20);
+      expect(a.map((h) => h.id)).toEqual(b.map((h) => h.id));
+      a.forEach((h, i) => expect(h.score).toBeCloseTo(b[i].score, 10));
+    }
+  });
+
+  it('rebuildAsync swaps the content in at once', async () => {
+    const a = build();
+    const b = new TextIndex();
+    b.add('zz', 'stale document about sunrise');
+    async function* source() {
+      for (const [id, text] of docs) yield { id, text };
+    }
+    const pending = b.rebuildAsync(source(), 1);
+    expect(b.search('sunrise', 5).map((h) => h.id)).toEqual(['zz']); // old content until the swap
+    await pending;
+    expect(b.search('melanie sunrise painting', 10)).toEqual(a.search('melanie sunrise painting', 10));
+    expect(b.has('zz')).toBe(false);
+  });
+
   it('returns nothing for empty queries or k ≤ 0', () => {
     expect(build().search('the of and', 5)).toEqual([]);
     expect(build().search('sunrise', 0)).toEqual([]);
