@@ -14,6 +14,9 @@ import { eventRoutes } from './routes/events';
 import { healthRoutes } from './routes/health';
 import { metricsRoutes } from './routes/metrics';
 import { statusRoutes } from './routes/status';
+import { memoryRoutes } from './routes/memories';
+import { createProviders } from './providers';
+import { ConsolidationWorker } from './workers/consolidation';
 import type { Services } from './services';
 import { ShardRouter, type Shard } from './shards';
 import { Validator } from './validation';
@@ -62,6 +65,9 @@ export class StrataNode {
     }
     mkdirSync(config.storage.data_dir, { recursive: true });
     checkLayout(config.storage.data_dir, config.cluster.shards);
+    // Before any storage is opened: a provider that cannot be built (e.g. local vectors not prepared) stops the start.
+    const providers = await createProviders(config);
+    logger.info({ embedder: providers.embedder.id, llm: providers.llm?.id ?? 'none' }, 'providers ready');
     const shards: Shard[] = [];
     for (let id = 0; id < config.cluster.shards; id++) shards.push(await openShard(config.storage.data_dir, id));
     const router = new ShardRouter(shards);
@@ -86,6 +92,7 @@ export class StrataNode {
       ...authRoutes(services),
       ...eventRoutes(services),
       ...statusRoutes(services),
+      ...memoryRoutes(services),
     );
     const app = createApp({
       routes, auth, validator: new Validator(), metrics, logger,
@@ -97,9 +104,20 @@ export class StrataNode {
     });
     // Keep-alive sockets idle longer than typical client pools, so clients don't race a server-side close.
     server.keepAliveTimeout = 65_000;
+    // Background consolidation, one worker per shard (each proposes only while its shard's log can).
+    const workers = config.consolidation.enabled
+      ? shards.map((shard) => new ConsolidationWorker({
+        shard, embedder: providers.embedder, llm: providers.llm, logger,
+        intervalMs: config.consolidation.interval_ms, batchSize: config.consolidation.batch_size,
+      }))
+      : [];
+    for (const worker of workers) worker.start();
     const node = new StrataNode(config, logger, services, server);
     node.onStop = async () => {
       open = false;
+      // The batch in flight finishes (its proposal commits) before the logs close.
+      await Promise.all(workers.map((w) => w.stop()));
+      await providers.close();
       for (const shard of shards) {
         await shard.log.close();
         await shard.db.close();

@@ -1,0 +1,70 @@
+/**
+ * Extension routes to read a user's stored memory as it is (no ranking): the units consolidation made,
+ * and the events it kept no memory of. For operators and tests: with them, every accepted event can be
+ * traced to a unit (`references`) or to a reason it was dropped.
+ */
+import { badRequest, listDropped, listUnits, type MemoryUnit } from '@strata/store';
+import type { RouteSpec } from '../http/route';
+import type { Services } from '../services';
+
+/** The contract's unit view (CONTRACT.md §3), plus when and by what a unit stopped being current. */
+export function unitView(u: MemoryUnit) {
+  return {
+    id: u.id, memory_type: u.memory_type, content: u.content, keywords: u.keywords, level: u.level, stream_id: u.stream_id,
+    valid_time: u.valid_time, transaction_time: u.transaction_time, references: u.references, assets: u.assets,
+    retired_at: u.retired_at, superseded_by: u.superseded_by,
+  };
+}
+
+function invalidQuery(name: string, message: string) {
+  return badRequest('validation_failed', `${name} ${message}.`, [{ path: `/${name}`, message }]);
+}
+
+function parseLimit(value: unknown): number {
+  if (value === undefined || value === '') return 100;
+  const n = Number(value);
+  if (!Number.isInteger(n) || n < 1 || n > 1000) throw invalidQuery('limit', 'must be an integer from 1 to 1000');
+  return n;
+}
+
+function parseBool(name: string, value: unknown): boolean {
+  if (value === undefined || value === '' || value === 'false') return false;
+  if (value === 'true') return true;
+  throw invalidQuery(name, 'must be true or false');
+}
+
+function parseLevel(value: unknown): 1 | 2 | undefined {
+  if (value === undefined || value === '') return undefined;
+  if (value === '1' || value === '2') return Number(value) as 1 | 2;
+  throw invalidQuery('level', 'must be 1 or 2');
+}
+
+export function memoryRoutes(services: Services): RouteSpec[] {
+  return [
+    {
+      method: 'get', path: '/v1/users/:user_id/memories', tag: 'memory', auth: 'read',
+      summary: "Extension: the user's memory units (L1 and L2) in id order, paged by cursor; retired units only on request.",
+      queryParams: [
+        { name: 'include_retired', schema: { type: 'boolean', default: false }, description: 'also superseded and forgotten units' },
+        { name: 'level', schema: { type: 'integer', enum: [1, 2] } },
+        { name: 'after', schema: { type: 'string' }, description: 'next_cursor of the previous page' },
+        { name: 'limit', schema: { type: 'integer', minimum: 1, maximum: 1000, default: 100 } },
+      ],
+      handler: async ({ params, query }) => {
+        const page = await listUnits(services.shards.forUser(params.user_id).db, params.user_id, {
+          includeRetired: parseBool('include_retired', query.include_retired), level: parseLevel(query.level),
+          after: typeof query.after === 'string' && query.after !== '' ? query.after : null, limit: parseLimit(query.limit),
+        });
+        return { memories: page.units.map(unitView), next_cursor: page.next_cursor };
+      },
+    },
+    {
+      method: 'get', path: '/v1/users/:user_id/events/dropped', tag: 'memory', auth: 'read',
+      summary: 'Extension: events consolidation kept no memory of (noise, small talk), each with the reason.',
+      handler: async ({ params }) => {
+        const dropped = await listDropped(services.shards.forUser(params.user_id).db, params.user_id);
+        return { dropped: dropped.map((d) => ({ event_id: d.event_id, reason: d.reason, dropped_at: d.at })) };
+      },
+    },
+  ];
+}

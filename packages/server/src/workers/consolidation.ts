@@ -1,0 +1,261 @@
+/**
+ * The consolidation worker of one shard: pending L0 events → `memory.consolidate` commands (L1), then
+ * `memory.insights` commands (L2). It runs only where the shard's log can propose (the leader; a single
+ * node always), plans with the node's embedder and LLM, and changes nothing itself: every result goes
+ * through the log (ARCHITECTURE.md, the one rule).
+ *
+ * One tick: take up to `batchSize` pending events dealt fairly over users (fair-batch.ts), plan and
+ * propose one command per user batch, then insights for users whose memory changed and whose backlog
+ * is drained, then (now and then) reflections on streams that went quiet. Ticks never overlap; `stop()`
+ * waits for the tick in flight, so the log is never closed under a proposal.
+ */
+import { randomUUID } from 'node:crypto';
+import type { Logger } from 'pino';
+import { planConsolidation } from '@strata/memory/src/consolidation/plan';
+import type { Embedder, Llm } from '@strata/memory/src/providers/types';
+import {
+  getEvent, pendingOfUser, pendingUsersFrom, reflectionsDue, settle, StrataError,
+  type ConsolidateAnswer, type ConsolidateCommand, type ConsolidationFailedCommand, type EventRecord, type InsightsCommand, type PendingItem,
+} from '@strata/store';
+import type { Shard } from '../shards';
+import { DEFAULT_RETRY_POLICY, noteFailure, noteSuccess, pickFairBatch, type RetryPolicy, type RetryState, type UserBatch } from './fair-batch';
+import { planStreamReflection, planUserInsights, type PlanContext } from './insights';
+import { UserMemoryView } from './memory-view';
+
+export interface ConsolidationWorkerOptions {
+  shard: Shard;
+  embedder: Embedder;
+  llm?: Llm | null;
+  logger: Logger;
+  intervalMs: number;
+  batchSize: number;
+  retry?: RetryPolicy;
+  /** Minutes without events after which a stream gets a reflection (default 30). */
+  quietMinutes?: number;
+  /** How often due reflections are looked for (default 60 s). */
+  reflectionCheckMs?: number;
+  /** A user still busy gets insights at most this long after its memory changed (default 60 s). */
+  insightsMaxDelayMs?: number;
+  /** Injected for tests: the clock (epoch ms) and the id source. */
+  now?: () => number;
+  newId?: () => string;
+}
+
+export interface TickReport {
+  batches: number;
+  events: number;
+  units: number;
+  dropped: number;
+  failed: number;
+  insights: number;
+  reflections: number;
+  /** batches whose planning or proposal failed (retried later) */
+  errors: number;
+}
+
+/** A plan that no longer fit the state when applied: planned again, counted as an attempt. */
+class StalePlanError extends Error {}
+
+const emptyReport = (): TickReport => ({ batches: 0, events: 0, units: 0, dropped: 0, failed: 0, insights: 0, reflections: 0, errors: 0 });
+
+/** The log cannot take proposals here now (shutting down, not the leader): not the batch's fault. */
+function isUnavailable(err: unknown): boolean {
+  return err instanceof StrataError && err.status === 503;
+}
+
+export class ConsolidationWorker {
+  private readonly retries = new Map<string, RetryState>();
+  /** user → when its memory first changed since its last insights */
+  private readonly insightsDue = new Map<string, number>();
+  private cursor: string | null = null;
+  private lastReflectionCheck = 0;
+  private timer: NodeJS.Timeout | null = null;
+  private inFlight: Promise<unknown> | null = null;
+  private stopped = false;
+  /** totals of the current busy period, for the summary logged when the backlog drains */
+  private busy: (TickReport & { since: number }) | null = null;
+  private readonly o: Required<Omit<ConsolidationWorkerOptions, 'llm'>> & { llm: Llm | null };
+
+  constructor(options: ConsolidationWorkerOptions) {
+    this.o = {
+      retry: DEFAULT_RETRY_POLICY, quietMinutes: 30, reflectionCheckMs: 60_000, insightsMaxDelayMs: 60_000,
+      now: Date.now, newId: randomUUID, ...options, llm: options.llm ?? null,
+    };
+  }
+
+  start(): void {
+    if (this.stopped || this.timer) return;
+    this.schedule();
+  }
+
+  /** Stops ticking and waits for the tick in flight (its proposal included). */
+  async stop(): Promise<void> {
+    this.stopped = true;
+    if (this.timer) clearTimeout(this.timer);
+    this.timer = null;
+    while (this.inFlight) await this.inFlight;
+  }
+
+  private schedule(): void {
+    this.timer = setTimeout(() => {
+      this.timer = null;
+      const run = this.tick()
+        .catch((err) => this.o.logger.error({ err, shard: this.o.shard.id }, 'consolidation tick failed'))
+        .finally(() => {
+          this.inFlight = null;
+          if (!this.stopped) this.schedule();
+        });
+      this.inFlight = run;
+    }, this.o.intervalMs);
+    this.timer.unref?.();
+  }
+
+  /** One round of work; public so tests drive the worker step by step. */
+  async tick(): Promise<TickReport> {
+    const report = emptyReport();
+    const { shard, batchSize } = this.o;
+    if (!shard.log.isLeader()) return report;
+    const users = await pendingUsersFrom(shard.db, this.cursor, batchSize);
+    if (users.length > 0) this.cursor = users[users.length - 1];
+    const queues = await Promise.all(users.map(async (user_id) => ({ user_id, entries: await pendingOfUser(shard.db, user_id, batchSize) })));
+    const batches = pickFairBatch(queues, batchSize, this.retries, this.o.now());
+    for (const batch of batches) {
+      if (this.stopped || !shard.log.isLeader()) break;
+      await this.runBatch(batch, report);
+    }
+    if (!this.stopped) await this.runInsights(report);
+    if (!this.stopped && this.o.now() - this.lastReflectionCheck >= this.o.reflectionCheckMs) {
+      this.lastReflectionCheck = this.o.now();
+      await this.runReflections(report);
+    }
+    this.summarize(report, users.length === 0);
+    return report;
+  }
+
+  private context(): PlanContext {
+    return { db: this.o.shard.db, embedder: this.o.embedder, now: new Date(this.o.now()).toISOString(), newId: this.o.newId };
+  }
+
+  private async runBatch(batch: UserBatch, report: TickReport): Promise<void> {
+    const started = Date.now();
+    const log = this.o.logger;
+    try {
+      const answer = await this.consolidate(batch);
+      noteSuccess(this.retries, batch.entries);
+      report.batches++;
+      report.events += answer.consumed;
+      report.units += answer.units_created;
+      report.dropped += answer.dropped;
+      if (answer.units_created + answer.reinforced + answer.retired > 0 && !this.insightsDue.has(batch.user_id)) {
+        this.insightsDue.set(batch.user_id, this.o.now());
+      }
+      log.debug({ shard: this.o.shard.id, user_id: batch.user_id, ...answer, ms: Date.now() - started }, 'consolidated a batch');
+    } catch (err) {
+      if (isUnavailable(err)) return;
+      report.errors++;
+      const message = err instanceof Error ? err.message : String(err);
+      const { exhausted } = noteFailure(this.retries, batch.entries, message, this.o.now(), this.o.retry);
+      log.warn({ shard: this.o.shard.id, user_id: batch.user_id, events: batch.entries.length, err: message }, 'consolidation of a batch failed; will retry');
+      if (exhausted.length > 0) await this.giveUp(batch.user_id, exhausted, message, report);
+    }
+  }
+
+  private async consolidate(batch: UserBatch): Promise<ConsolidateAnswer> {
+    const { shard, embedder } = this.o;
+    const events: EventRecord[] = [];
+    const missing: PendingItem[] = [];
+    for (const entry of batch.entries) {
+      const event = await getEvent(shard.db, batch.user_id, entry.event_id);
+      if (event) events.push(event);
+      else missing.push(entry);
+    }
+    const view = await UserMemoryView.load(shard.db, batch.user_id, embedder.id);
+    const now = new Date(this.o.now()).toISOString();
+    const plan = await planConsolidation({
+      events, now, newId: this.o.newId, embedder, llm: this.o.llm ?? undefined,
+      findSimilar: view.findSimilar, findBySubjectAttribute: view.findBySubjectAttribute,
+    });
+    const command: ConsolidateCommand = {
+      type: 'memory.consolidate', user_id: batch.user_id, at: now,
+      consumed: batch.entries.map((e) => ({ seq: e.seq, event_id: e.event_id })),
+      embedder_id: plan.embedder_id, method: plan.method, units: plan.units, reinforced: plan.reinforced, retired: plan.retired,
+      edges: plan.edges,
+      // An event deleted while pending has nothing left to remember.
+      dropped: [...plan.dropped, ...missing.map((m) => ({ event_id: m.event_id, reason: 'event deleted before consolidation' }))],
+    };
+    const answer = settle<ConsolidateAnswer>(await shard.log.propose(command));
+    if (!answer.applied) throw new StalePlanError(`stale plan: ${answer.stale}`);
+    return answer;
+  }
+
+  private async giveUp(userId: string, entries: PendingItem[], error: string, report: TickReport): Promise<void> {
+    const attempts = Math.max(...entries.map((e) => this.retries.get(e.seq)?.attempts ?? 0));
+    const command: ConsolidationFailedCommand = {
+      type: 'memory.consolidation_failed', user_id: userId, at: new Date(this.o.now()).toISOString(),
+      entries: entries.map((e) => ({ seq: e.seq, event_id: e.event_id })), error, attempts,
+    };
+    try {
+      const { failed } = settle<{ failed: number }>(await this.o.shard.log.propose(command));
+      noteSuccess(this.retries, entries);
+      report.failed += failed;
+      this.o.logger.error({ shard: this.o.shard.id, user_id: userId, event_ids: entries.map((e) => e.event_id), attempts, err: error }, 'consolidation gave up on events');
+    } catch (err) {
+      // Retried at the next tick: the entries are still pending and exhausted.
+      this.o.logger.warn({ err, shard: this.o.shard.id }, 'could not record failed events');
+    }
+  }
+
+  /** Insights for users whose memory changed, once their backlog is drained (or after insightsMaxDelayMs). */
+  private async runInsights(report: TickReport): Promise<void> {
+    for (const [user, since] of [...this.insightsDue.entries()]) {
+      if (this.stopped || !this.o.shard.log.isLeader()) return;
+      const drained = (await pendingOfUser(this.o.shard.db, user, 1)).length === 0;
+      if (!drained && this.o.now() - since < this.o.insightsMaxDelayMs) continue;
+      this.insightsDue.delete(user);
+      try {
+        const command = await planUserInsights(user, this.context());
+        if (command) await this.proposeInsights(command, report, 'insights');
+      } catch (err) {
+        if (isUnavailable(err)) return;
+        // Insights are derived from memory that is already safe: a failure waits for the next change.
+        this.o.logger.warn({ err, shard: this.o.shard.id, user_id: user }, 'insight planning failed');
+      }
+    }
+  }
+
+  private async runReflections(report: TickReport): Promise<void> {
+    const quietMs = this.o.quietMinutes * 60_000;
+    for (const due of await reflectionsDue(this.o.shard.db, 1000)) {
+      if (this.stopped || !this.o.shard.log.isLeader()) return;
+      if (this.o.now() - Date.parse(due.last_event_at) < quietMs) continue;
+      try {
+        const command = await planStreamReflection(due.user_id, due.stream_id, due.last_event_at, this.o.quietMinutes, this.context());
+        if (command) await this.proposeInsights(command, report, 'reflections');
+      } catch (err) {
+        if (isUnavailable(err)) return;
+        this.o.logger.warn({ err, shard: this.o.shard.id, user_id: due.user_id, stream_id: due.stream_id }, 'reflection failed');
+      }
+    }
+  }
+
+  private async proposeInsights(command: InsightsCommand, report: TickReport, kind: 'insights' | 'reflections'): Promise<void> {
+    const answer = settle<{ created: number; updated: number }>(await this.o.shard.log.propose(command));
+    report[kind] += answer.created + answer.updated;
+    this.o.logger.debug({ shard: this.o.shard.id, user_id: command.user_id, kind, ...answer }, 'proposed L2 memory');
+  }
+
+  /** Info line when a busy period ends: how much was consolidated, how fast. */
+  private summarize(report: TickReport, idle: boolean): void {
+    const worked = report.batches + report.errors + report.failed + report.insights + report.reflections > 0;
+    if (worked) {
+      this.busy = this.busy ?? { ...emptyReport(), since: Date.now() };
+      for (const k of Object.keys(report) as (keyof TickReport)[]) this.busy[k] += report[k];
+    }
+    if (idle && this.busy) {
+      const seconds = (Date.now() - this.busy.since) / 1000;
+      const { since: _since, ...totals } = this.busy;
+      this.o.logger.info({ shard: this.o.shard.id, ...totals, seconds, events_per_s: seconds > 0 ? Math.round(totals.events / seconds) : null }, 'consolidation caught up');
+      this.busy = null;
+    }
+  }
+}

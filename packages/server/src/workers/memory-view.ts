@@ -1,0 +1,59 @@
+/**
+ * The store-backed lookups consolidation asks for: a user's current L1 units most similar to a vector,
+ * and the units stating a fact about a subject+attribute. Similarity is exact cosine over the user's
+ * stored vectors, loaded once per batch (a snapshot: the planner handles the batch's own new units).
+ */
+import type { SimilarUnit } from '@strata/memory/src/consolidation/types';
+import { allUnits, unitsBySubjectAttribute, userVectors, type MemoryUnit, type StateDb } from '@strata/store';
+
+interface Entry {
+  unit: MemoryUnit;
+  vector: Float32Array;
+  norm: number;
+}
+
+function norm(v: ArrayLike<number>): number {
+  let s = 0;
+  for (let i = 0; i < v.length; i++) s += v[i] * v[i];
+  return Math.sqrt(s);
+}
+
+export class UserMemoryView {
+  private constructor(private readonly db: StateDb, readonly userId: string, private readonly entries: Entry[]) {}
+
+  /** Current L1 units of the user that have a vector of this embedder (vectors of another model are not comparable). */
+  static async load(db: StateDb, userId: string, embedderId: string): Promise<UserMemoryView> {
+    const [units, vectors] = await Promise.all([allUnits(db, userId), userVectors(db, userId)]);
+    const entries: Entry[] = [];
+    for (const unit of units) {
+      if (unit.level !== 1 || unit.retired_at !== null) continue;
+      const v = vectors.get(unit.id);
+      if (!v || v.embedder_id !== embedderId) continue;
+      entries.push({ unit, vector: v.vector, norm: norm(v.vector) });
+    }
+    return new UserMemoryView(db, userId, entries);
+  }
+
+  get size(): number {
+    return this.entries.length;
+  }
+
+  /** The k most similar current units, best first (ties by id, so the answer is deterministic). */
+  findSimilar = async (userId: string, vector: Float32Array, k: number): Promise<SimilarUnit[]> => {
+    if (userId !== this.userId || k <= 0) return [];
+    const qn = norm(vector);
+    if (qn === 0) return [];
+    const scored: SimilarUnit[] = [];
+    for (const e of this.entries) {
+      if (e.norm === 0 || e.vector.length !== vector.length) continue;
+      let dot = 0;
+      for (let i = 0; i < vector.length; i++) dot += vector[i] * e.vector[i];
+      scored.push({ unit: e.unit, similarity: dot / (qn * e.norm) });
+    }
+    scored.sort((a, b) => b.similarity - a.similarity || (a.unit.id < b.unit.id ? -1 : a.unit.id > b.unit.id ? 1 : 0));
+    return scored.slice(0, k);
+  };
+
+  findBySubjectAttribute = (userId: string, subject: string, attribute: string): Promise<MemoryUnit[]> =>
+    unitsBySubjectAttribute(this.db, userId, subject, attribute);
+}

@@ -1,0 +1,163 @@
+import { mkdtempSync, rmSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import pino from 'pino';
+import { HashingEmbedder } from '@strata/memory/src/embedding/hashing-embedder';
+import type { Embedder } from '@strata/memory/src/providers/types';
+import {
+  LocalLog, StateDb, StateMachine, allUnits, listDropped, listEvents, listFailed, pendingSummary, reflectionsDue, type IngestCommand,
+  type MemoryUnit,
+} from '@strata/store';
+import { ConsolidationWorker, type TickReport } from '../../src/workers/consolidation';
+
+const T0 = Date.parse('2026-03-01T10:00:00.000Z');
+const S1 = '11111111-1111-4111-8111-111111111111';
+const S2 = '22222222-2222-4222-8222-222222222222';
+
+let seq = 0;
+function ingest(user: string, stream: string, contents: string[], at = T0): IngestCommand {
+  const iso = new Date(at).toISOString();
+  return {
+    type: 'events.ingest', user_id: user, stream_id: stream, at: iso, idempotency: null, assets: [],
+    events: contents.map((content) => ({
+      event_id: `ev-${++seq}`, user_id: user, stream_id: stream, content, content_type: 'text', org_id: null, agent_id: null, role: 'user',
+      level: null, parent_id: null, task_status: null, task_progress: null, valid_time: iso, transaction_time: iso, metadata: null, assets: [],
+    })),
+  };
+}
+
+/** An embedder that fails for texts with a marker: a provider outage for one event. */
+class PoisonEmbedder implements Embedder {
+  readonly id: string;
+  readonly dimensions: number;
+  calls = 0;
+  constructor(private readonly inner: Embedder, private readonly marker: string) {
+    this.id = inner.id;
+    this.dimensions = inner.dimensions;
+  }
+  async embed(texts: string[]): Promise<Float32Array[]> {
+    this.calls++;
+    if (texts.some((t) => t.includes(this.marker))) throw new Error('embedding endpoint refused the text');
+    return this.inner.embed(texts);
+  }
+}
+
+describe('ConsolidationWorker (real LevelDB and log, hashing embedder, virtual clock)', () => {
+  let dir: string;
+  let db: StateDb;
+  let log: LocalLog;
+  let clock: number;
+  let ids: number;
+
+  beforeEach(async () => {
+    dir = mkdtempSync(join(tmpdir(), 'strata-worker-'));
+    db = await StateDb.open(join(dir, 'state'));
+    const sm = await StateMachine.open(db);
+    log = await LocalLog.open(join(dir, 'log'), sm);
+    clock = T0 + 1000;
+    ids = 0;
+  });
+  afterEach(async () => {
+    await log.close();
+    await db.close();
+    rmSync(dir, { recursive: true, force: true });
+  });
+
+  function worker(options: { embedder?: Embedder; batchSize?: number } = {}) {
+    return new ConsolidationWorker({
+      shard: { id: 0, db, sm: undefined as never, log }, embedder: options.embedder ?? new HashingEmbedder(), logger: pino({ level: 'silent' }),
+      intervalMs: 10, batchSize: options.batchSize ?? 16, now: () => clock, reflectionCheckMs: 0,
+      newId: () => `00000000-0000-4000-8000-${String(++ids).padStart(12, '0')}`,
+    });
+  }
+
+  /** Ticks until nothing is pending (bounded), advancing the clock past any backoff. */
+  async function drain(w: ConsolidationWorker): Promise<TickReport[]> {
+    const reports: TickReport[] = [];
+    for (let i = 0; i < 50 && (await db.counter('pending')) > 0; i++) {
+      reports.push(await w.tick());
+      clock += 15_000;
+    }
+    expect(await db.counter('pending')).toBe(0);
+    return reports;
+  }
+
+  async function coverage(user: string, stream: string) {
+    const units = await allUnits(db, user);
+    const referenced = new Set(units.flatMap((u) => u.references));
+    const dropped = new Set((await listDropped(db, user)).map((d) => d.event_id));
+    const events = (await listEvents(db, user, stream, null, 1000)).events;
+    return events.map((e) => [e.content, referenced.has(e.event_id), dropped.has(e.event_id)]);
+  }
+
+  it('consolidates a correction: the old fact is retired and superseded, every event is covered once', async () => {
+    await log.propose(ingest('ana', S1, ['I live in Berlin.', 'thanks!']));
+    const w = worker();
+    const [first] = await drain(w);
+    expect(first).toMatchObject({ batches: 1, events: 2, units: 1, dropped: 1, failed: 0, errors: 0 });
+    clock += 60_000;
+    await log.propose(ingest('ana', S1, ['I moved to Lisbon.'], clock));
+    await drain(w);
+    const units = await allUnits(db, 'ana');
+    const l1 = units.filter((u) => u.level === 1);
+    const berlin = l1.find((u) => /Berlin/.test(u.content)) as MemoryUnit;
+    const lisbon = l1.find((u) => /Lisbon/.test(u.content)) as MemoryUnit;
+    expect(berlin).toMatchObject({ retired_reason: 'superseded', superseded_by: lisbon.id });
+    expect(lisbon.retired_at).toBeNull();
+    expect(await coverage('ana', S1)).toEqual([['I live in Berlin.', true, false], ['thanks!', false, true], ['I moved to Lisbon.', true, false]]);
+    expect(await pendingSummary(db)).toMatchObject({ pending: 0, failed: 0 });
+    expect(await db.counter('units')).toBe(units.length);
+  });
+
+  it('serves a small user in the first tick even behind a large backlog', async () => {
+    await log.propose(ingest('big', S1, Array.from({ length: 40 }, (_, i) => `Fact number ${i}: the parcel ${i} went to warehouse ${i * 7}.`)));
+    await log.propose(ingest('small', S2, ['My dog is called Bruno.']));
+    const w = worker({ batchSize: 4 });
+    const report = await w.tick();
+    expect(report.events).toBe(4);
+    expect((await allUnits(db, 'small')).map((u) => u.content)).toEqual(['My dog is called Bruno.']);
+    expect(await db.counter('pending')).toBe(37);
+    await drain(w);
+  });
+
+  it('retries a failing event alone with backoff and gives up on it after 3 attempts; its neighbours are consolidated', async () => {
+    await log.propose(ingest('bo', S1, ['I work at Siemens.', 'My sister POISON lives in Oslo.', 'I drive a red Volvo.']));
+    const embedder = new PoisonEmbedder(new HashingEmbedder(), 'POISON');
+    const reports = await drain(worker({ embedder }));
+    expect(reports.reduce((n, r) => n + r.failed, 0)).toBe(1);
+    expect(reports.reduce((n, r) => n + r.errors, 0)).toBe(3); // the batch, then the event alone twice
+    const failed = await listFailed(db, 10);
+    expect(failed.map((f) => [f.user_id, f.attempts, f.error])).toEqual([['bo', 3, 'embedding endpoint refused the text']]);
+    expect(await pendingSummary(db)).toMatchObject({ pending: 0, failed: 1 });
+    expect((await allUnits(db, 'bo')).map((u) => u.content).sort()).toEqual(['I drive a red Volvo.', 'I work at Siemens.']);
+  });
+
+  it('reflects on a stream once it has been quiet for 30 minutes, then clears its mark', async () => {
+    await log.propose(ingest('cy', S1, ['I booked a flight to Tokyo for May.', 'My budget for the trip is 3000 euros.']));
+    const w = worker();
+    await drain(w);
+    expect(await reflectionsDue(db, 10)).toHaveLength(1);
+    expect((await allUnits(db, 'cy')).filter((u) => u.level === 2)).toEqual([]);
+    clock = T0 + 31 * 60_000;
+    const report = await w.tick();
+    expect(report.reflections).toBe(1);
+    const [reflection] = (await allUnits(db, 'cy')).filter((u) => u.level === 2);
+    expect(reflection).toMatchObject({ subject: `stream:${S1}`, attribute: 'reflection', stream_id: S1 });
+    expect(reflection.content).toMatch(/^Conversation of user on 2026-03-01 .*2 messages\./);
+    expect(await reflectionsDue(db, 10)).toEqual([]);
+    expect((await w.tick()).reflections).toBe(0);
+  });
+
+  it('stops cleanly: stop() waits for the tick in flight, and no proposal reaches a closed log', async () => {
+    await log.propose(ingest('dee', S1, Array.from({ length: 30 }, (_, i) => `Note ${i}: remember the code ${1000 + i}.`)));
+    const w = worker({ batchSize: 8 });
+    w.start();
+    for (let i = 0; i < 200 && (await db.counter('pending')) === 30; i++) await new Promise((r) => setTimeout(r, 5));
+    await w.stop();
+    const left = await db.counter('pending');
+    expect(left).toBeLessThan(30);
+    // Nothing was half-written: counters match the records.
+    expect(await db.counter('units')).toBe((await allUnits(db, 'dee')).length);
+    expect((await allUnits(db, 'dee')).flatMap((u) => u.references).length + (await listDropped(db, 'dee')).length).toBe(30 - left);
+  });
+});
