@@ -188,7 +188,12 @@ async function singleUser(embedder: Embedder, size: number, queries: number) {
   const sources = { vectorIndexes: [vector], textIndexes: [text], getUnit: (id: string) => units.get(id), neighbors };
   const now = t0 + 400 * 86_400_000;
   const full = timeIt(queries, (i) => retrieve(sources, { query: qTexts[i], queryVector: qVecs[i], user_id: 'u', stream_id: 's1', limit: 10, graph_depth: 1 }, {}, now));
+  // what the store's stream index would hand over for scope=stream
+  const streamIds = new Set([...units.values()].filter((u) => u.stream_id === 's3').map((u) => u.id));
   const filtered = timeIt(queries, (i) =>
+    retrieve({ ...sources, restrictTo: streamIds }, { query: qTexts[i], queryVector: qVecs[i], user_id: 'u', stream_id: 's3', scope: 'stream', start_time: '2024-03-01T00:00:00Z', end_time: '2024-06-01T00:00:00Z', limit: 10 }, {}, now),
+  );
+  const filteredNoHint = timeIt(queries, (i) =>
     retrieve(sources, { query: qTexts[i], queryVector: qVecs[i], user_id: 'u', stream_id: 's3', scope: 'stream', start_time: '2024-03-01T00:00:00Z', end_time: '2024-06-01T00:00:00Z', limit: 10 }, {}, now),
   );
   const vectorOnly = timeIt(queries, (i) => vector.search(qVecs[i], 100));
@@ -212,7 +217,8 @@ async function singleUser(embedder: Embedder, size: number, queries: number) {
     event_loop_p99_stall_ms: round(delay.percentile(99) / 1e6),
     incremental_insert: insert,
     retrieve_full: full,
-    retrieve_stream_time_filtered: filtered,
+    retrieve_stream_time_filtered_with_stream_index: filtered,
+    retrieve_stream_time_filtered_filter_only: filteredNoHint,
     vector_search_k100: vectorOnly,
     text_search_k100: textOnly,
     baseline_exact_vector_scan_k100: exact,

@@ -34,6 +34,11 @@ export interface RetrievalSources<U extends RetrievalUnit> {
   neighbors?: Neighbors;
   /** units whose image assets are near-duplicates of the query image, closest first (phash.ts) */
   imageMatches?: Array<{ id: string }>;
+  /**
+   * Optional narrowing from a derived index (e.g. the ids of the current stream for scope=stream, or of a
+   * time range): only these ids can match. Makes very selective searches fast; the filter still applies.
+   */
+  restrictTo?: Set<string>;
 }
 
 export interface RetrievalConfig {
@@ -70,13 +75,31 @@ export function retrieve<U extends RetrievalUnit>(
   const weights = { ...DEFAULT_WEIGHTS, ...config.weights };
   const candidates = config.candidates ?? Math.min(300, Math.max(50, 3 * limit));
   const accept = buildUnitFilter(request);
+  // One verdict per id per request: the vector search, the text search and fusion ask about the same ids.
+  const verdicts = new Map<string, boolean>();
+  const restrict = sources.restrictTo;
   const idFilter = (id: string) => {
-    const u = sources.getUnit(id);
-    return !!u && accept(u);
+    let ok = verdicts.get(id);
+    if (ok === undefined) {
+      const u = restrict && !restrict.has(id) ? undefined : sources.getUnit(id);
+      ok = !!u && accept(u);
+      verdicts.set(id, ok);
+    }
+    return ok;
   };
+  const acceptUnit = (u: U) => idFilter(u.id);
 
   const vectorHits = request.queryVector
-    ? mergeByScore(sources.vectorIndexes.map((ix) => ix.search(request.queryVector!, candidates, { filter: idFilter })), candidates)
+    ? mergeByScore(
+        sources.vectorIndexes.map((ix) =>
+          ix.search(request.queryVector!, candidates, {
+            filter: idFilter,
+            // score a small candidate set directly instead of walking the graph
+            among: restrict && restrict.size * 20 < ix.size ? restrict : undefined,
+          }),
+        ),
+        candidates,
+      )
     : [];
   const textHits = mergeByScore(sources.textIndexes.map((ix) => ix.search(request.query, candidates, { filter: idFilter })), candidates);
 
@@ -91,7 +114,7 @@ export function retrieve<U extends RetrievalUnit>(
   const fused = fuse({
     lists,
     getUnit: sources.getUnit,
-    accept,
+    accept: acceptUnit,
     neighbors: sources.neighbors,
     options: {
       ...config.fusion,

@@ -69,6 +69,12 @@ describe('retrieve', () => {
     expect(retrieve(w, { query: 'tea', user_id: 'alice', limit: 1000 }, { maxLimit: 2 }, NOW).results.length).toBeLessThanOrEqual(2);
   });
 
+  it('restricts to a candidate set from a derived index', () => {
+    const w = world(units);
+    const r = retrieve({ ...w, restrictTo: new Set(['coffee', 'dog']) }, { query: 'Alice tea coffee dog', queryVector: embed('tea coffee dog'), user_id: 'alice' }, {}, NOW);
+    expect(r.results.map((x) => x.unit.id).sort()).toEqual(['coffee', 'dog']);
+  });
+
   it('arbitrates versions when asked, filling the limit after dropping', () => {
     const versions = [
       unit({ id: 'berlin', content: 'Alice lives in Berlin', subject: 'alice', attribute: 'city', valid_time: '2020-01-01T00:00:00.000Z' }),

@@ -49,6 +49,11 @@ export interface VectorHit {
 export interface VectorSearchOptions {
   /** Keep only ids for which this returns true. Filtered searches still return k results when k exist. */
   filter?: (id: string) => boolean;
+  /**
+   * Only these ids can match (e.g. the units of one stream, from a derived stream index). When the set is
+   * small against the index, they are scored exactly one by one instead of walking the graph.
+   */
+  among?: Iterable<string> & { size?: number };
 }
 
 export interface VectorEntry {
@@ -213,7 +218,9 @@ export class VectorIndex {
     const q = this.normalized(query); // validates the query even when there is nothing to search
     if (k <= 0 || this.idToLabel.size === 0) return [];
     const filter = options.filter;
+    if (options.among) return this.searchAmong(q, k, options.among, filter);
     if (this.graph) {
+      if (filter && this.looksSelective(filter)) return this.searchExact(q, k, filter);
       const hits = this.searchGraph(this.graph, q, k, filter);
       // A very selective filter can starve the graph walk; the exact scan is then both right and cheap
       // enough (it only ever happens when fewer than k matches were reachable).
@@ -238,6 +245,46 @@ export class VectorIndex {
       top.push(label, dot);
     }
     return top.sorted().map(({ key, score }) => ({ id: this.labelToId[key]!, score }));
+  }
+
+  /** Exact scoring of the given ids only. */
+  searchAmong(query: Float32Array | number[], k: number, ids: Iterable<string>, filter?: (id: string) => boolean): VectorHit[] {
+    const q = query instanceof Float32Array && query.length === this.dimensions ? query : this.normalized(query);
+    const dims = this.dimensions;
+    const top = new TopK<string>(k);
+    const m = this.matrix;
+    for (const id of ids) {
+      const label = this.idToLabel.get(id);
+      if (label === undefined) continue;
+      let dot = 0;
+      const base = label * dims;
+      for (let j = 0; j < dims; j++) dot += m[base + j] * q[j];
+      if (dot < top.threshold()) continue;
+      if (filter && !filter(id)) continue;
+      top.push(id, dot);
+    }
+    return top.sorted().map(({ key, score }) => ({ id: key, score }));
+  }
+
+  /**
+   * Does the filter pass under ~2 % of the ids? Estimated on a fixed spread of 64 live labels. A graph
+   * walk under such a filter visits most of the graph through a JS callback per node and still may come
+   * back short; the exact scan is cheaper and always complete.
+   */
+  private looksSelective(filter: (id: string) => boolean): boolean {
+    const SAMPLE = 64;
+    if (this.nextLabel < SAMPLE * 4) return false;
+    let seen = 0;
+    let passed = 0;
+    const step = this.nextLabel / SAMPLE;
+    for (let i = 0; i < SAMPLE; i++) {
+      const label = Math.floor(i * step + step / 2);
+      const id = this.labelToId[label];
+      if (id === undefined) continue;
+      seen++;
+      if (filter(id)) passed++;
+    }
+    return seen > 0 && passed / seen < 0.02;
   }
 
   private searchGraph(graph: HierarchicalNSW, q: Float32Array, k: number, filter?: (id: string) => boolean): VectorHit[] {

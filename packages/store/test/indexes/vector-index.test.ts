@@ -111,6 +111,20 @@ describe('VectorIndex, HNSW mode', () => {
     expect(idx.search(queries[0], 10, { filter: (id) => id === 'u5' || id === 'u6' }).map((h) => h.id).sort()).toEqual(['u5', 'u6']);
   });
 
+  it('scores a given candidate set exactly', async () => {
+    const idx = await built();
+    const among = new Set(['u1', 'u2', 'u3', 'u4', 'gone']);
+    const hits = idx.search(queries[0], 3, { among, filter: (id) => id !== 'u2' });
+    expect(hits).toEqual(idx.searchExact(queries[0], 3, (id) => among.has(id) && id !== 'u2'));
+    expect(hits).toHaveLength(3);
+  });
+
+  it('goes exact under a filter that passes almost nothing', async () => {
+    const idx = await built();
+    const rare = (id: string) => id === 'u777' || id === 'u1234';
+    expect(idx.search(queries[1], 5, { filter: rare }).map((h) => h.id).sort()).toEqual(['u1234', 'u777']);
+  });
+
   it('hides removed ids, reuses their labels, and grows the graph when full', async () => {
     const idx = await built();
     for (let i = 0; i < 100; i++) idx.remove(`u${i}`);
