@@ -256,7 +256,7 @@ export class RawNode {
   ready(): Ready {
     if (this.pendingBcast) {
       this.pendingBcast = false;
-      if (this.role === 'leader') this.bcastAppend();
+      if (this.role === 'leader') this.bcastAppend(false);
     }
     const r: Ready = { snapshot: null, entries: [], hardState: null, messages: this.msgs, committedEntries: [], readStates: this.readStates, softState: null };
     this.msgs = [];
@@ -560,9 +560,12 @@ export class RawNode {
     else if (pr.state === ProgressState.Snapshot && pr.match >= pr.pendingSnapshot) pr.becomeReplicate();
     else if (pr.state === ProgressState.Replicate) pr.freeInflightsTo(m.index as number);
     if (this.maybeCommit()) {
-      this.bcastAppend();
+      // Followers learn the new commit index from the next App or heartbeat; an empty App per
+      // commit would cost a message round per proposal for nothing.
       if (this.role !== 'leader') return;
-    } else if (wasPaused) {
+      this.pendingBcast = true;
+    }
+    if (wasPaused) {
       this.sendAppend(m.from, true);
     }
     while (this.sendAppend(m.from, false)) {
@@ -695,8 +698,8 @@ export class RawNode {
     }
   }
 
-  private bcastAppend(): void {
-    for (const id of this.prs.keys()) this.sendAppend(id, true);
+  private bcastAppend(sendIfEmpty = true): void {
+    for (const id of this.prs.keys()) this.sendAppend(id, sendIfEmpty);
   }
 
   private bcastHeartbeat(): void {

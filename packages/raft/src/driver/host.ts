@@ -117,12 +117,15 @@ export class RaftHost {
         // Leader messages need not wait for the leader's own sync (it counts itself only once synced).
         this.sendAll(work.map(({ g, r }) => ({ g, msgs: r.messages.filter(canSendBeforePersist) })));
         const ops: BatchOp[] = [];
+        let sync = false;
         for (const { g, r } of work) {
-          this.opts.storage.readyOps(ops, g.groupId, r);
+          if (this.opts.storage.readyOps(ops, g.groupId, r)) sync = true;
           this.stats.entriesWritten += r.entries.length;
         }
-        if (ops.length) {
-          await this.opts.storage.write(ops);
+        // A batch that only moves commit indexes is not written at all: commit is recovered on restart
+        // (from the application's applied index and the leader), and the next synced batch carries it.
+        if (sync) {
+          await this.opts.storage.write(ops, true);
           this.stats.syncedWrites++;
         }
         this.sendAll(work.map(({ g, r }) => ({ g, msgs: r.messages.filter((m) => !canSendBeforePersist(m)) })));

@@ -49,6 +49,10 @@ export function decodeEntry(index: number, b: Buffer): Entry {
 interface GroupMem {
   offset: number;
   lastIndex: number;
+  /** term and vote last written: only their change (not commit's) needs a synced write */
+  term: number;
+  vote: number;
+  commit: number;
 }
 
 export class LevelStorage {
@@ -86,7 +90,7 @@ export class LevelStorage {
       invariant(index === meta.offset + entries.length + 1, () => `group ${group}: stored log has a gap at ${index}`);
       entries.push(decodeEntry(index, v));
     }
-    this.mem.set(group, { offset: meta.offset, lastIndex: meta.offset + entries.length });
+    this.mem.set(group, { offset: meta.offset, lastIndex: meta.offset + entries.length, term: hardState.term, vote: hardState.vote, commit: hardState.commit });
     return { hardState, offset: meta.offset, offsetTerm: meta.offsetTerm, offsetConf: meta.offsetConf, entries, snapshot };
   }
 
@@ -96,8 +100,14 @@ export class LevelStorage {
     return m;
   }
 
-  /** Adds the writes of one Ready to a batch (snapshot, then entries with truncation of a replaced tail, then hard state). */
-  readyOps(ops: BatchOp[], group: number, r: Ready): void {
+  /**
+   * Adds the writes of one Ready to a batch (snapshot, then entries with truncation of a replaced
+   * tail, then hard state). Returns whether the batch must be synced before anything depends on it:
+   * a Ready that only moves the commit index need not be (the commit index is recovered from the
+   * peers and from the application's applied index), which keeps an fsync off the commit path.
+   */
+  readyOps(ops: BatchOp[], group: number, r: Ready): boolean {
+    let sync = false;
     const m = this.g(group);
     if (r.snapshot) {
       const s = r.snapshot;
@@ -107,8 +117,10 @@ export class LevelStorage {
       ops.push({ type: 'put', key: key(group, K_META), value: Buffer.from(JSON.stringify({ offset: s.meta.index, offsetTerm: s.meta.term, offsetConf: s.meta.conf })) });
       m.offset = s.meta.index;
       m.lastIndex = s.meta.index;
+      sync = true;
     }
     if (r.entries.length) {
+      sync = true;
       const first = r.entries[0].index;
       invariant(first > m.offset && first <= m.lastIndex + 1, () => `group ${group}: append at ${first} to log (${m.offset}, ${m.lastIndex}]`);
       for (const e of r.entries) ops.push({ type: 'put', key: key(group, K_ENTRY, e.index), value: encodeEntry(e) });
@@ -116,7 +128,16 @@ export class LevelStorage {
       for (let i = last + 1; i <= m.lastIndex; i++) ops.push({ type: 'del', key: key(group, K_ENTRY, i) });
       m.lastIndex = last;
     }
-    if (r.hardState) ops.push({ type: 'put', key: key(group, K_HARD), value: Buffer.from(JSON.stringify(r.hardState)) });
+    if (r.hardState || sync) {
+      // Written with every synced batch, so a commit index that moved alone reaches the disk later.
+      const hs = r.hardState ?? { term: m.term, vote: m.vote, commit: m.commit };
+      ops.push({ type: 'put', key: key(group, K_HARD), value: Buffer.from(JSON.stringify(hs)) });
+      m.commit = hs.commit;
+      if (hs.term !== m.term || hs.vote !== m.vote) sync = true;
+      m.term = hs.term;
+      m.vote = hs.vote;
+    }
+    return sync;
   }
 
   private snapshotOps(ops: BatchOp[], group: number, s: Snapshot): void {
@@ -135,10 +156,10 @@ export class LevelStorage {
     }
   }
 
-  /** One synced write for everything in the batch. */
-  async write(ops: BatchOp[]): Promise<void> {
+  /** One write for everything in the batch, synced (fsync) unless told it need not be. */
+  async write(ops: BatchOp[], sync = true): Promise<void> {
     if (ops.length === 0) return;
-    this.writes++;
-    await this.db.batch(ops, { sync: true });
+    if (sync) this.writes++;
+    await this.db.batch(ops, { sync });
   }
 }
