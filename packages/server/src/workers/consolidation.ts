@@ -113,6 +113,7 @@ export class ConsolidationWorker {
   /** One round of work; public so tests drive the worker step by step. */
   async tick(): Promise<TickReport> {
     const report = emptyReport();
+    const started = Date.now();
     const { shard, batchSize } = this.o;
     if (!shard.log.isLeader()) return report;
     const users = await pendingUsersFrom(shard.db, this.cursor, batchSize);
@@ -123,12 +124,16 @@ export class ConsolidationWorker {
       if (this.stopped || !shard.log.isLeader()) break;
       await this.runBatch(batch, report);
     }
+    this.summarize(report, started, (await pendingUsersFrom(shard.db, null, 1)).length === 0);
+    const before = report.insights + report.reflections;
     if (!this.stopped) await this.runInsights(report);
     if (!this.stopped && this.o.now() - this.lastReflectionCheck >= this.o.reflectionCheckMs) {
       this.lastReflectionCheck = this.o.now();
       await this.runReflections(report);
     }
-    this.summarize(report, users.length === 0);
+    if (report.insights + report.reflections > before) {
+      this.o.logger.info({ shard: shard.id, insights: report.insights, reflections: report.reflections }, 'L2 memory updated');
+    }
     return report;
   }
 
@@ -244,17 +249,19 @@ export class ConsolidationWorker {
     this.o.logger.debug({ shard: this.o.shard.id, user_id: command.user_id, kind, ...answer }, 'proposed L2 memory');
   }
 
-  /** Info line when a busy period ends: how much was consolidated, how fast. */
-  private summarize(report: TickReport, idle: boolean): void {
-    const worked = report.batches + report.errors + report.failed + report.insights + report.reflections > 0;
+  /** Info line when the shard's backlog is drained after work: how much was consolidated, how fast. */
+  private summarize(report: TickReport, tickStarted: number, idle: boolean): void {
+    const worked = report.batches + report.errors + report.failed > 0;
     if (worked) {
-      this.busy = this.busy ?? { ...emptyReport(), since: Date.now() };
+      this.busy = this.busy ?? { ...emptyReport(), since: tickStarted };
       for (const k of Object.keys(report) as (keyof TickReport)[]) this.busy[k] += report[k];
     }
     if (idle && this.busy) {
       const seconds = (Date.now() - this.busy.since) / 1000;
-      const { since: _since, ...totals } = this.busy;
-      this.o.logger.info({ shard: this.o.shard.id, ...totals, seconds, events_per_s: seconds > 0 ? Math.round(totals.events / seconds) : null }, 'consolidation caught up');
+      const { batches, events, units, dropped, failed, errors } = this.busy;
+      this.o.logger.info({
+        shard: this.o.shard.id, batches, events, units, dropped, failed, errors, seconds, events_per_s: seconds > 0 ? Math.round(events / seconds) : null,
+      }, 'consolidation caught up');
       this.busy = null;
     }
   }
