@@ -79,9 +79,10 @@ export function retrieve<U extends RetrievalUnit>(
   const verdicts = new Map<string, boolean>();
   const restrict = sources.restrictTo;
   const idFilter = (id: string) => {
+    if (restrict && !restrict.has(id)) return false; // cheapest test first, not worth caching
     let ok = verdicts.get(id);
     if (ok === undefined) {
-      const u = restrict && !restrict.has(id) ? undefined : sources.getUnit(id);
+      const u = sources.getUnit(id);
       ok = !!u && accept(u);
       verdicts.set(id, ok);
     }
@@ -95,7 +96,7 @@ export function retrieve<U extends RetrievalUnit>(
           ix.search(request.queryVector!, candidates, {
             filter: idFilter,
             // score a small candidate set directly instead of walking the graph
-            among: restrict && restrict.size * 20 < ix.size ? restrict : undefined,
+            among: restrict && restrict.size * 4 < ix.size ? restrict : undefined,
           }),
         ),
         candidates,
