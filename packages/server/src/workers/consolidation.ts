@@ -49,6 +49,8 @@ export interface TickReport {
   failed: number;
   insights: number;
   reflections: number;
+  /** users and streams whose L2 memory was planned (whether or not anything changed) */
+  l2_planned: number;
   /** batches whose planning or proposal failed (retried later) */
   errors: number;
 }
@@ -56,7 +58,7 @@ export interface TickReport {
 /** A plan that no longer fit the state when applied: planned again, counted as an attempt. */
 class StalePlanError extends Error {}
 
-const emptyReport = (): TickReport => ({ batches: 0, events: 0, units: 0, dropped: 0, failed: 0, insights: 0, reflections: 0, errors: 0 });
+const emptyReport = (): TickReport => ({ batches: 0, events: 0, units: 0, dropped: 0, failed: 0, insights: 0, reflections: 0, l2_planned: 0, errors: 0 });
 
 /** The log cannot take proposals here now (shutting down, not the leader): not the batch's fault. */
 function isUnavailable(err: unknown): boolean {
@@ -96,17 +98,20 @@ export class ConsolidationWorker {
     while (this.inFlight) await this.inFlight;
   }
 
-  private schedule(): void {
+  /** `intervalMs` is the idle poll period: while a backlog is being worked through, the next tick follows at once. */
+  private schedule(delayMs = this.o.intervalMs): void {
     this.timer = setTimeout(() => {
       this.timer = null;
+      let busy = false;
       const run = this.tick()
+        .then((report) => { busy = report.batches > 0; })
         .catch((err) => this.o.logger.error({ err, shard: this.o.shard.id }, 'consolidation tick failed'))
         .finally(() => {
           this.inFlight = null;
-          if (!this.stopped) this.schedule();
+          if (!this.stopped) this.schedule(busy ? 0 : this.o.intervalMs);
         });
       this.inFlight = run;
-    }, this.o.intervalMs);
+    }, delayMs);
     this.timer.unref?.();
   }
 
@@ -125,14 +130,16 @@ export class ConsolidationWorker {
       await this.runBatch(batch, report);
     }
     this.summarize(report, started, (await pendingUsersFrom(shard.db, null, 1)).length === 0);
-    const before = report.insights + report.reflections;
+    const l2Started = Date.now();
     if (!this.stopped) await this.runInsights(report);
     if (!this.stopped && this.o.now() - this.lastReflectionCheck >= this.o.reflectionCheckMs) {
       this.lastReflectionCheck = this.o.now();
       await this.runReflections(report);
     }
-    if (report.insights + report.reflections > before) {
-      this.o.logger.info({ shard: shard.id, insights: report.insights, reflections: report.reflections }, 'L2 memory updated');
+    if (report.l2_planned > 0) {
+      this.o.logger.info({
+        shard: shard.id, planned: report.l2_planned, insights: report.insights, reflections: report.reflections, ms: Date.now() - l2Started,
+      }, 'L2 planning done');
     }
     return report;
   }
@@ -217,6 +224,7 @@ export class ConsolidationWorker {
       const drained = (await pendingOfUser(this.o.shard.db, user, 1)).length === 0;
       if (!drained && this.o.now() - since < this.o.insightsMaxDelayMs) continue;
       this.insightsDue.delete(user);
+      report.l2_planned++;
       try {
         const command = await planUserInsights(user, this.context());
         if (command) await this.proposeInsights(command, report, 'insights');
@@ -233,6 +241,7 @@ export class ConsolidationWorker {
     for (const due of await reflectionsDue(this.o.shard.db, 1000)) {
       if (this.stopped || !this.o.shard.log.isLeader()) return;
       if (this.o.now() - Date.parse(due.last_event_at) < quietMs) continue;
+      report.l2_planned++;
       try {
         const command = await planStreamReflection(due.user_id, due.stream_id, due.last_event_at, this.o.quietMinutes, this.context());
         if (command) await this.proposeInsights(command, report, 'reflections');

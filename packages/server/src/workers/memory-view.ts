@@ -18,6 +18,11 @@ function norm(v: ArrayLike<number>): number {
   return Math.sqrt(s);
 }
 
+/** Ranks (similarity, id) before `than`: higher similarity first, then the smaller id. */
+function better(similarity: number, id: string, than: SimilarUnit): boolean {
+  return similarity > than.similarity || (similarity === than.similarity && id < than.unit.id);
+}
+
 export class UserMemoryView {
   private constructor(private readonly db: StateDb, readonly userId: string, private readonly entries: Entry[]) {}
 
@@ -43,15 +48,20 @@ export class UserMemoryView {
     if (userId !== this.userId || k <= 0) return [];
     const qn = norm(vector);
     if (qn === 0) return [];
-    const scored: SimilarUnit[] = [];
+    // Top-k by insertion into a short sorted list: one pass over the user's units, no full sort.
+    const top: SimilarUnit[] = [];
     for (const e of this.entries) {
       if (e.norm === 0 || e.vector.length !== vector.length) continue;
       let dot = 0;
       for (let i = 0; i < vector.length; i++) dot += vector[i] * e.vector[i];
-      scored.push({ unit: e.unit, similarity: dot / (qn * e.norm) });
+      const similarity = dot / (qn * e.norm);
+      if (top.length === k && !better(similarity, e.unit.id, top[k - 1])) continue;
+      let at = top.length;
+      while (at > 0 && better(similarity, e.unit.id, top[at - 1])) at--;
+      top.splice(at, 0, { unit: e.unit, similarity });
+      if (top.length > k) top.pop();
     }
-    scored.sort((a, b) => b.similarity - a.similarity || (a.unit.id < b.unit.id ? -1 : a.unit.id > b.unit.id ? 1 : 0));
-    return scored.slice(0, k);
+    return top;
   };
 
   findBySubjectAttribute = (userId: string, subject: string, attribute: string): Promise<MemoryUnit[]> =>

@@ -1,0 +1,166 @@
+/**
+ * Consolidation throughput and memory of one real node process, on the LoCoMo development conversations.
+ *   node --import tsx scripts/bench-consolidation.ts [--data ../shared/data/locomo] [--provider local|hashing]
+ *        [--batch-size 64] [--interval-ms 200] [--timeout-s 600]
+ * Phase 1 ingests every turn ("<speaker>: <text>", one stream per session, valid_time = the session's date,
+ * one user per conversation) into a node with consolidation turned off. Phase 2 restarts the node on the
+ * same data with consolidation on and times the drain to `ready: true`, sampling the process's RSS. So
+ * the figure is consolidation alone (planning, embedding, proposing, applying), not ingest.
+ * Prints a table and writes bench-results/consolidation.json.
+ */
+import { mkdirSync, readFileSync, writeFileSync } from 'node:fs';
+import { resolve } from 'node:path';
+import { StrataClient, type EventInput } from '@strata/client';
+import { removeDir, startServer, tempDir, type ServerProcess } from '../test/helpers/server-process';
+import { deterministicUuid, loadLocomo, turnContent, type LocomoConversation } from './lib/locomo';
+
+function arg(name: string, def: string): string {
+  const i = process.argv.indexOf(`--${name}`);
+  return i >= 0 && process.argv[i + 1] !== undefined ? process.argv[i + 1] : def;
+}
+
+const API_KEY = 'bench-consolidation-admin-key';
+const sleep = (ms: number) => new Promise((r) => setTimeout(r, ms));
+
+/** Resident set size of a process in bytes (Linux /proc), null elsewhere. */
+function rssOf(pid: number): number | null {
+  try {
+    const m = /VmRSS:\s+(\d+) kB/.exec(readFileSync(`/proc/${pid}/status`, 'utf8'));
+    return m ? Number(m[1]) * 1024 : null;
+  } catch {
+    return null;
+  }
+}
+
+const mib = (bytes: number | null) => (bytes === null ? null : Math.round((bytes / 1024 / 1024) * 10) / 10);
+
+async function ingestAll(client: StrataClient, convs: LocomoConversation[]): Promise<number> {
+  let count = 0;
+  for (const conv of convs) {
+    for (const session of conv.sessions) {
+      const stream = deterministicUuid(`${conv.id}/session/${session.index}`);
+      const events: EventInput[] = session.turns.map((t) => ({
+        content: turnContent(t), role: 'user', valid_time: session.date, metadata: { locomo_dia_id: t.dia_id },
+      }));
+      for (let start = 0; start < events.length; start += 500) {
+        const res = await client.ingestBatch(conv.id, stream, events.slice(start, start + 500));
+        count += res.count;
+      }
+    }
+  }
+  return count;
+}
+
+interface UnitView { level: number; retired_at: string | null; references: string[] }
+
+async function allMemories(client: StrataClient, user: string): Promise<UnitView[]> {
+  const out: UnitView[] = [];
+  let after = '';
+  for (let page = 0; page < 1000; page++) {
+    const res = await client.raw<{ memories: UnitView[]; next_cursor: string | null }>(
+      'GET', `/v1/users/${encodeURIComponent(user)}/memories?include_retired=true&limit=1000${after ? `&after=${after}` : ''}`,
+    );
+    if (res.status !== 200) throw new Error(`memories of ${user}: HTTP ${res.status}`);
+    out.push(...res.body.memories);
+    if (!res.body.next_cursor) break;
+    after = res.body.next_cursor;
+  }
+  return out;
+}
+
+async function main(): Promise<void> {
+  const dataDir = resolve(arg('data', resolve(__dirname, '../../shared/data/locomo')));
+  const provider = arg('provider', 'local');
+  const batchSize = arg('batch-size', '64');
+  const intervalMs = arg('interval-ms', '200');
+  const timeoutS = Number(arg('timeout-s', '600'));
+  const convs = loadLocomo(dataDir);
+  const env = {
+    STRATA_API_KEY: API_KEY, STRATA__EMBEDDING__PROVIDER: provider, STRATA__CONSOLIDATION__BATCH_SIZE: batchSize,
+    STRATA__CONSOLIDATION__INTERVAL_MS: intervalMs, STRATA_LOG_LEVEL: 'info',
+  };
+  const dir = tempDir('strata-bench-consolidation-');
+  let server: ServerProcess | null = null;
+  try {
+    process.stderr.write(`phase 1: ingest ${convs.length} conversations with consolidation off\n`);
+    server = await startServer({ dataDir: dir, env: { ...env, STRATA__CONSOLIDATION__ENABLED: 'false' }, timeoutMs: 60_000 });
+    let client = new StrataClient({ baseUrl: server.url, apiKey: API_KEY });
+    const t0 = Date.now();
+    const events = await ingestAll(client, convs);
+    const ingestS = (Date.now() - t0) / 1000;
+    await client.close();
+    await server.stop();
+
+    process.stderr.write(`phase 2: consolidate ${events} events (${provider} embedder, batch ${batchSize}, interval ${intervalMs} ms)\n`);
+    const startedAt = Date.now();
+    server = await startServer({ dataDir: dir, env, timeoutMs: 60_000 });
+    const startS = (Date.now() - startedAt) / 1000;
+    const rssStart = rssOf(server.pid);
+    client = new StrataClient({ baseUrl: server.url, apiKey: API_KEY });
+    const t1 = Date.now();
+    let peakRss = rssStart ?? 0;
+    let status = await client.pending();
+    let lastReport = 0;
+    while (!status.ready) {
+      if (Date.now() - t1 > timeoutS * 1000) throw new Error(`not drained after ${timeoutS} s: ${JSON.stringify(status)}`);
+      await sleep(100);
+      peakRss = Math.max(peakRss, rssOf(server.pid) ?? 0);
+      status = await client.pending();
+      if (Date.now() - lastReport > 5000) {
+        process.stderr.write(`  pending ${status.pending}, failed ${status.failed}\n`);
+        lastReport = Date.now();
+      }
+    }
+    const drainS = (Date.now() - t1) / 1000;
+    // Insights of the last users are planned in the tick that drains the backlog, after its summary line: wait for them (bounded).
+    const l2Done = () => {
+      const out = server!.output();
+      return out.lastIndexOf('"msg":"L2 planning done"') > out.lastIndexOf('"msg":"consolidation caught up"');
+    };
+    for (let i = 0; i < 600 && !l2Done(); i++) {
+      peakRss = Math.max(peakRss, rssOf(server.pid) ?? 0);
+      await sleep(100);
+    }
+    const l2S = (Date.now() - t1) / 1000;
+    const rssEnd = rssOf(server.pid);
+
+    const perConversation = [];
+    for (const conv of convs) {
+      const units = await allMemories(client, conv.id);
+      const dropped = await client.raw<{ dropped: unknown[] }>('GET', `/v1/users/${encodeURIComponent(conv.id)}/events/dropped`);
+      const l1 = units.filter((u) => u.level === 1);
+      perConversation.push({
+        conversation: conv.id, events: conv.sessions.reduce((n, s) => n + s.turns.length, 0), l1_units: l1.length,
+        l1_current: l1.filter((u) => u.retired_at === null).length, l2_units: units.length - l1.length, dropped: dropped.body.dropped.length,
+      });
+    }
+    await client.close();
+    const exitCode = await server.stop();
+    server = null;
+
+    const result = {
+      at: new Date().toISOString(),
+      command: `node --import tsx scripts/bench-consolidation.ts --provider ${provider} --batch-size ${batchSize} --interval-ms ${intervalMs}`,
+      embedding_provider: provider, batch_size: Number(batchSize), interval_ms: Number(intervalMs),
+      events, ingest_s: ingestS, node_start_s: startS, consolidation_s: drainS, consolidation_and_insights_s: l2S,
+      consolidation_events_per_s: Math.round((events / drainS) * 10) / 10,
+      failed: status.failed, rss_mib: { start: mib(rssStart), peak: mib(peakRss || null), end: mib(rssEnd) },
+      clean_stop: exitCode === 0, conversations: perConversation,
+    };
+    console.table(perConversation);
+    console.table([{
+      events, 'ingest s': ingestS, 'consolidation s': drainS, 'events/s': result.consolidation_events_per_s, '+ insights s': l2S,
+      failed: status.failed, 'RSS start MiB': result.rss_mib.start, 'RSS peak MiB': result.rss_mib.peak, 'RSS end MiB': result.rss_mib.end,
+    }]);
+    mkdirSync('bench-results', { recursive: true });
+    writeFileSync('bench-results/consolidation.json', JSON.stringify(result, null, 2) + '\n');
+  } finally {
+    if (server) await server.stop();
+    removeDir(dir);
+  }
+}
+
+main().catch((err) => {
+  console.error(err);
+  process.exit(1);
+});
