@@ -57,6 +57,26 @@ describe('buildUnitFilter', () => {
     const userScope = buildUnitFilter({ user_id: 'alice', stream_id: 's1' });
     expect(userScope(unit({ stream_id: 's2' }))).toBe(true);
   });
+  it('agrees with the plain predicates on random units, canonical times or not', () => {
+    let seed = 99;
+    const rnd = () => ((seed = (seed * 1103515245 + 12345) % 2147483648) / 2147483648);
+    const base = Date.parse('2024-01-01T00:00:00.000Z');
+    const time = () => {
+      const ms = base + Math.floor(rnd() * 10) * 86_400_000;
+      const r = rnd();
+      if (r < 0.6) return new Date(ms).toISOString(); // canonical
+      if (r < 0.8) return new Date(ms).toISOString().replace('.000Z', '+00:00');
+      return new Date(ms + 7_200_000).toISOString().replace('.000Z', '+02:00'); // same instant, other zone
+    };
+    for (let i = 0; i < 300; i++) {
+      const u = unit({ valid_time: rnd() < 0.2 ? '' : time(), transaction_time: time(), retired_at: rnd() < 0.4 ? time() : null });
+      const scope = { user_id: 'alice', start_time: rnd() < 0.5 ? time() : null, end_time: rnd() < 0.5 ? time() : null, as_of: rnd() < 0.5 ? time() : null };
+      const ms = (s: string | null) => (s ? Date.parse(s) : undefined);
+      const expected = isVisibleAt(u, ms(scope.as_of)) && inTimeRange(u, ms(scope.start_time), ms(scope.end_time));
+      expect(buildUnitFilter(scope)(u)).toBe(expected);
+    }
+  });
+
   it('rejects malformed bounds and stream scope without a stream', () => {
     expect(() => buildUnitFilter({ user_id: 'a', as_of: 'yesterday' })).toThrow(RangeError);
     expect(() => buildUnitFilter({ user_id: 'a', scope: 'stream' })).toThrow(RangeError);

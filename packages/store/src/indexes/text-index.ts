@@ -57,6 +57,8 @@ export class TextIndex {
   private postings = new Map<string, Posting>();
   private totalLength = 0;
   private scratch = new Float64Array(64);
+  /** doc numbers touched by the current search (reused: no per-query garbage on large indexes) */
+  private touchedScratch = new Int32Array(64);
 
   constructor(options: TextIndexOptions = {}) {
     this.k1 = options.k1 ?? 0.9;
@@ -179,9 +181,14 @@ export class TextIndex {
     const terms = [...new Set(this.tokenize(query))];
     if (terms.length === 0) return [];
     const avgdl = this.totalLength / this.docNo.size || 1;
-    if (this.scratch.length < this.ids.length) this.scratch = new Float64Array(Math.max(this.ids.length, this.scratch.length * 2));
+    if (this.scratch.length < this.ids.length) {
+      const size = Math.max(this.ids.length, this.scratch.length * 2);
+      this.scratch = new Float64Array(size);
+      this.touchedScratch = new Int32Array(size);
+    }
     const scores = this.scratch;
-    const touched: number[] = [];
+    const touched = this.touchedScratch;
+    let touchedCount = 0;
     const { k1, b } = this;
     const lengths = this.lengths;
     const ids = this.ids;
@@ -195,13 +202,14 @@ export class TextIndex {
         if (ids[d] === undefined) continue; // removed, not yet compacted away
         const tf = tfs[i];
         const s = (idf * tf * (k1 + 1)) / (tf + k1 * (1 - b + (b * lengths[d]) / avgdl));
-        if (scores[d] === 0) touched.push(d);
+        if (scores[d] === 0) touched[touchedCount++] = d;
         scores[d] += s;
       }
     }
     const top = new TopK<string>(k);
     const filter = options.filter;
-    for (const d of touched) {
+    for (let t = 0; t < touchedCount; t++) {
+      const d = touched[t];
       const s = scores[d];
       scores[d] = 0; // leave the scratch clean for the next search
       if (s < top.threshold()) continue; // cheap reject before the (possibly costly) filter; ties go to TopK (by id)
