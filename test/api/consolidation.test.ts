@@ -1,7 +1,7 @@
 import { createServer, type Server } from 'node:http';
 import type { AddressInfo } from 'node:net';
 import { StrataClient, type EventInput } from '@strata/client';
-import { removeDir, startServer, type ServerProcess } from '../helpers/server-process';
+import { removeDir, runServerExpectingExit, startServer, tempDir, type ServerProcess } from '../helpers/server-process';
 
 const KEY = 'consolidation-test-admin-key';
 const STREAM = '5b1e7c2a-0d4f-4a8e-9c3b-6f2a1d0e9b77';
@@ -54,6 +54,9 @@ describe('consolidation over HTTP, default (local) embedder', () => {
     for (const event of CONVERSATION) ids.push((await client.ingest('maya', STREAM, event)).event_id);
     const status = await client.waitUntilReady(30_000, 50);
     expect(status).toMatchObject({ pending: 0, ready: true, failed: 0, oldest_pending_ms: null });
+    // Insights are planned right after the backlog drains (the tick's summary line first): let that finish (bounded).
+    const settled = () => server.output().lastIndexOf('"msg":"L2 planning done"') > server.output().lastIndexOf('"msg":"consolidation caught up"');
+    for (let i = 0; i < 100 && !settled(); i++) await new Promise((r) => setTimeout(r, 50));
     units = (await memories(client, 'maya')).filter((u) => u.level === 1);
   });
   afterAll(async () => {
@@ -158,9 +161,16 @@ describe('consolidation over HTTP, default (local) embedder', () => {
     await other.close();
   });
 
-  it('logs a summary once the backlog is consolidated', async () => {
-    // The line follows the last apply by a moment: wait for it (bounded).
-    for (let i = 0; i < 100 && !/"msg":"consolidation caught up"/.test(server.output()); i++) await new Promise((r) => setTimeout(r, 50));
+  it('exports memory and failure gauges', async () => {
+    const res = await client.raw<string>('GET', '/metrics', { auth: false });
+    const units = Number(/^strata_memory_units (\d+)$/m.exec(res.body)?.[1]);
+    expect(units).toBe((await memories(client, 'maya')).length);
+    expect(res.body).toMatch(/^strata_failed_events 0$/m);
+    expect(res.body).toMatch(/^strata_pending_events 0$/m);
+  });
+
+  it('logs a summary once the backlog is consolidated, then plans insights', async () => {
+    expect(server.output()).toMatch(/"msg":"L2 planning done"/);
     expect(server.output()).toMatch(/"events":\d+,"units":\d+,"dropped":\d+,"failed":0,"errors":0,"seconds":[\d.]+,"events_per_s":\d+,"msg":"consolidation caught up"/);
   });
 });
@@ -205,5 +215,35 @@ describe('consolidation failures over HTTP', () => {
     expect(dropped.body.dropped.map((d) => d.event_id)).toEqual([ids[1]]);
     expect(server.output()).toMatch(/"msg":"consolidation gave up on events"/);
     expect(server.output()).toMatch(/model not found/);
+  });
+});
+
+describe('embedding provider at start', () => {
+  it('refuses to start when the local word vectors were never prepared, saying how to prepare them', async () => {
+    const dir = tempDir();
+    const empty = tempDir();
+    try {
+      const { code, output } = await runServerExpectingExit({ STRATA_DATA_DIR: dir, STRATA_EMBEDDINGS_DIR: empty });
+      expect(code).not.toBe(0);
+      expect(output).toMatch(/failed to start/);
+      expect(output).toContain('scripts/prepare-embeddings.ts');
+      expect(output).not.toMatch(/strata node serving/);
+    } finally {
+      removeDir(dir);
+      removeDir(empty);
+    }
+  });
+
+  it('refuses an OpenAI embedder without its model, naming the key', async () => {
+    const dir = tempDir();
+    try {
+      const { code, output } = await runServerExpectingExit({
+        STRATA_DATA_DIR: dir, STRATA__EMBEDDING__PROVIDER: 'openai', STRATA__EMBEDDING__BASE_URL: 'http://127.0.0.1:9/v1', STRATA__EMBEDDING__DIMENSIONS: '8',
+      });
+      expect(code).not.toBe(0);
+      expect(output).toContain("'embedding.model' is required");
+    } finally {
+      removeDir(dir);
+    }
   });
 });

@@ -80,6 +80,9 @@ export class StrataNode {
     };
     metrics.gauge('strata_pending_events', 'Events waiting for consolidation on this node', async () =>
       (await Promise.all(shards.map((s) => pendingSummary(s.db)))).reduce((n, s) => n + s.pending, 0));
+    const sumCounter = async (name: string) => (await Promise.all(shards.map((s) => s.db.counter(name)))).reduce((a, b) => a + b, 0);
+    metrics.gauge('strata_failed_events', 'Events consolidation gave up on (on this node)', () => sumCounter('failed'));
+    metrics.gauge('strata_memory_units', 'L1 and L2 memory units stored on this node', () => sumCounter('units'));
     for (const shard of shards) {
       metrics.gauge(`strata_applied_index_shard_${shard.id}`, `Applied log index of shard ${shard.id}`, () => shard.sm.appliedIndex());
     }

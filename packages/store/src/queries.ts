@@ -150,6 +150,19 @@ export async function pendingOfUser(db: StateDb, userId: string, limit: number):
   return out;
 }
 
+/**
+ * Pending entries accepted before the per-user index existed (a data directory from an older build), oldest
+ * first; empty once they are gone. Checked from the head of the backlog, so they are served before newer ones.
+ */
+export async function unindexedPending(db: StateDb, limit: number): Promise<PendingItem[]> {
+  const out: PendingItem[] = [];
+  for await (const [seq, entry] of db.pending.iterator({ limit })) {
+    if ((await db.pendingByUser.get(join(entry.user_id, seq))) !== undefined) break;
+    out.push({ ...entry, seq });
+  }
+  return out;
+}
+
 /** The first user with pending entries whose id sorts after `after` (null: the first of all), one seek. */
 async function nextPendingUser(db: StateDb, after: string | null): Promise<string | null> {
   // Every key of user u sorts below u + SEP + \xff (user ids hold no control characters), and above it the next user's.

@@ -14,11 +14,13 @@ import type { Logger } from 'pino';
 import { planConsolidation } from '@strata/memory/src/consolidation/plan';
 import type { Embedder, Llm } from '@strata/memory/src/providers/types';
 import {
-  getEvent, pendingOfUser, pendingUsersFrom, reflectionsDue, settle, StrataError,
+  getEvent, pendingOfUser, pendingUsersFrom, reflectionsDue, settle, StrataError, unindexedPending,
   type ConsolidateAnswer, type ConsolidateCommand, type ConsolidationFailedCommand, type EventRecord, type InsightsCommand, type PendingItem,
 } from '@strata/store';
 import type { Shard } from '../shards';
-import { DEFAULT_RETRY_POLICY, noteFailure, noteSuccess, pickFairBatch, type RetryPolicy, type RetryState, type UserBatch } from './fair-batch';
+import {
+  DEFAULT_RETRY_POLICY, noteFailure, noteSuccess, pickFairBatch, type RetryPolicy, type RetryState, type UserBatch, type UserQueue,
+} from './fair-batch';
 import { planStreamReflection, planUserInsights, type PlanContext } from './insights';
 import { UserMemoryView } from './memory-view';
 
@@ -121,15 +123,13 @@ export class ConsolidationWorker {
     const started = Date.now();
     const { shard, batchSize } = this.o;
     if (!shard.log.isLeader()) return report;
-    const users = await pendingUsersFrom(shard.db, this.cursor, batchSize);
-    if (users.length > 0) this.cursor = users[users.length - 1];
-    const queues = await Promise.all(users.map(async (user_id) => ({ user_id, entries: await pendingOfUser(shard.db, user_id, batchSize) })));
+    const queues = await this.queues();
     const batches = pickFairBatch(queues, batchSize, this.retries, this.o.now());
     for (const batch of batches) {
       if (this.stopped || !shard.log.isLeader()) break;
       await this.runBatch(batch, report);
     }
-    this.summarize(report, started, (await pendingUsersFrom(shard.db, null, 1)).length === 0);
+    this.summarize(report, started, (await shard.db.counter('pending')) === 0);
     const l2Started = Date.now();
     if (!this.stopped) await this.runInsights(report);
     if (!this.stopped && this.o.now() - this.lastReflectionCheck >= this.o.reflectionCheckMs) {
@@ -142,6 +142,20 @@ export class ConsolidationWorker {
       }, 'L2 planning done');
     }
     return report;
+  }
+
+  /** Users with pending events, in round-robin order from the cursor, with their oldest events. */
+  private async queues(): Promise<UserQueue[]> {
+    const { db } = this.o.shard;
+    const legacy = await unindexedPending(db, this.o.batchSize);
+    if (legacy.length > 0) {
+      const byUser = new Map<string, PendingItem[]>();
+      for (const e of legacy) byUser.set(e.user_id, [...(byUser.get(e.user_id) ?? []), e]);
+      return [...byUser.entries()].map(([user_id, entries]) => ({ user_id, entries }));
+    }
+    const users = await pendingUsersFrom(db, this.cursor, this.o.batchSize);
+    if (users.length > 0) this.cursor = users[users.length - 1];
+    return Promise.all(users.map(async (user_id) => ({ user_id, entries: await pendingOfUser(db, user_id, this.o.batchSize) })));
   }
 
   private context(): PlanContext {

@@ -148,6 +148,18 @@ describe('ConsolidationWorker (real LevelDB and log, hashing embedder, virtual c
     expect((await w.tick()).reflections).toBe(0);
   });
 
+  it('also drains pending entries written before the per-user index existed (older data directories)', async () => {
+    await log.propose(ingest('old', S1, ['I live in Rome.', 'My cat is called Nero.']));
+    // What an older build left behind: pending entries without their per-user index entries.
+    for await (const key of db.pendingByUser.keys()) await db.pendingByUser.del(key);
+    await log.propose(ingest('new', S2, ['I play the cello.']));
+    const w = worker();
+    expect(await w.tick()).toMatchObject({ events: 2, batches: 1 });
+    expect((await allUnits(db, 'old')).map((u) => u.content).sort()).toEqual(['I live in Rome.', 'My cat is called Nero.']);
+    await drain(w);
+    expect((await allUnits(db, 'new')).map((u) => u.content)).toEqual(['I play the cello.']);
+  });
+
   it('stops cleanly: stop() waits for the tick in flight, and no proposal reaches a closed log', async () => {
     await log.propose(ingest('dee', S1, Array.from({ length: 30 }, (_, i) => `Note ${i}: remember the code ${1000 + i}.`)));
     const w = worker({ batchSize: 8 });
