@@ -43,8 +43,10 @@ test('LevelDB storage: append, replace a conflicting tail, hard state, compactio
     expect(g.hardState).toEqual({ term: 2, vote: 0, commit: 2 });
     ops = [];
     const conf = { voters: [1], learners: [], addrs: {} };
-    s.compactionOps(ops, 7, { meta: { index: 2, term: 1, conf }, data: Buffer.from('state') }, 2, 1, conf);
+    const range = s.compactionOps(ops, 7, { meta: { index: 2, term: 1, conf }, data: Buffer.from('state') }, 2, 1, conf);
     await s.write(ops);
+    expect(range).toEqual({ from: 1, to: 2 });
+    s.deleteCompacted(7, range as { from: number; to: number });
     await s.close();
     s = await LevelStorage.open(dir);
     g = await s.load(7);

@@ -343,8 +343,10 @@ export class RaftGroup {
       const snap = { meta, data: s.data };
       const compactTo = Math.max(this.core.log.offset, Math.min(s.index - this.opts.compactionMargin, this.core.persisted));
       const ops: Parameters<typeof this.host.opts.storage.write>[0] = [];
-      this.host.opts.storage.compactionOps(ops, this.groupId, snap, compactTo, this.core.log.term(compactTo) as number, this.core.confAt(compactTo));
-      await this.host.opts.storage.write(ops);
+      const storage = this.host.opts.storage;
+      const range = storage.compactionOps(ops, this.groupId, snap, compactTo, this.core.log.term(compactTo) as number, this.core.confAt(compactTo));
+      await storage.write(ops);
+      if (range) storage.deleteCompacted(this.groupId, range);
       this.core.compact(snap, compactTo);
       this.lastSnapshotIndex = s.index;
     } finally {

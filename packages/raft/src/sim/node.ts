@@ -69,7 +69,9 @@ export class SimNode {
 
   start(): void {
     const r = this.rng.fork();
-    this.core = new RawNode({ id: this.id, random: () => r.next(), ...this.cfg, maxSizePerMsg: 4096 }, this.disk.initialState(this.sm.applied));
+    // Small, varying batch limits make entries of different terms travel in separate Apps (Figure 8 cases).
+    const maxEntriesPerMsg = 1 + r.int(this.cfg.maxEntriesPerMsg);
+    this.core = new RawNode({ id: this.id, random: () => r.next(), ...this.cfg, maxEntriesPerMsg, maxSizePerMsg: 4096 }, this.disk.initialState(this.sm.applied));
   }
 
   /** Loses everything not synced: the in-memory core and the Ready being written. */

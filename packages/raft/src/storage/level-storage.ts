@@ -69,6 +69,7 @@ export class LevelStorage {
   }
 
   async close(): Promise<void> {
+    await Promise.all([...this.clearing]);
     await this.db.close();
   }
 
@@ -145,15 +146,30 @@ export class LevelStorage {
     ops.push({ type: 'put', key: key(group, K_SNAP_DATA), value: Buffer.from(s.data.buffer, s.data.byteOffset, s.data.byteLength) });
   }
 
-  /** Saves a locally taken snapshot and drops entries up to compactTo. */
-  compactionOps(ops: BatchOp[], group: number, s: Snapshot, compactTo: number, offsetTerm: number, offsetConf: ConfState): void {
+  /**
+   * Saves a locally taken snapshot and moves the compaction point to compactTo. The entries below it
+   * are deleted afterwards in the background (deleteCompacted): load() ignores them, and indexes at
+   * or below the compaction point are never written again, so the big delete stays off the write path.
+   */
+  compactionOps(ops: BatchOp[], group: number, s: Snapshot, compactTo: number, offsetTerm: number, offsetConf: ConfState): { from: number; to: number } | null {
     const m = this.g(group);
     this.snapshotOps(ops, group, s);
-    if (compactTo > m.offset) {
-      for (let i = m.offset + 1; i <= compactTo; i++) ops.push({ type: 'del', key: key(group, K_ENTRY, i) });
-      ops.push({ type: 'put', key: key(group, K_META), value: Buffer.from(JSON.stringify({ offset: compactTo, offsetTerm, offsetConf })) });
-      m.offset = compactTo;
-    }
+    if (compactTo <= m.offset) return null;
+    const range = { from: m.offset + 1, to: compactTo };
+    ops.push({ type: 'put', key: key(group, K_META), value: Buffer.from(JSON.stringify({ offset: compactTo, offsetTerm, offsetConf })) });
+    m.offset = compactTo;
+    return range;
+  }
+
+  private readonly clearing = new Set<Promise<void>>();
+
+  /** Deletes compacted entries [from, to] without blocking writes. */
+  deleteCompacted(group: number, range: { from: number; to: number }): void {
+    const p = this.db
+      .clear({ gte: key(group, K_ENTRY, range.from), lte: key(group, K_ENTRY, range.to) })
+      .catch(() => undefined)
+      .finally(() => this.clearing.delete(p));
+    this.clearing.add(p);
   }
 
   /** One write for everything in the batch, synced (fsync) unless told it need not be. */
