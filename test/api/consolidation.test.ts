@@ -218,6 +218,33 @@ describe('consolidation failures over HTTP', () => {
   });
 });
 
+describe('consolidation across a restart', () => {
+  it('leaves the backlog alone when disabled, and drains it after a restart with it enabled', async () => {
+    const dataDir = tempDir();
+    const env = { STRATA_API_KEY: KEY, STRATA__EMBEDDING__PROVIDER: 'hashing', STRATA__CONSOLIDATION__INTERVAL_MS: '50' };
+    try {
+      let server = await startServer({ dataDir, env: { ...env, STRATA__CONSOLIDATION__ENABLED: 'false' } });
+      let client = new StrataClient({ baseUrl: server.url, apiKey: KEY });
+      const { event_ids: ids } = await client.ingestBatch('rae', STREAM, [{ content: 'I live in Madrid.' }, { content: 'ok thanks' }, { content: 'I moved to Quito.' }]);
+      expect(await client.pending()).toMatchObject({ pending: 3, ready: false, failed: 0 });
+      await client.close();
+      expect(await server.stop()).toBe(0);
+
+      server = await startServer({ dataDir, env });
+      client = new StrataClient({ baseUrl: server.url, apiKey: KEY });
+      expect(await client.waitUntilReady(20_000, 50)).toMatchObject({ pending: 0, ready: true, failed: 0 });
+      const units = await memories(client, 'rae', 'include_retired=true&level=1');
+      expect(units.map((u) => [u.content, u.references, u.retired_at === null]).sort()).toEqual([
+        ['I live in Madrid.', [ids[0]], false], ['I moved to Quito.', [ids[2]], true],
+      ]);
+      await client.close();
+      expect(await server.stop()).toBe(0);
+    } finally {
+      removeDir(dataDir);
+    }
+  });
+});
+
 describe('embedding provider at start', () => {
   it('refuses to start when the local word vectors were never prepared, saying how to prepare them', async () => {
     const dir = tempDir();
