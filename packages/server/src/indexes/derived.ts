@@ -1,0 +1,411 @@
+/**
+ * The derived indexes of one shard (ARCHITECTURE.md: "rebuilt from LevelDB when stale, never the source
+ * of truth"): per user a BM25 text index, a vector index, the graph adjacency, the units by stream and
+ * the perceptual hashes of image assets; per organization the same over the org's units of every user
+ * of the shard.
+ *
+ * - Built lazily: a user's indexes on the first retrieval for that user, the organizations' on the
+ *   first retrieval with an `org_id` (one scan of the shard's units). Figures (scripts/bench-retrieval.ts
+ *   --http): a user with 20,000 units builds in ~1 s with the event loop turning throughout, so an eager
+ *   build of every user at start would only cost memory for users nobody asks about.
+ * - Kept current by a state-machine listener: after each applied command, the units and edges it names
+ *   (changes.ts) are read again from LevelDB, in order, per user. A read awaits the user's queue, so it
+ *   sees every command applied before it started (read-your-writes after an acknowledged write).
+ * - Retired units stay in the indexes (as_of needs them); the retrieval filter hides them. A unit gone
+ *   from LevelDB (hard-deleted) is removed from every index.
+ * - Vectors made by another embedder than the node's (a changed `[embedding]` configuration) are not
+ *   comparable with the query's: those units are embedded again with the node's embedder while the
+ *   index is built (a derived copy; the stored vectors are left as they are).
+ */
+import type { Logger } from 'pino';
+import type { Embedder } from '@strata/memory/src/providers/types';
+import type { GraphNeighbor } from '@strata/memory/src/retrieval/types';
+import { decodeVector, join, prefixRange, type Command, type Edge, type MemoryUnit, type StateDb, type StateMachine } from '@strata/store';
+import { TextIndex, VectorIndex, type TextIndexOptions } from '@strata/store/src/indexes';
+import { memoryChangeOf, type MemoryChange } from './changes';
+
+export interface DerivedIndexesOptions {
+  db: StateDb;
+  embedder: Embedder;
+  logger: Logger;
+  /** vectors per user (or org) from which HNSW is used instead of an exact scan (default 10,000) */
+  exactThreshold?: number;
+  /** the text a unit is searched by (default: documentText) */
+  documentText?: (unit: MemoryUnit) => string;
+  text?: TextIndexOptions;
+  /** units read between yields to the event loop during builds (default 500) */
+  chunk?: number;
+}
+
+/**
+ * What the text index sees of a unit: its content and its keywords (consolidation's keywords carry the
+ * entities and topics of the source turn, which a split-out statement may no longer name).
+ */
+export function documentText(unit: Pick<MemoryUnit, 'content' | 'keywords'>): string {
+  return unit.keywords.length > 0 ? `${unit.content}\n${unit.keywords.join(' ')}` : unit.content;
+}
+
+type Neighbor = GraphNeighbor & { edge_id: string };
+
+/** One searchable set of units (a user's memory, or an organization's knowledge on this shard). */
+export class UnitSet {
+  readonly units = new Map<string, MemoryUnit>();
+  readonly text: TextIndex;
+  readonly vector: VectorIndex;
+  /** unit id → perceptual hashes of its image assets */
+  readonly images = new Map<string, string[]>();
+  readonly byStream = new Map<string, Set<string>>();
+
+  constructor(private readonly options: DerivedIndexesOptions) {
+    this.text = new TextIndex(options.text);
+    this.vector = new VectorIndex({ dimensions: options.embedder.dimensions, exactThreshold: options.exactThreshold });
+  }
+
+  get size(): number {
+    return this.units.size;
+  }
+
+  put(unit: MemoryUnit, vector: Float32Array | null): void {
+    const before = this.units.get(unit.id);
+    if (before && before.stream_id !== unit.stream_id) this.byStream.get(before.stream_id)?.delete(unit.id);
+    this.units.set(unit.id, unit);
+    if (!before || before.content !== unit.content || before.keywords.join('\u0000') !== unit.keywords.join('\u0000')) {
+      this.text.add(unit.id, (this.options.documentText ?? documentText)(unit));
+    }
+    if (vector) this.vector.add(unit.id, vector);
+    else this.vector.remove(unit.id);
+    this.index(unit);
+  }
+
+  delete(id: string): void {
+    const before = this.units.get(id);
+    if (!before) return;
+    this.units.delete(id);
+    this.text.remove(id);
+    this.vector.remove(id);
+    this.images.delete(id);
+    this.byStream.get(before.stream_id)?.delete(id);
+  }
+
+  /** Replace the content at once (a build): the text index is filled in chunks, HNSW builds in a worker. */
+  async load(entries: Array<{ unit: MemoryUnit; vector: Float32Array | null }>): Promise<void> {
+    const docText = this.options.documentText ?? documentText;
+    await this.text.rebuildAsync(entries.map((e) => ({ id: e.unit.id, text: docText(e.unit) })), this.options.chunk ?? 500);
+    await this.vector.rebuild(entries.filter((e) => e.vector).map((e) => ({ id: e.unit.id, vector: e.vector! })));
+    this.units.clear();
+    this.images.clear();
+    this.byStream.clear();
+    for (const { unit } of entries) {
+      this.units.set(unit.id, unit);
+      this.index(unit);
+    }
+  }
+
+  private index(unit: MemoryUnit): void {
+    let stream = this.byStream.get(unit.stream_id);
+    if (!stream) this.byStream.set(unit.stream_id, (stream = new Set()));
+    stream.add(unit.id);
+    const hashes = unit.assets.filter((a) => a.media_type === 'image' && a.phash).map((a) => a.phash!);
+    if (hashes.length > 0) this.images.set(unit.id, hashes);
+    else this.images.delete(unit.id);
+  }
+}
+
+/** A user's memory: the unit set plus the graph. */
+export class UserIndex extends UnitSet {
+  private readonly adjacency = new Map<string, Neighbor[]>();
+  private readonly edges = new Map<string, Edge>();
+
+  neighbors = (id: string): Iterable<GraphNeighbor> => this.adjacency.get(id) ?? [];
+
+  get edgeCount(): number {
+    return this.edges.size;
+  }
+
+  putEdge(edge: Edge): void {
+    if (this.edges.has(edge.edge_id)) this.removeEdge(edge.edge_id);
+    if (edge.source_id === edge.target_id) return;
+    this.edges.set(edge.edge_id, edge);
+    const weight = Number.isFinite(edge.weight) ? Math.min(1, Math.max(0, edge.weight)) : 1;
+    this.push(edge.source_id, { id: edge.target_id, relation: edge.relation, weight, direction: 'out', edge_id: edge.edge_id });
+    this.push(edge.target_id, { id: edge.source_id, relation: edge.relation, weight, direction: 'in', edge_id: edge.edge_id });
+  }
+
+  removeEdge(edgeId: string): void {
+    const edge = this.edges.get(edgeId);
+    if (!edge) return;
+    this.edges.delete(edgeId);
+    for (const end of [edge.source_id, edge.target_id]) {
+      const list = this.adjacency.get(end);
+      if (!list) continue;
+      const kept = list.filter((n) => n.edge_id !== edgeId);
+      if (kept.length > 0) this.adjacency.set(end, kept);
+      else this.adjacency.delete(end);
+    }
+  }
+
+  override delete(id: string): void {
+    super.delete(id);
+    for (const n of this.adjacency.get(id) ?? []) this.removeEdge(n.edge_id);
+  }
+
+  loadEdges(edges: Edge[]): void {
+    this.adjacency.clear();
+    this.edges.clear();
+    for (const e of edges) this.putEdge(e);
+  }
+
+  private push(from: string, n: Neighbor): void {
+    const list = this.adjacency.get(from);
+    if (list) list.push(n);
+    else this.adjacency.set(from, [n]);
+  }
+}
+
+interface UserEntry {
+  index: UserIndex;
+  /** the build, then every refresh, in order */
+  chain: Promise<void>;
+  stale: boolean;
+}
+
+/** Per-shard manager of the derived indexes; `attach` it to the shard's state machine. */
+export class DerivedIndexes {
+  private readonly users = new Map<string, UserEntry>();
+  private orgs: Map<string, UnitSet> | null = null;
+  /** unit id → its org, for units in an org set */
+  private readonly unitOrg = new Map<string, string>();
+  private orgChain: Promise<void> | null = null;
+  private orgStale = false;
+  private readonly db: StateDb;
+  private readonly embedder: Embedder;
+  private readonly logger: Logger;
+  private readonly chunk: number;
+
+  constructor(private readonly options: DerivedIndexesOptions) {
+    this.db = options.db;
+    this.embedder = options.embedder;
+    this.logger = options.logger;
+    this.chunk = options.chunk ?? 500;
+  }
+
+  attach(sm: StateMachine): void {
+    sm.onApplied((_index, command, result) => this.onApplied(command, result));
+  }
+
+  /** Called after each applied command (synchronously: the order of calls is the log order). */
+  onApplied(command: Command, result?: unknown): void {
+    const change = memoryChangeOf(command, result);
+    if (!change) return;
+    const entry = this.users.get(change.user_id);
+    if (entry) {
+      entry.chain = entry.chain.then(() => (change.whole_user ? this.buildUser(change.user_id, entry) : this.refreshUser(entry, change)));
+      entry.chain = entry.chain.catch((err) => this.markStale(entry, err));
+    }
+    if (this.orgChain) {
+      this.orgChain = this.orgChain
+        .then(() => this.refreshOrgs(change))
+        .catch((err) => {
+          this.orgStale = true;
+          this.logger.error({ err }, 'organization index refresh failed; rebuilding on next use');
+        });
+    }
+  }
+
+  /** The user's indexes, built if needed and current with every command applied before the call. */
+  async forUser(userId: string): Promise<UserIndex> {
+    let entry = this.users.get(userId);
+    if (!entry) {
+      const fresh: UserEntry = { index: new UserIndex(this.options), chain: Promise.resolve(), stale: false };
+      fresh.chain = this.buildUser(userId, fresh);
+      this.users.set(userId, fresh);
+      entry = fresh;
+    } else if (entry.stale) {
+      const e = entry;
+      e.stale = false;
+      e.chain = e.chain.then(() => this.buildUser(userId, e));
+    }
+    const e = entry;
+    await e.chain.catch((err) => {
+      this.markStale(e, err);
+      throw err;
+    });
+    return e.index;
+  }
+
+  /** The organization's knowledge on this shard (undefined when it has none), current like forUser. */
+  async forOrg(orgId: string): Promise<UnitSet | undefined> {
+    if (!this.orgChain || this.orgStale) {
+      this.orgStale = false;
+      this.orgChain = (this.orgChain ?? Promise.resolve()).then(() => this.buildOrgs());
+    }
+    await this.orgChain;
+    if (this.orgStale) throw new Error('organization index build failed');
+    return this.orgs?.get(orgId);
+  }
+
+  /** For metrics and benchmarks. */
+  stats(): { users: number; units: number; orgs: number; org_units: number } {
+    let units = 0;
+    for (const e of this.users.values()) units += e.index.size;
+    let orgUnits = 0;
+    for (const s of this.orgs?.values() ?? []) orgUnits += s.size;
+    return { users: this.users.size, units, orgs: this.orgs?.size ?? 0, org_units: orgUnits };
+  }
+
+  /** Resolves when every queued build and refresh is done (tests, benchmarks, clean stop). */
+  async idle(): Promise<void> {
+    await Promise.all([...this.users.values()].map((e) => e.chain.catch(() => undefined)));
+    await this.orgChain?.catch(() => undefined);
+  }
+
+  private markStale(entry: UserEntry, err: unknown): void {
+    if (entry.stale) return;
+    entry.stale = true;
+    this.logger.error({ err }, 'derived index update failed; the user is rebuilt on next use');
+  }
+
+  private async buildUser(userId: string, entry: UserEntry): Promise<void> {
+    const started = performance.now();
+    const units: MemoryUnit[] = [];
+    let n = 0;
+    for await (const unit of this.db.units.values(prefixRange(userId))) {
+      units.push(unit);
+      if (++n % this.chunk === 0) await yieldToLoop();
+    }
+    const entries = await this.withVectors(userId, units);
+    const edges: Edge[] = [];
+    for await (const edge of this.db.edges.values(prefixRange(userId))) edges.push(edge);
+    await entry.index.load(entries);
+    entry.index.loadEdges(edges);
+    entry.stale = false;
+    const ms = performance.now() - started;
+    if (units.length >= 1000) this.logger.info({ units: units.length, edges: edges.length, ms: Math.round(ms) }, 'user indexes built');
+  }
+
+  /** Each unit with its vector: the stored one when the node's embedder made it, else embedded again. */
+  private async withVectors(userId: string, units: MemoryUnit[]): Promise<Array<{ unit: MemoryUnit; vector: Float32Array | null }>> {
+    const stored = new Map<string, Float32Array>();
+    let n = 0;
+    for await (const [key, v] of this.db.vectors.iterator(prefixRange(userId))) {
+      if (v.embedder_id === this.embedder.id && v.dims === this.embedder.dimensions) stored.set(key.slice(userId.length + 1), decodeVector(v));
+      if (++n % this.chunk === 0) await yieldToLoop();
+    }
+    const out = units.map((unit) => ({ unit, vector: stored.get(unit.id) ?? null }));
+    const missing = out.filter((e) => !e.vector);
+    if (missing.length > 0) {
+      this.logger.info({ user_id: userId, units: missing.length, embedder: this.embedder.id }, 'embedding units whose stored vectors are of another embedder');
+      await this.embedInto(missing);
+    }
+    return out;
+  }
+
+  private async embedInto(entries: Array<{ unit: MemoryUnit; vector: Float32Array | null }>): Promise<void> {
+    for (let i = 0; i < entries.length; i += 256) {
+      const batch = entries.slice(i, i + 256);
+      try {
+        const vectors = await this.embedder.embed(batch.map((e) => e.unit.content));
+        batch.forEach((e, j) => (e.vector = vectors[j] ?? null));
+      } catch (err) {
+        // Text search still finds these units; the vector list just misses them until the next build.
+        this.logger.warn({ err, units: batch.length }, 'embedding units for the vector index failed');
+      }
+      await yieldToLoop();
+    }
+  }
+
+  private async unitWithVector(userId: string, unitId: string): Promise<{ unit: MemoryUnit; vector: Float32Array | null } | null> {
+    const unit = await this.db.units.get(join(userId, unitId));
+    if (!unit) return null;
+    const stored = await this.db.vectors.get(join(userId, unitId));
+    if (stored && stored.embedder_id === this.embedder.id && stored.dims === this.embedder.dimensions) return { unit, vector: decodeVector(stored) };
+    const entry = { unit, vector: null as Float32Array | null };
+    await this.embedInto([entry]);
+    return entry;
+  }
+
+  private async refreshUser(entry: UserEntry, change: MemoryChange): Promise<void> {
+    for (const id of change.unit_ids) {
+      const found = await this.unitWithVector(change.user_id, id);
+      if (found) entry.index.put(found.unit, found.vector);
+      else entry.index.delete(id);
+    }
+    for (const id of change.edge_ids) {
+      const edge = await this.db.edges.get(join(change.user_id, id));
+      if (edge) entry.index.putEdge(edge);
+      else entry.index.removeEdge(id);
+    }
+  }
+
+  private async buildOrgs(): Promise<void> {
+    const started = performance.now();
+    const byOrg = new Map<string, MemoryUnit[]>();
+    let n = 0;
+    for await (const unit of this.db.units.values()) {
+      if (unit.org_id) {
+        const list = byOrg.get(unit.org_id);
+        if (list) list.push(unit);
+        else byOrg.set(unit.org_id, [unit]);
+      }
+      if (++n % this.chunk === 0) await yieldToLoop();
+    }
+    const orgs = new Map<string, UnitSet>();
+    this.unitOrg.clear();
+    for (const [orgId, units] of byOrg) {
+      const entries = [];
+      for (const unit of units) {
+        const stored = await this.db.vectors.get(join(unit.user_id, unit.id));
+        const vector = stored && stored.embedder_id === this.embedder.id && stored.dims === this.embedder.dimensions ? decodeVector(stored) : null;
+        entries.push({ unit, vector });
+        this.unitOrg.set(unit.id, orgId);
+      }
+      await this.embedInto(entries.filter((e) => !e.vector));
+      const set = new UnitSet(this.options);
+      await set.load(entries);
+      orgs.set(orgId, set);
+    }
+    this.orgs = orgs;
+    const ms = performance.now() - started;
+    if (n >= 1000) this.logger.info({ scanned: n, orgs: orgs.size, ms: Math.round(ms) }, 'organization indexes built');
+  }
+
+  private async refreshOrgs(change: MemoryChange): Promise<void> {
+    if (!this.orgs) return;
+    if (change.whole_user) {
+      // Forget the user's org units, then read the user's range again.
+      for (const [unitId, orgId] of [...this.unitOrg]) {
+        const set = this.orgs.get(orgId);
+        if (set?.units.get(unitId)?.user_id === change.user_id) {
+          set.delete(unitId);
+          this.unitOrg.delete(unitId);
+        }
+      }
+      for await (const unit of this.db.units.values(prefixRange(change.user_id))) {
+        if (unit.org_id) await this.putOrgUnit(unit);
+      }
+      return;
+    }
+    for (const id of change.unit_ids) {
+      const unit = await this.db.units.get(join(change.user_id, id));
+      const before = this.unitOrg.get(id);
+      if (before !== undefined && (!unit || unit.org_id !== before)) {
+        this.orgs.get(before)?.delete(id);
+        this.unitOrg.delete(id);
+      }
+      if (unit?.org_id) await this.putOrgUnit(unit);
+    }
+  }
+
+  private async putOrgUnit(unit: MemoryUnit): Promise<void> {
+    const found = await this.unitWithVector(unit.user_id, unit.id);
+    if (!found || !this.orgs) return;
+    let set = this.orgs.get(unit.org_id!);
+    if (!set) this.orgs.set(unit.org_id!, (set = new UnitSet(this.options)));
+    set.put(found.unit, found.vector);
+    this.unitOrg.set(unit.id, unit.org_id!);
+  }
+}
+
+function yieldToLoop(): Promise<void> {
+  return new Promise((resolve) => setImmediate(resolve));
+}

@@ -1,0 +1,180 @@
+/**
+ * The query side of retrieval (CONTRACT.md §3): from a validated request to ranked units. One domain
+ * call for the retrieve and context routes: read barrier when asked, the derived indexes of the user
+ * (and of the org on every shard), the query embedding, near-duplicate images, then the pure pipeline
+ * (`@strata/memory` retrieval) over them.
+ */
+import { decodeBase64Media, MediaError } from '@strata/memory/src/retrieval/media';
+import { findNearDuplicates, imagePhash } from '@strata/memory/src/retrieval/phash';
+import { retrieve, type RetrievalConfig, type RetrievalSources, type RetrieveRequest } from '@strata/memory/src/retrieval/pipeline';
+import { timeMs } from '@strata/memory/src/retrieval/filters';
+import type { Embedder } from '@strata/memory/src/providers/types';
+import { badRequest, payloadTooLarge, type MemoryUnit } from '@strata/store';
+import type { TextIndex, VectorIndex } from '@strata/store/src/indexes';
+import type { Config } from '../config';
+import type { ShardRouter } from '../shards';
+import type { DerivedIndexes, UnitSet } from './derived';
+
+/** The retrieve fields of a request body (the retrieve route's body, and the context route's). */
+export interface RetrieveFields {
+  query: string;
+  limit?: number | null;
+  min_score?: number | null;
+  graph_depth?: number | null;
+  start_time?: string | null;
+  end_time?: string | null;
+  as_of?: string | null;
+  org_id?: string | null;
+  agent_id?: string | null;
+  enable_arbitration?: boolean | null;
+  scope?: 'user' | 'stream' | null;
+  image?: string | null;
+  audio?: string | null;
+  video?: string | null;
+  /** extension: `linearizable` waits for the leader's commit index first */
+  consistency?: 'linearizable' | 'local' | null;
+}
+
+export interface RetrievedUnit {
+  unit: MemoryUnit;
+  score: number;
+}
+
+export interface RetrievalAnswer {
+  /** the text finally searched */
+  query: string;
+  results: RetrievedUnit[];
+  query_time_ms: number;
+}
+
+/** The unit as the contract shows it (§3), nothing more. */
+export function retrievedUnitView(u: MemoryUnit) {
+  return {
+    id: u.id, memory_type: u.memory_type, content: u.content, keywords: u.keywords, level: u.level, stream_id: u.stream_id,
+    valid_time: u.valid_time, transaction_time: u.transaction_time, references: u.references, assets: u.assets,
+  };
+}
+
+export interface RetrievalServiceOptions {
+  shards: ShardRouter;
+  /** shard id → its derived indexes */
+  indexes: Map<number, DerivedIndexes>;
+  embedder: Embedder;
+  config: Config;
+  retrieval?: RetrievalConfig;
+  now?: () => number;
+}
+
+const invalid = (path: string, message: string) => badRequest('validation_failed', `${path.slice(1)} ${message}.`, [{ path, message }]);
+
+export class RetrievalService {
+  constructor(private readonly options: RetrievalServiceOptions) {}
+
+  private indexesOf(shardId: number): DerivedIndexes {
+    const ix = this.options.indexes.get(shardId);
+    if (!ix) throw new Error(`no derived indexes for shard ${shardId}`);
+    return ix;
+  }
+
+  /**
+   * Ranked units for a request. `streamId` is the current stream (null from the context route without
+   * one). Throws 400/413 StrataErrors for bad input that the schema cannot express.
+   */
+  async retrieve(userId: string, streamId: string | null, body: RetrieveFields): Promise<RetrievalAnswer> {
+    const started = performance.now();
+    const { config } = this.options;
+    const query = body.query.trim();
+    if (query.length === 0) throw invalid('/query', 'must not be empty');
+    const limit = body.limit ?? 10;
+    if (!Number.isInteger(limit) || limit < 1) throw invalid('/limit', 'must be an integer ≥ 1');
+    const scope = body.scope ?? 'user';
+    if (scope === 'stream' && !streamId) throw invalid('/scope', '"stream" needs a stream_id');
+    for (const name of ['start_time', 'end_time', 'as_of'] as const) {
+      const v = body[name];
+      if (v) {
+        try {
+          timeMs(v, name);
+        } catch {
+          throw invalid(`/${name}`, 'must be an RFC 3339 date-time');
+        }
+      }
+    }
+    if (body.start_time && body.end_time && Date.parse(body.start_time) > Date.parse(body.end_time)) {
+      throw invalid('/start_time', 'must not be after end_time');
+    }
+    const queryHash = this.decodeMedia(body);
+
+    const home = this.options.shards.forUser(userId);
+    const orgShards = body.org_id ? this.options.shards.all() : [];
+    if (body.consistency === 'linearizable') {
+      const barriers = new Set([home, ...orgShards]);
+      await Promise.all([...barriers].map((s) => s.log.readBarrier()));
+    }
+    const [user, orgSets, vectors] = await Promise.all([
+      this.indexesOf(home.id).forUser(userId),
+      Promise.all(orgShards.map((s) => this.indexesOf(s.id).forOrg(body.org_id!))),
+      this.options.embedder.embed([query]),
+    ]);
+    const orgs = orgSets.filter((s): s is UnitSet => !!s && s.size > 0);
+
+    const getUnit = orgs.length === 0
+      ? (id: string) => user.units.get(id)
+      : (id: string) => {
+        const own = user.units.get(id);
+        if (own) return own;
+        for (const o of orgs) {
+          const u = o.units.get(id);
+          if (u) return u;
+        }
+        return undefined;
+      };
+    const sources: RetrievalSources<MemoryUnit> = {
+      vectorIndexes: [user.vector, ...orgs.map((o) => o.vector)] as VectorIndex[],
+      textIndexes: [user.text, ...orgs.map((o) => o.text)] as TextIndex[],
+      getUnit,
+      neighbors: user.neighbors,
+    };
+    if (scope === 'stream') sources.restrictTo = user.byStream.get(streamId!) ?? new Set();
+    if (queryHash) {
+      const candidates = [user, ...orgs].flatMap((s) => [...s.images].flatMap(([id, hashes]) => hashes.map((phash) => ({ id, phash }))));
+      sources.imageMatches = findNearDuplicates(queryHash, candidates);
+    }
+    const request: RetrieveRequest = {
+      query, queryVector: vectors[0] ?? null, user_id: userId, stream_id: streamId, scope, org_id: body.org_id ?? null,
+      start_time: body.start_time ?? null, end_time: body.end_time ?? null, as_of: body.as_of ?? null,
+      limit: Math.min(limit, config.retrieval.max_limit), min_score: body.min_score ?? 0,
+      graph_depth: body.graph_depth ?? 1, agent_id: body.agent_id ?? null,
+      enable_arbitration: body.enable_arbitration === true || config.reranker.type === 'arbitrator',
+    };
+    const outcome = retrieve(sources, request, { ...this.options.retrieval, maxLimit: config.retrieval.max_limit }, this.options.now?.() ?? Date.now());
+    return {
+      query,
+      results: outcome.results.map((r) => ({ unit: r.unit, score: r.score })),
+      query_time_ms: Math.round((performance.now() - started) * 1000) / 1000,
+    };
+  }
+
+  /**
+   * Validates the media fields (bad base64 400, too large 413) and returns the query image's perceptual
+   * hash, if an image was sent. Audio and video are checked but do not steer results without a
+   * multimodal embedder.
+   */
+  private decodeMedia(body: RetrieveFields): string | null {
+    const max = this.options.config.retrieval.max_media_bytes;
+    let hash: string | null = null;
+    for (const field of ['image', 'audio', 'video'] as const) {
+      const value = body[field];
+      if (value === null || value === undefined) continue;
+      try {
+        const media = decodeBase64Media(value, max);
+        if (field === 'image') hash = imagePhash(media.bytes);
+      } catch (err) {
+        if (!(err instanceof MediaError)) throw err;
+        if (err.code === 'payload_too_large') throw payloadTooLarge(`${field} is larger than retrieval.max_media_bytes (${max} bytes).`);
+        const message = err.code === 'unsupported_image' ? `is not a decodable PNG or JPEG image (${err.message})` : 'is not valid base64';
+        throw badRequest(err.code, `${field} ${message}.`, [{ path: `/${field}`, message }]);
+      }
+    }
+    return hash;
+  }
+}
