@@ -1,5 +1,6 @@
 import { createHash } from 'node:crypto';
 import { badRequest, type AssetRef, type ContentType, type MediaType, type ProposedEvent } from '@strata/store';
+import { imagePhash } from '../retrieval/phash';
 
 /** An event as a client sends it (already schema-validated: types and enums are right). */
 export interface EventInput {
@@ -105,7 +106,7 @@ export function prepareEvent(input: EventInput, ctx: PrepareContext): PreparedEv
       }
       const assetId = sha256(bytes);
       assets.push({ asset_id: assetId, data_b64: bytes.toString('base64') });
-      refs.push({ asset_id: assetId, media_type: media, size: bytes.length, url: null, phash: null });
+      refs.push({ asset_id: assetId, media_type: media, size: bytes.length, url: null, phash: media === 'image' ? phashOrNull(bytes) : null });
       // The bytes live once in the asset table; the event keeps a reference instead of a second copy.
       storedContent = `asset:${assetId}`;
     }
@@ -135,4 +136,17 @@ export function prepareEvent(input: EventInput, ctx: PrepareContext): PreparedEv
 
 function sha256(data: string | Buffer): string {
   return createHash('sha256').update(data).digest('hex');
+}
+
+/**
+ * The perceptual hash of an image for near-duplicate retrieval (computed here, by the proposer, so the
+ * command carries it and every replica stores the same value); null when the bytes are not a PNG or
+ * JPEG that decodes (the image is still stored).
+ */
+function phashOrNull(bytes: Uint8Array): string | null {
+  try {
+    return imagePhash(bytes);
+  } catch {
+    return null;
+  }
 }
