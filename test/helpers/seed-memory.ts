@@ -4,7 +4,7 @@
  * use it where they need exact control of the graph and of versions (consolidation's own linking is
  * similarity-driven and tested on its own).
  */
-import { settle, type Command, type ConsolidateCommand, type Edge, type MemoryUnit, type Relation } from '@strata/store';
+import { settle, type Command, type ConsolidateCommand, type InsightsCommand, type Edge, type MemoryUnit, type Relation } from '@strata/store';
 
 export type SeedUnit = Partial<MemoryUnit> & Pick<MemoryUnit, 'id' | 'content'>;
 
@@ -23,13 +23,24 @@ export function edge(userId: string, edgeId: string, source: string, target: str
 /** Applies one consolidate command per user through `propose` (a node's log); units without stored vectors: the node embeds them when it indexes. */
 export async function seedMemory(propose: (userId: string, command: Command) => Promise<unknown>, users: Array<{ user_id: string; units: MemoryUnit[]; edges?: Edge[] }>): Promise<void> {
   for (const u of users) {
+    const l1 = u.units.filter((x) => x.level === 1);
+    const l2 = u.units.filter((x) => x.level === 2);
     const command: ConsolidateCommand = {
       type: 'memory.consolidate', user_id: u.user_id, at: '2026-01-01T00:00:00.000Z', consumed: [], embedder_id: 'none', method: 'offline',
-      units: u.units.map((x) => ({ unit: x, vector: [] })), reinforced: [], retired: [], edges: u.edges ?? [], dropped: [],
+      units: l1.map((x) => ({ unit: x, vector: [] })), reinforced: [], retired: [], edges: l2.length === 0 ? u.edges ?? [] : [], dropped: [],
     };
     const answer = settle<{ applied: boolean; units_created: number; edges: number }>(await propose(u.user_id, command));
-    if (!answer.applied || answer.units_created !== u.units.length || answer.edges !== (u.edges ?? []).length) {
+    if (!answer.applied || answer.units_created !== l1.length || answer.edges !== command.edges.length) {
       throw new Error(`seeding ${u.user_id} failed: ${JSON.stringify(answer)}`);
+    }
+    if (l2.length > 0) {
+      // insights (L2) are made by their own command; edges go last so they may touch them
+      const insights: InsightsCommand = {
+        type: 'memory.insights', user_id: u.user_id, at: '2026-01-01T00:00:00.000Z', embedder_id: 'none',
+        create: l2.map((x) => ({ unit: x, vector: null })), update: [], edges: u.edges ?? [], removed_edges: [], reflected: [],
+      };
+      const a = settle<{ created: number; edges: number }>(await propose(u.user_id, insights));
+      if (a.created !== l2.length || a.edges !== insights.edges.length) throw new Error(`seeding ${u.user_id} insights failed: ${JSON.stringify(a)}`);
     }
   }
 }
