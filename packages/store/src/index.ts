@@ -8,3 +8,5 @@ export * from './state-machine';
 export * from './command-log';
 export * from './local-log';
 export * from './queries';
+export * from './snapshot';
+export * from './raft-log';

@@ -1,0 +1,148 @@
+/**
+ * A node's Raft side: one LevelDB for every shard group's log, the HTTP peer transport (mounted under
+ * /raft/ on the API server), the host that drives the groups, and the start-up rules (who initializes,
+ * who asks to join). Shards get their CommandLog from here.
+ */
+import { randomBytes } from 'node:crypto';
+import type { IncomingMessage, ServerResponse } from 'node:http';
+import { join } from 'node:path';
+import type { Logger } from 'pino';
+import { HttpTransport, LevelStorage, RaftHost, type RaftGroup, type Transport } from '@strata/raft';
+import { RaftApplier, RaftLog, type ReplicatedState } from '@strata/store';
+import type { Config } from '../config';
+
+export const RAFT_PREFIX = '/raft/';
+
+/** Pure: the node that initializes a multi-node cluster (configured, else the lowest listed id). */
+export function seedNodeId(config: Pick<Config, 'cluster' | 'raft'>): number {
+  if (config.raft.bootstrap_seed_node_id !== null) return config.raft.bootstrap_seed_node_id;
+  const ids = config.cluster.peers.map((p) => p.id);
+  return ids.length ? Math.min(...ids) : config.cluster.node_id;
+}
+
+/** Pure: what a node does at start about initialization. */
+export function startPlan(config: Pick<Config, 'cluster' | 'raft'>): 'initialize' | 'join' | 'wait' {
+  if (config.cluster.join) return 'join';
+  if (!config.raft.auto_initialize) return 'wait';
+  return seedNodeId(config) === config.cluster.node_id ? 'initialize' : 'wait';
+}
+
+/** Pure: this node's own peer URL. */
+export function selfUrlOf(config: Pick<Config, 'cluster'>, port: number): string {
+  if (config.cluster.advertise_url) return config.cluster.advertise_url.replace(/\/+$/, '');
+  const listed = config.cluster.peers.find((p) => p.id === config.cluster.node_id);
+  return listed ? listed.url : `http://127.0.0.1:${port}`;
+}
+
+/**
+ * Sends to the URLs this node was configured with (STRATA_PEERS) before those in the replicated
+ * membership: an operator (or a test's fault proxy) decides how this node reaches each peer.
+ */
+class OverridingTransport implements Transport {
+  constructor(private readonly inner: Transport, private readonly overrides: Map<number, string>) {}
+  send(to: number, url: string, msgs: Parameters<Transport['send']>[2]): void {
+    this.inner.send(to, this.overrides.get(to) ?? url, msgs);
+  }
+  setHandler(h: Parameters<Transport['setHandler']>[0]): void {
+    this.inner.setHandler(h);
+  }
+  close(): Promise<void> {
+    return this.inner.close();
+  }
+}
+
+export class ClusterRuntime {
+  readonly logs = new Map<number, RaftLog>();
+  private readonly overrides: Map<number, string>;
+
+  private constructor(
+    readonly config: Config,
+    readonly selfUrl: string,
+    private readonly storage: LevelStorage,
+    private readonly transport: HttpTransport,
+    readonly host: RaftHost,
+    overrides: Map<number, string>,
+  ) {
+    this.overrides = overrides;
+  }
+
+  static async open(config: Config, selfUrl: string, logger: Logger): Promise<ClusterRuntime> {
+    const storage = await LevelStorage.open(join(config.storage.data_dir, 'raft'));
+    // A single node with no configured secret never talks to peers; it gets a throwaway one.
+    const secret = config.cluster.secret ?? randomBytes(24).toString('hex');
+    let lastError = 0;
+    const transport = new HttpTransport({
+      nodeId: config.cluster.node_id, selfUrl, secret, prefix: RAFT_PREFIX,
+      onError: (peer, err) => {
+        if (Date.now() - lastError < 5000) return; // a down peer fails every send: log it at most every 5 s
+        lastError = Date.now();
+        logger.debug({ peer, err: err.message }, 'raft peer unreachable');
+      },
+    });
+    const overrides = new Map(config.cluster.peers.filter((p) => p.id !== config.cluster.node_id).map((p) => [p.id, p.url] as const));
+    const host = new RaftHost({
+      nodeId: config.cluster.node_id, selfUrl, storage, transport: new OverridingTransport(transport, overrides),
+      tickMs: config.raft.tick_ms,
+      raft: { electionTick: config.raft.election_ticks, heartbeatTick: config.raft.heartbeat_ticks },
+      peers: Object.fromEntries(config.cluster.peers.map((p) => [p.id, p.url])),
+      group: { proposeTimeoutMs: Math.max(2000, config.cluster.forward_timeout_ms) },
+      onError: (err) => logger.fatal({ err }, 'raft storage or apply failed; this node stops serving writes'),
+    });
+    return new ClusterRuntime(config, selfUrl, storage, transport, host, overrides);
+  }
+
+  /** Opens shard `id`'s group over its state machine (restoring/replaying as needed). */
+  async openShard(id: number, state: ReplicatedState): Promise<RaftLog> {
+    const applier = await RaftApplier.open(state);
+    const group = await this.host.openGroup(id, applier);
+    const log = new RaftLog(group, applier);
+    this.logs.set(id, log);
+    return log;
+  }
+
+  group(shardId: number): RaftGroup {
+    const log = this.logs.get(shardId);
+    if (!log) throw new Error(`no shard ${shardId}`);
+    return log.group;
+  }
+
+  shardIds(): number[] {
+    return [...this.logs.keys()].sort((a, b) => a - b);
+  }
+
+  /** How this node reaches a member: its configured URL, else the one in the replicated membership. */
+  urlOf(nodeId: number, shardId = 0): string | null {
+    if (nodeId === this.config.cluster.node_id) return this.selfUrl;
+    return this.overrides.get(nodeId) ?? this.logs.get(shardId)?.group.addrOf(nodeId) ?? this.host.urlOf(nodeId);
+  }
+
+  /** The initial members: the configured peers, or this node alone. */
+  initialMembers(): { id: number; url: string }[] {
+    const peers = this.config.cluster.peers;
+    return peers.length ? peers.map((p) => ({ id: p.id, url: p.url })) : [{ id: this.config.cluster.node_id, url: this.selfUrl }];
+  }
+
+  /** Initializes every shard group with the initial members (idempotent per group). */
+  async initialize(): Promise<{ shard_id: number; status: 'initialized' | 'already_initialized' }[]> {
+    const out: { shard_id: number; status: 'initialized' | 'already_initialized' }[] = [];
+    for (const id of this.shardIds()) out.push({ shard_id: id, status: await this.group(id).initialize(this.initialMembers()) });
+    return out;
+  }
+
+  /** True when this node holds no Raft state at all (never initialized, never joined). */
+  isBlank(): boolean {
+    return this.shardIds().every((id) => {
+      const s = this.group(id).status();
+      return s.lastIndex === 0 && s.members.length === 0;
+    });
+  }
+
+  /** Mount point for peer traffic on the API server. */
+  readonly handle = (req: IncomingMessage, res: ServerResponse): void => this.transport.handle(req, res);
+
+  async close(): Promise<void> {
+    for (const log of this.logs.values()) await log.close();
+    await this.host.close();
+    await this.storage.close();
+  }
+}

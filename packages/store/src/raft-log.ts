@@ -1,0 +1,171 @@
+/**
+ * The command log of a cluster: one Raft group per shard. `RaftLog` is the CommandLog the server
+ * proposes to; `RaftApplier` is the Raft state machine that feeds committed entries to Strata's
+ * StateMachine (commands are applied; no-op and membership entries only advance the applied index,
+ * and membership entries also keep the member list and the removed node ids in the replicated state).
+ */
+import {
+  ClosedError, ConfChangeError, decodeConf, NoQuorumError, NotLeaderError, ProposalDroppedError, TransferInProgressError,
+  type AppliedEntry, type ConfState, type RaftGroup, type SnapshotData, type StateMachine as RaftStateMachine,
+} from '@strata/raft';
+import type { CommandLog, LogStatus } from './command-log';
+import type { Command } from './commands';
+import type { StateDb } from './db';
+import { StrataError, conflict, notFound, unavailable } from './errors';
+
+/** What RaftApplier needs from Strata's StateMachine. */
+export interface ReplicatedState {
+  readonly db: StateDb;
+  appliedIndex(): number;
+  appliedTerm(): number;
+  apply(index: number, command: Command, term: number): Promise<unknown>;
+  advanceTo(index: number, term: number, meta?: Record<string, unknown>): Promise<void>;
+  snapshot(): Promise<{ index: number; term: number; data: Buffer }>;
+  restore(image: Buffer): Promise<void>;
+}
+
+/** Replicated membership facts, kept in the meta sublevel by membership entries. */
+export interface ClusterMeta {
+  /** the membership as of the last applied membership entry (null before the group's first) */
+  members: ConfState | null;
+  /** node ids once removed: never members again (a reused id would carry another node's stale log) */
+  removed: number[];
+}
+
+const MEMBERS_KEY = 'cluster_members';
+const REMOVED_KEY = 'cluster_removed';
+
+export async function readClusterMeta(db: StateDb): Promise<ClusterMeta> {
+  return {
+    members: ((await db.meta.get(MEMBERS_KEY)) as ConfState | undefined) ?? null,
+    removed: ((await db.meta.get(REMOVED_KEY)) as number[] | undefined) ?? [],
+  };
+}
+
+/** Pure: the removed ids after a membership change from `prev` to `next`. */
+export function removedAfter(prev: ConfState | null, next: ConfState, removed: number[]): number[] {
+  if (!prev) return removed;
+  const now = new Set([...next.voters, ...next.learners]);
+  const gone = [...prev.voters, ...prev.learners].filter((id) => !now.has(id) && !removed.includes(id));
+  return gone.length ? [...removed, ...gone].sort((a, b) => a - b) : removed;
+}
+
+/** The Raft state machine of one shard: Strata's StateMachine behind Raft's interface. */
+export class RaftApplier implements RaftStateMachine {
+  private meta: ClusterMeta = { members: null, removed: [] };
+
+  private constructor(readonly state: ReplicatedState) {}
+
+  static async open(state: ReplicatedState): Promise<RaftApplier> {
+    const a = new RaftApplier(state);
+    a.meta = await readClusterMeta(state.db);
+    return a;
+  }
+
+  clusterMeta(): ClusterMeta {
+    return this.meta;
+  }
+
+  async apply(entries: AppliedEntry[]): Promise<unknown[]> {
+    const results: unknown[] = [];
+    for (const e of entries) {
+      if (e.kind === 'command') {
+        results.push(await this.state.apply(e.index, JSON.parse(e.data.toString('utf8')) as Command, e.term));
+      } else if (e.kind === 'membership') {
+        const next = decodeConf(e.data);
+        const removed = removedAfter(this.meta.members, next, this.meta.removed);
+        await this.state.advanceTo(e.index, e.term, { [MEMBERS_KEY]: next, [REMOVED_KEY]: removed });
+        this.meta = { members: next, removed };
+        results.push(undefined);
+      } else {
+        await this.state.advanceTo(e.index, e.term);
+        results.push(undefined);
+      }
+    }
+    return results;
+  }
+
+  async snapshot(): Promise<SnapshotData> {
+    return this.state.snapshot();
+  }
+
+  async restore(s: SnapshotData): Promise<void> {
+    await this.state.restore(s.data);
+    if (this.state.appliedIndex() !== s.index) throw new Error(`snapshot image says applied ${this.state.appliedIndex()}, its metadata ${s.index}`);
+    this.meta = await readClusterMeta(this.state.db);
+  }
+
+  appliedIndex(): number {
+    return this.state.appliedIndex();
+  }
+}
+
+/** A 503 that also names the leader (when known), so a caller can forward instead. */
+export class NotLeaderStrataError extends StrataError {
+  constructor(readonly leaderId: number | null, message: string) {
+    super(503, 'no_leader', message, undefined, 1);
+  }
+}
+
+/** Raft's errors as the contract's: every "cannot commit now" is a 503 with Retry-After. */
+export function toStrataError(err: unknown): unknown {
+  if (err instanceof StrataError) return err;
+  if (err instanceof NotLeaderError) {
+    return new NotLeaderStrataError(err.leaderId, err.leaderId ? `This node is not the leader of the shard (node ${err.leaderId} is); retry.` : 'No leader is known for the shard right now (election in progress or no quorum); retry shortly.');
+  }
+  if (err instanceof NoQuorumError) return unavailable(`The write was not committed in time (no quorum or leader change); its outcome is unknown: retry with the same Idempotency-Key.`, 'no_leader');
+  if (err instanceof ProposalDroppedError || err instanceof TransferInProgressError) return unavailable('The leader changed before the write committed (it was not stored); retry.', 'no_leader');
+  if (err instanceof ClosedError) return unavailable('The node is shutting down; retry on another node.');
+  if (err instanceof ConfChangeError) {
+    return /not a member/.test(err.message) ? notFound(err.message) : conflict(err.message);
+  }
+  return err;
+}
+
+function roleOf(role: string): LogStatus['role'] {
+  if (role === 'leader' || role === 'follower' || role === 'candidate') return role;
+  return role === 'pre_candidate' ? 'candidate' : 'follower';
+}
+
+/** CommandLog over a Raft group: propose resolves once the command is committed and applied here. */
+export class RaftLog implements CommandLog {
+  private closed = false;
+
+  constructor(readonly group: RaftGroup, readonly applier: RaftApplier) {}
+
+  async propose(command: Command): Promise<unknown> {
+    if (this.closed) throw unavailable('The node is shutting down; retry on another node.');
+    try {
+      return (await this.group.propose(Buffer.from(JSON.stringify(command), 'utf8'))).result;
+    } catch (err) {
+      throw toStrataError(err);
+    }
+  }
+
+  async readBarrier(): Promise<void> {
+    try {
+      await this.group.readBarrier();
+    } catch (err) {
+      throw toStrataError(err);
+    }
+  }
+
+  isLeader(): boolean {
+    return !this.closed && this.group.isLeader();
+  }
+
+  leaderId(): number | null {
+    return this.group.leaderId();
+  }
+
+  status(): LogStatus {
+    const s = this.group.status();
+    const learner = s.members.some((m) => m.id === s.nodeId && !m.voter);
+    return { role: learner ? 'learner' : roleOf(s.role), term: s.term, leader: s.leader, commit_index: s.commitIndex, applied_index: s.appliedIndex };
+  }
+
+  /** The host closes the groups; this only stops new proposals. */
+  async close(): Promise<void> {
+    this.closed = true;
+  }
+}
