@@ -1,4 +1,4 @@
-import type { AccountRecord, ApiKeyRecord, Edge, EventRecord, MemoryType, MemoryUnit } from './types';
+import type { AccountRecord, ApiKeyRecord, Edge, EventRecord, Goal, L3Task, MemoryType, MemoryUnit } from './types';
 
 /**
  * Commands of the replicated log. A command carries everything non-deterministic (ids, times, hashes,
@@ -132,6 +132,118 @@ export interface InsightsCommand {
   reflected: { stream_id: string; through: string }[];
 }
 
+// ---- L3 goals and tasks, graph edges, memory maintenance (CONTRACT §5, §7, §8) ----
+
+/**
+ * A new version of an existing goal or task, with the version it was computed from. Apply writes
+ * `after` only when the stored record still equals `before` (compare-and-set): a change made from a
+ * state that no longer holds writes nothing, and the proposer reads again and recomputes.
+ */
+export type L3RecordUpdate =
+  | { kind: 'goal'; before: Goal; after: Goal }
+  | { kind: 'task'; before: L3Task; after: L3Task };
+
+/** The goals and tasks one L0 event gave (the first goal, else the first task, is "the record it came from"). */
+export interface L3EventPlan {
+  event_id: string;
+  goals: Goal[];
+  tasks: L3Task[];
+}
+
+/**
+ * Goals and tasks planned from a user's consolidated events (by the shard leader, offline or with its
+ * LLM), plus the progress of existing parents recomputed over the new tasks. All or nothing: an event
+ * already planned, or an update whose `before` no longer holds, makes the command stale.
+ */
+export interface L3PlanCommand {
+  type: 'l3.plan';
+  user_id: string;
+  at: string;
+  planner: 'offline' | 'llm';
+  events: L3EventPlan[];
+  updates: L3RecordUpdate[];
+}
+
+/**
+ * `PUT /tasks/:task_id/status`: the task's new version first, then its ancestors' recomputed progress,
+ * and on a transition into `completed` the outcome event, stored through the ingest apply path in the
+ * same command (so it is atomic, replicated and consolidated like any other event).
+ */
+export interface TaskStatusCommand {
+  type: 'l3.task_status';
+  user_id: string;
+  at: string;
+  task_id: string;
+  updates: L3RecordUpdate[];
+  sediment: ProposedEvent | null;
+}
+
+/** `POST /graph/edges`: one edge between two units of the user. */
+export interface EdgeAddCommand {
+  type: 'graph.add_edge';
+  user_id: string;
+  edge: Edge;
+}
+
+/**
+ * Hard delete: the units gone from every sublevel (record, vector, edges both ways and adjacency,
+ * subject and org indexes, counters), and the listed L0 events with them. With `require_units`, a unit
+ * that does not exist fails the whole command with 404 (the delete route); without, it is skipped.
+ */
+export interface MemoryDeleteCommand {
+  type: 'memory.delete';
+  user_id: string;
+  at: string;
+  unit_ids: string[];
+  event_ids: string[];
+  require_units: boolean;
+}
+
+/**
+ * A semantic forget/update plan as the store keeps it: the fields apply checks, and the whole plan
+ * (the memory package's SemanticPlan, opaque here) for the preview and the execution.
+ */
+export interface SemanticPlanRecord {
+  plan_id: string;
+  user_id: string;
+  org_id: string | null;
+  created_at: string;
+  expires_at: string;
+  plan: Record<string, unknown>;
+}
+
+/** A preview: the plan is stored (replicated) until executed or expired; plans expired at `at` are pruned. */
+export interface SemanticPlanCommand {
+  type: 'semantic.plan';
+  at: string;
+  record: SemanticPlanRecord;
+}
+
+export interface SemanticRetirement {
+  unit_id: string;
+  retired_at: string;
+  retired_reason: 'superseded' | 'forgotten';
+  superseded_by: string | null;
+}
+
+/**
+ * Execution of a stored plan: exactly the changes the plan's preview showed, computed by the proposer
+ * (the new unit of an update with its embedding), and the plan consumed. An unknown, executed or
+ * expired plan (at `at`) fails with 404; a plan of another user with 403.
+ */
+export interface SemanticExecuteCommand {
+  type: 'semantic.execute';
+  user_id: string;
+  at: string;
+  plan_id: string;
+  embedder_id: string;
+  retire: SemanticRetirement[];
+  delete_unit_ids: string[];
+  delete_event_ids: string[];
+  create: UnitWithVector | null;
+  edges: Edge[];
+}
+
 export type Command =
   | IngestCommand
   | AuthBootstrapCommand
@@ -140,7 +252,13 @@ export type Command =
   | ApiKeyRevokeCommand
   | ConsolidateCommand
   | ConsolidationFailedCommand
-  | InsightsCommand;
+  | InsightsCommand
+  | L3PlanCommand
+  | TaskStatusCommand
+  | EdgeAddCommand
+  | MemoryDeleteCommand
+  | SemanticPlanCommand
+  | SemanticExecuteCommand;
 
 export type CommandType = Command['type'];
 
@@ -171,4 +289,51 @@ export interface InsightsAnswer {
   updated: number;
   edges: number;
   removed_edges: number;
+}
+
+/** Answer of `l3.plan`. `applied: false` means stale (nothing written). */
+export interface L3PlanAnswer {
+  applied: boolean;
+  stale: string | null;
+  goals_created: number;
+  tasks_created: number;
+  updated: number;
+}
+
+/** Answer of `l3.task_status`: the task as stored after the command, and the outcome event's id when one was sedimented. */
+export interface TaskStatusAnswer {
+  applied: boolean;
+  stale: string | null;
+  task: L3Task | null;
+  sediment_event_id: string | null;
+}
+
+export interface EdgeAddAnswer {
+  edge_id: string;
+}
+
+/**
+ * What a delete removed. Derived in-memory indexes (text, vectors, graph) listen to applied commands
+ * and drop `deleted_unit_ids`; `deleted_edge_ids` are the edges removed with them.
+ */
+export interface MemoryDeleteAnswer {
+  deleted_unit_ids: string[];
+  deleted_event_ids: string[];
+  deleted_edge_ids: string[];
+}
+
+/**
+ * What an execution changed. For derived indexes: `retired_unit_ids` stopped being current (retired_at
+ * set: hidden from retrieval, still visible to `as_of` before it), `deleted_unit_ids` are gone,
+ * `created_unit_ids` are new (with their vector stored).
+ */
+export interface SemanticExecuteAnswer extends MemoryDeleteAnswer {
+  retired_unit_ids: string[];
+  created_unit_ids: string[];
+  edges: number;
+}
+
+export interface SemanticPlanAnswer {
+  plan_id: string;
+  pruned: number;
 }

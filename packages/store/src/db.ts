@@ -1,6 +1,7 @@
 import { Level } from 'level';
 import type { AbstractSublevel } from 'abstract-level';
-import type { AccountRecord, ApiKeyRecord, Edge, EventRecord, MemoryUnit, Relation } from './types';
+import type { SemanticPlanRecord } from './commands';
+import type { AccountRecord, ApiKeyRecord, Edge, EventRecord, Goal, L3Task, MemoryUnit, Relation } from './types';
 
 // eslint-disable-next-line @typescript-eslint/no-explicit-any
 export type Sub<V> = AbstractSublevel<any, any, string, V>;
@@ -48,6 +49,12 @@ export interface ReflectionDue {
   last_event_at: string;
 }
 
+/** The goal or task an L0 event gave (so a `parent_id` naming the event finds it). */
+export interface L3Source {
+  kind: 'goal' | 'task';
+  id: string;
+}
+
 export interface IdempotencyRecord {
   answer: unknown;
   expires_at: string;
@@ -90,6 +97,18 @@ export class StateDb {
   readonly failed: Sub<FailedRecord>;
   /** user \0 stream_id → ReflectionDue */
   readonly reflectionDue: Sub<ReflectionDue>;
+  /** user \0 goal_id → Goal (L3) */
+  readonly goals: Sub<Goal>;
+  /** user \0 task_id → L3Task */
+  readonly tasks: Sub<L3Task>;
+  /** user \0 event_id → L3Source: events already planned, and the record each gave */
+  readonly l3ByEvent: Sub<L3Source>;
+  /** plan_id → SemanticPlanRecord (in the shard of the plan's user) */
+  readonly semanticPlans: Sub<SemanticPlanRecord>;
+  /** expires_at \0 plan_id → plan_id: plans by expiry, so apply prunes expired ones in order */
+  readonly planExpiry: Sub<string>;
+  /** org \0 user \0 unit_id → unit_id: units that carry an org_id (organization knowledge) */
+  readonly orgUnits: Sub<string>;
 
   private constructor(readonly level: Level<string, unknown>) {
     const json = { valueEncoding: 'json' } as const;
@@ -109,6 +128,12 @@ export class StateDb {
     this.dropped = level.sublevel<string, DroppedRecord>('dropped', json);
     this.failed = level.sublevel<string, FailedRecord>('failed', json);
     this.reflectionDue = level.sublevel<string, ReflectionDue>('reflection_due', json);
+    this.goals = level.sublevel<string, Goal>('goals', json);
+    this.tasks = level.sublevel<string, L3Task>('tasks', json);
+    this.l3ByEvent = level.sublevel<string, L3Source>('l3_by_event', json);
+    this.semanticPlans = level.sublevel<string, SemanticPlanRecord>('semantic_plans', json);
+    this.planExpiry = level.sublevel<string, string>('plan_expiry', json);
+    this.orgUnits = level.sublevel<string, string>('org_units', json);
   }
 
   static async open(path: string): Promise<StateDb> {

@@ -1,7 +1,9 @@
+import { goalKey, taskKey } from './apply/l3';
 import { subjectPrefix, unitKey } from './apply/memory';
-import { decodeVector, type AdjacencyEntry, type DroppedRecord, type FailedRecord, type PendingEntry, type StateDb } from './db';
+import type { SemanticPlanRecord } from './commands';
+import { decodeVector, type AdjacencyEntry, type DroppedRecord, type FailedRecord, type L3Source, type PendingEntry, type StateDb } from './db';
 import { join, prefixRange, SEP } from './keys';
-import type { Edge, EventRecord, MemoryUnit } from './types';
+import type { Edge, EventRecord, Goal, L3Task, MemoryUnit } from './types';
 
 export interface EventPage {
   events: EventRecord[];
@@ -206,5 +208,63 @@ export async function reflectionsDue(db: StateDb, limit: number): Promise<DueRef
     const [user_id, stream_id] = key.split(SEP);
     out.push({ user_id, stream_id, last_event_at: due.last_event_at });
   }
+  return out;
+}
+
+// ---- L3 goals and tasks ----
+
+export async function listGoals(db: StateDb, userId: string): Promise<Goal[]> {
+  const out: Goal[] = [];
+  for await (const goal of db.goals.values(prefixRange(userId))) out.push(goal);
+  return out;
+}
+
+export async function listTasks(db: StateDb, userId: string): Promise<L3Task[]> {
+  const out: L3Task[] = [];
+  for await (const task of db.tasks.values(prefixRange(userId))) out.push(task);
+  return out;
+}
+
+export async function getGoal(db: StateDb, userId: string, goalId: string): Promise<Goal | undefined> {
+  return db.goals.get(goalKey(userId, goalId));
+}
+
+export async function getTask(db: StateDb, userId: string, taskId: string): Promise<L3Task | undefined> {
+  return db.tasks.get(taskKey(userId, taskId));
+}
+
+/** Every event of a user already planned into L3, with the goal or task it gave. */
+export async function l3Sources(db: StateDb, userId: string): Promise<Map<string, L3Source>> {
+  const prefix = userId + SEP;
+  const out = new Map<string, L3Source>();
+  for await (const [key, source] of db.l3ByEvent.iterator(prefixRange(userId))) out.set(key.slice(prefix.length), source);
+  return out;
+}
+
+export async function l3SourceOfEvent(db: StateDb, userId: string, eventId: string): Promise<L3Source | undefined> {
+  return db.l3ByEvent.get(join(userId, eventId));
+}
+
+// ---- semantic plans, org knowledge, a user's events ----
+
+export async function getSemanticPlan(db: StateDb, planId: string): Promise<SemanticPlanRecord | undefined> {
+  return db.semanticPlans.get(planId);
+}
+
+/** The units of an organization stored on this shard (any user; current and retired). */
+export async function orgUnitsOf(db: StateDb, orgId: string): Promise<MemoryUnit[]> {
+  const out: MemoryUnit[] = [];
+  for await (const key of db.orgUnits.keys(prefixRange(orgId))) {
+    const [, userId, unitId] = key.split(SEP);
+    const unit = await db.units.get(unitKey(userId, unitId));
+    if (unit) out.push(unit);
+  }
+  return out;
+}
+
+/** Up to `limit` events of a user over all streams (stream by stream, each in acceptance order). */
+export async function userEvents(db: StateDb, userId: string, limit: number): Promise<EventRecord[]> {
+  const out: EventRecord[] = [];
+  for await (const event of db.events.values({ ...prefixRange(userId), limit })) out.push(event);
   return out;
 }

@@ -1,6 +1,8 @@
 import { ApplyContext } from './apply-context';
 import { applyApiKeyCreate, applyApiKeyRevoke, applyAuthBootstrap, applySetPassword } from './apply/auth';
 import { applyIngest } from './apply/events';
+import { applyL3Plan, applyTaskStatus } from './apply/l3';
+import { applyEdgeAdd, applyMemoryDelete, applySemanticExecute, applySemanticPlan } from './apply/maintenance';
 import { applyConsolidate, applyConsolidationFailed, applyInsights, indexPendingByUser } from './apply/memory';
 import type { Command, IngestCommand } from './commands';
 import type { StateDb } from './db';
@@ -24,6 +26,12 @@ const HANDLERS: Record<Command['type'], Handler> = {
   'memory.consolidate': applyConsolidate as Handler,
   'memory.consolidation_failed': applyConsolidationFailed as Handler,
   'memory.insights': applyInsights as Handler,
+  'l3.plan': applyL3Plan as Handler,
+  'l3.task_status': applyTaskStatus as Handler,
+  'graph.add_edge': applyEdgeAdd as Handler,
+  'memory.delete': applyMemoryDelete as Handler,
+  'semantic.plan': applySemanticPlan as Handler,
+  'semantic.execute': applySemanticExecute as Handler,
 };
 
 export type AppliedListener = (index: number, command: Command, result: unknown) => void;

@@ -46,14 +46,20 @@ export function indexPendingByUser(db: StateDb, ctx: ApplyContext, cmd: IngestCo
   });
 }
 
-function writeUnit(db: StateDb, ctx: ApplyContext, unit: MemoryUnit, vector: number[] | null, embedderId: string): void {
+/** The `org_units` key of a unit that carries an org_id (organization knowledge, CONTRACT §9). */
+export function orgUnitKey(orgId: string, userId: string, unitId: string): string {
+  return join(orgId, userId, unitId);
+}
+
+export function writeUnit(db: StateDb, ctx: ApplyContext, unit: MemoryUnit, vector: number[] | null, embedderId: string): void {
   ctx.put(db.units, unitKey(unit.user_id, unit.id), unit);
   if (vector && vector.length > 0) ctx.put(db.vectors, unitKey(unit.user_id, unit.id), encodeVector(vector, embedderId));
   if (unit.subject && unit.attribute) ctx.put(db.unitBySubject, subjectKey(unit.user_id, unit.subject, unit.attribute, unit.id), unit.id);
+  if (unit.org_id) ctx.put(db.orgUnits, orgUnitKey(unit.org_id, unit.user_id, unit.id), unit.id);
 }
 
 /** Writes an edge and both adjacency entries; false (nothing written) when an end is not a unit of the user or the id is taken. */
-async function writeEdge(db: StateDb, ctx: ApplyContext, userId: string, edge: Edge): Promise<boolean> {
+export async function writeEdge(db: StateDb, ctx: ApplyContext, userId: string, edge: Edge): Promise<boolean> {
   if (edge.user_id !== userId || edge.source_id === edge.target_id) return false;
   if ((await ctx.get(db.edges, join(userId, edge.edge_id))) !== undefined) return false;
   if ((await ctx.get(db.units, unitKey(userId, edge.source_id))) === undefined) return false;
@@ -64,7 +70,7 @@ async function writeEdge(db: StateDb, ctx: ApplyContext, userId: string, edge: E
   return true;
 }
 
-async function removeEdge(db: StateDb, ctx: ApplyContext, userId: string, edgeId: string): Promise<boolean> {
+export async function removeEdge(db: StateDb, ctx: ApplyContext, userId: string, edgeId: string): Promise<boolean> {
   const edge = await ctx.get(db.edges, join(userId, edgeId));
   if (!edge) return false;
   ctx.del(db.edges, join(userId, edgeId));
