@@ -1,0 +1,152 @@
+/**
+ * Writes reaching a node that does not lead the target shard go to that shard's leader: the same
+ * request (method, path, query, the caller's credentials, Idempotency-Key, body) over a kept-alive
+ * undici pool, with a hop header so a forwarded request is never forwarded again. While no leader is
+ * known (election), it waits up to `cluster.forward_timeout_ms`, then answers 503 `no_leader`.
+ */
+import type { Request, Response } from 'express';
+import { Agent, request } from 'undici';
+import { StrataError, unavailable } from '@strata/store';
+import type { RouteSpec } from '../http/route';
+import { shardOf } from '../shards';
+
+export const HOP_HEADER = 'x-strata-forwarded-by';
+
+/** Headers that describe one connection, not the request: never copied to the forwarded request. */
+const HOP_BY_HOP = new Set(['host', 'connection', 'keep-alive', 'content-length', 'transfer-encoding', 'upgrade', 'proxy-connection', 'te', 'trailer', 'expect']);
+
+/** Pure: does this route change state (default: every method but GET)? */
+export function routeWrites(route: { method: RouteSpec['method']; writes?: boolean }): boolean {
+  return route.writes ?? route.method !== 'get';
+}
+
+/** Pure: the shard a request targets: the :user_id path parameter, else body.user_id, else shard 0 (service-wide). */
+export function targetShard(params: Record<string, string>, body: unknown, shards: number): number {
+  const fromBody = typeof body === 'object' && body !== null ? (body as { user_id?: unknown }).user_id : undefined;
+  const user = params.user_id ?? (typeof fromBody === 'string' ? fromBody : undefined);
+  return user === undefined ? 0 : shardOf(user, shards);
+}
+
+/** What the forwarder needs to know about the shard groups on this node. */
+export interface LeaderView {
+  nodeId: number;
+  isLeader(shard: number): boolean;
+  leaderId(shard: number): number | null;
+  urlOf(nodeId: number, shard: number): string | null;
+}
+
+export interface ForwarderOptions {
+  view: LeaderView;
+  timeoutMs: number;
+  /** how often to look again for a leader while none is known */
+  pollMs?: number;
+}
+
+const sleep = (ms: number) => new Promise((r) => setTimeout(r, ms));
+
+/** Errors raised before anything reached the peer: safe to retry (the request was not sent). */
+function notSent(err: unknown): boolean {
+  const code = (err as { code?: string }).code ?? (err as { cause?: { code?: string } }).cause?.code;
+  return code === 'ECONNREFUSED' || code === 'UND_ERR_CONNECT_TIMEOUT' || code === 'EHOSTUNREACH' || code === 'ENOTFOUND';
+}
+
+export class Forwarder {
+  private readonly agent = new Agent({ keepAliveTimeout: 30_000, keepAliveMaxTimeout: 60_000, connections: 64, connectTimeout: 2000 });
+
+  constructor(private readonly opts: ForwarderOptions) {}
+
+  /**
+   * Waits until the shard has a leader. Returns 'self' when this node leads it, else the leader's
+   * id and URL; throws 503 `no_leader` after the timeout.
+   */
+  async leaderOf(shard: number, deadline: number): Promise<'self' | { id: number; url: string }> {
+    const { view } = this.opts;
+    for (;;) {
+      if (view.isLeader(shard)) return 'self';
+      const id = view.leaderId(shard);
+      const url = id !== null && id !== view.nodeId ? view.urlOf(id, shard) : null;
+      if (id !== null && url) return { id, url };
+      if (Date.now() >= deadline) throw noLeader(shard);
+      await sleep(this.opts.pollMs ?? 25);
+    }
+  }
+
+  /**
+   * Runs `local` when this node leads the shard; otherwise forwards the request to the leader and
+   * copies its answer to `res`. A request that was already forwarded once is never sent on again.
+   */
+  async route(shard: number, req: Request, res: Response, local: () => Promise<void>): Promise<void> {
+    const deadline = Date.now() + this.opts.timeoutMs;
+    if (req.headers[HOP_HEADER] !== undefined) {
+      // The sender believed this node leads the shard; if it no longer does, say so rather than loop.
+      if (this.opts.view.isLeader(shard)) return local();
+      throw noLeader(shard);
+    }
+    for (;;) {
+      const leader = await this.leaderOf(shard, deadline);
+      if (leader === 'self') return local();
+      try {
+        await this.send(leader.url, req, res, deadline);
+        return;
+      } catch (err) {
+        if (err instanceof StrataError) throw err;
+        // The leader could not be reached: if nothing was sent, look for the leader again until the deadline.
+        if (!notSent(err) || Date.now() >= deadline) throw noLeader(shard);
+        await sleep(this.opts.pollMs ?? 25);
+      }
+    }
+  }
+
+  /** Sends a JSON request to another node with the hop header, answering with its parsed body or its error. */
+  async call(url: string, method: string, path: string, headers: Record<string, string>, body: unknown, deadline: number): Promise<{ status: number; body: unknown; headers: Record<string, string | string[] | undefined> }> {
+    const r = await request(url.replace(/\/+$/, '') + path, {
+      method: method.toUpperCase() as 'POST',
+      dispatcher: this.agent,
+      headers: { ...headers, [HOP_HEADER]: String(this.opts.view.nodeId), ...(body !== undefined ? { 'content-type': 'application/json' } : {}) },
+      body: body !== undefined ? JSON.stringify(body) : undefined,
+      headersTimeout: Math.max(1, deadline - Date.now()),
+      bodyTimeout: Math.max(1, deadline - Date.now()),
+    });
+    const text = await r.body.text();
+    let parsed: unknown = null;
+    try {
+      parsed = text ? JSON.parse(text) : null;
+    } catch {
+      parsed = { error: text };
+    }
+    return { status: r.statusCode, body: parsed, headers: r.headers };
+  }
+
+  private async send(url: string, req: Request, res: Response, deadline: number): Promise<void> {
+    const headers: Record<string, string> = {};
+    for (const [k, v] of Object.entries(req.headers)) {
+      if (v === undefined || HOP_BY_HOP.has(k) || k === HOP_HEADER) continue;
+      headers[k] = Array.isArray(v) ? v.join(', ') : v;
+    }
+    const hasBody = req.body !== undefined && ['POST', 'PUT', 'PATCH', 'DELETE'].includes(req.method);
+    let answer;
+    try {
+      answer = await this.call(url, req.method, req.originalUrl, headers, hasBody ? req.body : undefined, deadline);
+    } catch (err) {
+      const code = (err as { code?: string }).code;
+      if (code === 'UND_ERR_HEADERS_TIMEOUT' || code === 'UND_ERR_BODY_TIMEOUT') {
+        throw unavailable('The shard leader did not answer in time; the write may or may not have been stored: retry with the same Idempotency-Key.', 'no_leader');
+      }
+      throw err;
+    }
+    for (const name of ['retry-after', 'allow']) {
+      const v = answer.headers[name];
+      if (v !== undefined) res.setHeader(name, v);
+    }
+    res.setHeader(HOP_HEADER, String(this.opts.view.nodeId));
+    res.status(answer.status).json(answer.body);
+  }
+
+  async close(): Promise<void> {
+    await this.agent.close();
+  }
+}
+
+export function noLeader(shard: number): StrataError {
+  return unavailable(`No leader is known for shard ${shard} (election in progress or no quorum); retry shortly.`, 'no_leader');
+}

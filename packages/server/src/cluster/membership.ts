@@ -1,0 +1,168 @@
+/**
+ * Cluster operations over every shard group: initialize, join, remove, status. Any node accepts them;
+ * each shard's part runs on that shard's leader (reached over HTTP with the caller's credentials and
+ * `?shard_id=`), so with several shards whose leaders differ every group still gets the change.
+ */
+import { createHmac, timingSafeEqual } from 'node:crypto';
+import { NotLeaderStrataError, StrataError, badRequest, conflict, notFound, unavailable } from '@strata/store';
+import type { ClusterRuntime } from './runtime';
+import type { Forwarder } from './forward';
+
+export const JOIN_SIG_HEADER = 'x-strata-join-sig';
+export const JOIN_TS_HEADER = 'x-strata-join-ts';
+/** how long a signed self-join request stays valid */
+const JOIN_SIG_WINDOW_MS = 5 * 60_000;
+/** a join waits for the new node to catch up; removal waits for a commit */
+const JOIN_TIMEOUT_MS = 90_000;
+
+export type ShardJoin = { shard_id: number; status: 'joined' | 'already_joined' };
+export type ShardRemove = { shard_id: number; status: 'removed' | 'not_member' };
+
+/** Pure: HMAC a node signs its own join request with (the cluster secret never travels). */
+export function joinSignature(secret: string, nodeId: number, address: string, ts: number): string {
+  return createHmac('sha256', secret).update(`join\n${nodeId}\n${address}\n${ts}`).digest('hex');
+}
+
+export function checkJoinSignature(secret: string | null, nodeId: number, address: string, ts: number, sig: string, now: number): boolean {
+  if (!secret || !Number.isFinite(ts) || Math.abs(now - ts) > JOIN_SIG_WINDOW_MS) return false;
+  const want = joinSignature(secret, nodeId, address, ts);
+  return sig.length === want.length && timingSafeEqual(Buffer.from(sig), Buffer.from(want));
+}
+
+/** Pure: validates a join body; errors name the field as the contract's details do. */
+export function parseJoin(body: unknown): { node_id: number; address: string } {
+  const b = (typeof body === 'object' && body !== null ? body : {}) as Record<string, unknown>;
+  const details = [];
+  if (!Number.isInteger(b.node_id) || (b.node_id as number) < 1) details.push({ path: '/node_id', message: 'must be a positive integer' });
+  if (typeof b.address !== 'string' || !/^https?:\/\/[^\s/]+/.test(b.address)) details.push({ path: '/address', message: "must be the node's peer URL (http:// or https://)" });
+  if (details.length) throw badRequest('validation_failed', 'The join request needs node_id (a positive integer) and address (the node\'s peer URL).', details);
+  return { node_id: b.node_id as number, address: (b.address as string).replace(/\/+$/, '') };
+}
+
+/** Leadership moved while an operation ran: look for the leader again. */
+class Moved extends Error {}
+
+export class ClusterService {
+  constructor(private readonly rt: ClusterRuntime, private readonly fwd: Forwarder) {}
+
+  get nodeId(): number {
+    return this.rt.config.cluster.node_id;
+  }
+
+  status() {
+    return {
+      node_id: this.nodeId,
+      shards: this.rt.shardIds().map((id) => {
+        const s = this.rt.group(id).status();
+        const learner = s.members.some((m) => m.id === s.nodeId && !m.voter);
+        return {
+          shard_id: id, leader: s.leader, term: s.term, role: learner ? 'learner' : s.role === 'pre_candidate' ? 'candidate' : s.role,
+          commit_index: s.commitIndex, applied_index: s.appliedIndex,
+          members: s.members.map((m) => ({ node_id: m.id, url: m.url, voter: m.voter, match_index: m.matchIndex })),
+        };
+      }),
+    };
+  }
+
+  async initialize() {
+    const shards = await this.rt.initialize();
+    return { status: shards.some((s) => s.status === 'initialized') ? 'initialized' : 'already_initialized', node_id: this.nodeId, shards };
+  }
+
+  /** Ids removed from any local shard group (replicated state). */
+  private removedIds(): Set<number> {
+    const out = new Set<number>();
+    for (const id of this.rt.shardIds()) for (const r of this.rt.logs.get(id)!.applier.clusterMeta().removed) out.add(r);
+    return out;
+  }
+
+  async join(input: { node_id: number; address: string }, headers: Record<string, string>, onlyShard: number | null) {
+    if (this.removedIds().has(input.node_id)) throw removedConflict(input.node_id);
+    const shards: ShardJoin[] = [];
+    for (const shard of onlyShard === null ? this.rt.shardIds() : [onlyShard]) {
+      shards.push(await this.onLeader(shard, 'post', '/v1/cluster/join', headers, input, onlyShard !== null, JOIN_TIMEOUT_MS,
+        async () => ({ shard_id: shard, status: await this.joinLocal(shard, input) }),
+        (answer) => (answer as { shards: ShardJoin[] }).shards[0]));
+    }
+    return { status: shards.every((s) => s.status === 'already_joined') ? 'already_joined' : 'joined', node_id: input.node_id, role: 'voter', shards };
+  }
+
+  private async joinLocal(shard: number, input: { node_id: number; address: string }): Promise<ShardJoin['status']> {
+    const log = this.rt.logs.get(shard)!;
+    if (log.applier.clusterMeta().removed.includes(input.node_id)) throw removedConflict(input.node_id);
+    const member = log.group.status().members.find((m) => m.id === input.node_id);
+    if (member && member.url && member.url !== input.address) {
+      throw conflict(`Node ${input.node_id} is already a member at ${member.url}; remove it first or use another id.`);
+    }
+    if (member?.voter) return 'already_joined';
+    const r = await log.group.addNode(input.node_id, input.address);
+    return r === 'already_member' ? 'already_joined' : 'joined';
+  }
+
+  async remove(nodeId: number, headers: Record<string, string>, onlyShard: number | null) {
+    const shards: ShardRemove[] = [];
+    for (const shard of onlyShard === null ? this.rt.shardIds() : [onlyShard]) {
+      shards.push(await this.onLeader(shard, 'delete', `/v1/cluster/nodes/${nodeId}`, headers, undefined, onlyShard !== null, JOIN_TIMEOUT_MS,
+        async () => ({ shard_id: shard, status: await this.removeLocal(shard, nodeId) }),
+        (answer) => (answer as { shards: ShardRemove[] }).shards[0]));
+    }
+    if (onlyShard === null && shards.every((s) => s.status === 'not_member')) throw notFound(`Node ${nodeId} is not a member of the cluster.`);
+    return { status: 'removed', node_id: nodeId, shards };
+  }
+
+  private async removeLocal(shard: number, nodeId: number): Promise<ShardRemove['status']> {
+    const group = this.rt.group(shard);
+    if (!group.status().members.some((m) => m.id === nodeId)) return 'not_member';
+    if (nodeId === this.nodeId) {
+      // Removing the leader: hand leadership over first, then the new leader removes this node.
+      await group.transferLeadership();
+      throw new Moved();
+    }
+    await group.removeNode(nodeId);
+    return 'removed';
+  }
+
+  /**
+   * Runs `local` on the shard's leader: here when this node leads it, otherwise by calling the same
+   * route on the leader with `?shard_id=` (answer picked by `pick`). A hop (`pinned`) only runs locally.
+   */
+  private async onLeader<T>(
+    shard: number, method: string, path: string, headers: Record<string, string>, body: unknown, pinned: boolean, timeoutMs: number,
+    local: () => Promise<T>, pick: (answer: unknown) => T,
+  ): Promise<T> {
+    const deadline = Date.now() + this.rt.config.cluster.forward_timeout_ms;
+    for (;;) {
+      const leader = await this.fwd.leaderOf(shard, deadline);
+      if (leader === 'self') {
+        try {
+          return await local();
+        } catch (err) {
+          if (!(err instanceof Moved || err instanceof NotLeaderStrataError) || Date.now() >= deadline) throw err;
+          continue;
+        }
+      }
+      if (pinned) throw unavailable(`This node no longer leads shard ${shard}; retry.`, 'no_leader');
+      let answer;
+      try {
+        answer = await this.fwd.call(leader.url, method, `${path}?shard_id=${shard}`, headers, body, Date.now() + timeoutMs);
+      } catch (err) {
+        if (Date.now() >= deadline) throw unavailable(`The leader of shard ${shard} could not be reached: ${(err as Error).message}`, 'no_leader');
+        await new Promise((r) => setTimeout(r, 50));
+        continue;
+      }
+      if (answer.status === 503 && Date.now() < deadline) {
+        await new Promise((r) => setTimeout(r, 50));
+        continue;
+      }
+      if (answer.status !== 200) {
+        const b = (answer.body ?? {}) as { error?: string; code?: string };
+        throw new StrataError(answer.status, b.code ?? 'unavailable', b.error ?? `shard ${shard}'s leader answered ${answer.status}`);
+      }
+      return pick(answer.body);
+    }
+  }
+}
+
+function removedConflict(id: number): StrataError {
+  return conflict(`Node id ${id} was removed from this cluster and cannot be reused; start the node with a new id and an empty data directory.`);
+}

@@ -1,0 +1,104 @@
+/**
+ * What a node does about its Raft groups when it starts: the seed initializes them, a node started
+ * with STRATA_JOIN asks a member to add it (signed with the cluster secret) until it is a voter, the
+ * others wait to be contacted. Then the admin account is created through the log by whichever node
+ * leads shard 0 (the single-node case waits for it, so the node serves with its admin in place).
+ */
+import type { Logger } from 'pino';
+import { request } from 'undici';
+import { StrataError } from '@strata/store';
+import type { AuthService } from '../auth/service';
+import { ADMIN } from '../auth/service';
+import type { Shard } from '../shards';
+import { JOIN_SIG_HEADER, JOIN_TS_HEADER, joinSignature } from './membership';
+import { startPlan, type ClusterRuntime } from './runtime';
+
+const sleep = (ms: number) => new Promise((r) => setTimeout(r, ms));
+
+export interface StartHandle {
+  /** resolves when the background loops have ended (after stop()) */
+  stop(): Promise<void>;
+}
+
+export async function startCluster(rt: ClusterRuntime, meta: Shard, auth: AuthService, logger: Logger): Promise<StartHandle> {
+  let stopped = false;
+  const loops: Promise<void>[] = [];
+  const plan = startPlan(rt.config);
+  if (rt.isBlank()) {
+    if (plan === 'initialize') {
+      const shards = await rt.initialize();
+      logger.info({ members: rt.initialMembers().map((m) => m.id), shards }, 'raft groups initialized');
+    } else if (plan === 'join') {
+      loops.push(joinLoop(rt, logger, () => stopped));
+    } else {
+      logger.info('waiting to be initialized or joined (POST /v1/cluster/initialize, or a member adds this node)');
+    }
+  }
+  const single = rt.config.cluster.peers.length <= 1 && plan === 'initialize';
+  const admin = ensureAdmin(meta, auth, logger, () => stopped);
+  if (single) await admin;
+  else loops.push(admin);
+  return {
+    stop: async () => {
+      stopped = true;
+      await Promise.all(loops);
+    },
+  };
+}
+
+/** Creates the admin account once a leader of shard 0 exists (every node tries while it leads). */
+async function ensureAdmin(meta: Shard, auth: AuthService, logger: Logger, stopped: () => boolean): Promise<void> {
+  while (!stopped()) {
+    if (await meta.db.account(ADMIN)) return;
+    if (meta.log.isLeader()) {
+      try {
+        await auth.bootstrap();
+        return;
+      } catch (err) {
+        if (!(err instanceof StrataError && err.status === 503)) logger.error({ err }, 'admin bootstrap failed');
+      }
+    }
+    await sleep(50);
+  }
+}
+
+/** Asks the member at STRATA_JOIN to add this node, until it answers 200 (or a definite refusal). */
+async function joinLoop(rt: ClusterRuntime, logger: Logger, stopped: () => boolean): Promise<void> {
+  const { node_id } = rt.config.cluster;
+  const target = rt.config.cluster.join!.replace(/\/+$/, '');
+  const secret = rt.config.cluster.secret;
+  if (!secret) {
+    logger.error('STRATA_JOIN needs the cluster secret (STRATA_CLUSTER_SECRET) to sign the join request');
+    return;
+  }
+  for (let attempt = 1; !stopped(); attempt++) {
+    const ts = Date.now();
+    try {
+      const res = await request(`${target}/v1/cluster/join`, {
+        method: 'POST',
+        headers: {
+          'content-type': 'application/json',
+          [JOIN_SIG_HEADER]: joinSignature(secret, node_id, rt.selfUrl, ts),
+          [JOIN_TS_HEADER]: String(ts),
+          ...(rt.config.auth.api_key ? { 'x-api-key': rt.config.auth.api_key } : {}),
+        },
+        body: JSON.stringify({ node_id, address: rt.selfUrl }),
+        headersTimeout: 120_000,
+        bodyTimeout: 120_000,
+      });
+      const text = await res.body.text();
+      if (res.statusCode === 200) {
+        logger.info({ via: target, answer: JSON.parse(text) }, 'joined the cluster');
+        return;
+      }
+      if (res.statusCode === 409 || res.statusCode === 401 || res.statusCode === 403 || res.statusCode === 400) {
+        logger.error({ via: target, status: res.statusCode, answer: text }, 'the cluster refused to join this node');
+        return;
+      }
+      logger.warn({ via: target, status: res.statusCode, attempt }, 'join not done yet; retrying');
+    } catch (err) {
+      logger.warn({ via: target, err: (err as Error).message, attempt }, 'join request failed; retrying');
+    }
+    for (let i = 0; i < 20 && !stopped(); i++) await sleep(50);
+  }
+}

@@ -1,0 +1,65 @@
+/** The pure decisions of cluster mode: who initializes, which shard a request targets, what writes, join checks. */
+import { routeWrites, targetShard } from '../../src/cluster/forward';
+import { checkJoinSignature, joinSignature, parseJoin } from '../../src/cluster/membership';
+import { seedNodeId, selfUrlOf, startPlan } from '../../src/cluster/runtime';
+import { shardOf } from '../../src/shards';
+
+const cfg = (over: { node_id?: number; peers?: { id: number; url: string }[]; join?: string | null; auto?: boolean; seed?: number | null; advertise?: string | null }) => ({
+  cluster: {
+    node_id: over.node_id ?? 1, peers: over.peers ?? [], secret: 's', shards: 1, forward_timeout_ms: 1000,
+    join: over.join ?? null, advertise_url: over.advertise ?? null,
+  },
+  raft: { auto_initialize: over.auto ?? true, bootstrap_seed_node_id: over.seed ?? null, tick_ms: 50, election_ticks: 10, heartbeat_ticks: 1 },
+});
+const peers = [{ id: 3, url: 'http://c:3' }, { id: 2, url: 'http://b:2' }, { id: 5, url: 'http://e:5' }];
+
+describe('start plan', () => {
+  it('a single node initializes itself; in a cluster only the seed (configured, else lowest id) does', () => {
+    expect(startPlan(cfg({}))).toBe('initialize');
+    expect(seedNodeId(cfg({ node_id: 3, peers }))).toBe(2);
+    expect(startPlan(cfg({ node_id: 2, peers }))).toBe('initialize');
+    expect(startPlan(cfg({ node_id: 3, peers }))).toBe('wait');
+    expect(startPlan(cfg({ node_id: 5, peers, seed: 5 }))).toBe('initialize');
+    expect(startPlan(cfg({ node_id: 2, peers, auto: false }))).toBe('wait');
+    expect(startPlan(cfg({ node_id: 7, join: 'http://b:2' }))).toBe('join');
+  });
+
+  it('the own URL comes from advertise_url, else the peer list, else loopback and the port', () => {
+    expect(selfUrlOf(cfg({ node_id: 3, peers }), 9)).toBe('http://c:3');
+    expect(selfUrlOf(cfg({ node_id: 3, peers, advertise: 'http://x:1/' }), 9)).toBe('http://x:1');
+    expect(selfUrlOf(cfg({}), 4321)).toBe('http://127.0.0.1:4321');
+  });
+});
+
+describe('forwarding decisions', () => {
+  it('every method but GET writes unless the route says otherwise', () => {
+    expect(routeWrites({ method: 'post' })).toBe(true);
+    expect(routeWrites({ method: 'delete' })).toBe(true);
+    expect(routeWrites({ method: 'get' })).toBe(false);
+    expect(routeWrites({ method: 'post', writes: false })).toBe(false);
+  });
+
+  it('targets the :user_id shard, else body.user_id, else shard 0', () => {
+    expect(targetShard({ user_id: 'alice' }, { user_id: 'bob' }, 4)).toBe(shardOf('alice', 4));
+    expect(targetShard({}, { user_id: 'bob' }, 4)).toBe(shardOf('bob', 4));
+    expect(targetShard({}, { name: 'key' }, 4)).toBe(0);
+    expect(targetShard({}, null, 4)).toBe(0);
+  });
+});
+
+describe('join requests', () => {
+  it('validates node_id and address, naming the fields', () => {
+    expect(parseJoin({ node_id: 4, address: 'http://h:1/' })).toEqual({ node_id: 4, address: 'http://h:1' });
+    expect(() => parseJoin({ node_id: 0, address: 'ftp://x' })).toThrow(expect.objectContaining({ status: 400, details: [expect.objectContaining({ path: '/node_id' }), expect.objectContaining({ path: '/address' })] }));
+  });
+
+  it('accepts a join signed with the cluster secret within the window only', () => {
+    const now = 1_000_000;
+    const sig = joinSignature('secret', 4, 'http://h:1', now);
+    expect(checkJoinSignature('secret', 4, 'http://h:1', now, sig, now + 1000)).toBe(true);
+    expect(checkJoinSignature('other', 4, 'http://h:1', now, sig, now)).toBe(false);
+    expect(checkJoinSignature('secret', 5, 'http://h:1', now, sig, now)).toBe(false);
+    expect(checkJoinSignature('secret', 4, 'http://h:1', now, sig, now + 10 * 60_000)).toBe(false);
+    expect(checkJoinSignature(null, 4, 'http://h:1', now, sig, now)).toBe(false);
+  });
+});
