@@ -23,6 +23,7 @@ import {
 } from './fair-batch';
 import { planStreamReflection, planUserInsights, type PlanContext } from './insights';
 import { UserMemoryView } from './memory-view';
+import { L3Planner } from './planning';
 
 export interface ConsolidationWorkerOptions {
   shard: Shard;
@@ -79,12 +80,14 @@ export class ConsolidationWorker {
   /** totals of the current busy period, for the summary logged when the backlog drains */
   private busy: (TickReport & { since: number }) | null = null;
   private readonly o: Required<Omit<ConsolidationWorkerOptions, 'llm'>> & { llm: Llm | null };
+  private readonly l3: L3Planner;
 
   constructor(options: ConsolidationWorkerOptions) {
     this.o = {
       retry: DEFAULT_RETRY_POLICY, quietMinutes: 30, reflectionCheckMs: 60_000, insightsMaxDelayMs: 60_000,
       now: Date.now, newId: randomUUID, ...options, llm: options.llm ?? null,
     };
+    this.l3 = new L3Planner({ shard: this.o.shard, llm: this.o.llm, logger: this.o.logger, now: this.o.now, newId: this.o.newId });
   }
 
   start(): void {
@@ -195,6 +198,7 @@ export class ConsolidationWorker {
       if (event) events.push(event);
       else missing.push(entry);
     }
+    await this.planL3(batch.user_id, events);
     const view = await UserMemoryView.load(shard.db, batch.user_id, embedder.id);
     const now = new Date(this.o.now()).toISOString();
     const plan = await planConsolidation({
@@ -212,6 +216,17 @@ export class ConsolidationWorker {
     const answer = settle<ConsolidateAnswer>(await shard.log.propose(command));
     if (!answer.applied) throw new StalePlanError(`stale plan: ${answer.stale}`);
     return answer;
+  }
+
+  /** Goals and tasks of the batch's events (workers/planning.ts), before they stop being pending; a planning failure does not hold L1 back. */
+  private async planL3(userId: string, events: EventRecord[]): Promise<void> {
+    try {
+      const answer = await this.l3.planEvents(userId, events);
+      if (answer) this.o.logger.debug({ shard: this.o.shard.id, user_id: userId, ...answer }, 'planned goals and tasks');
+    } catch (err) {
+      if (isUnavailable(err)) throw err;
+      this.o.logger.warn({ err, shard: this.o.shard.id, user_id: userId }, 'L3 planning failed; the events are consolidated without it');
+    }
   }
 
   private async giveUp(userId: string, entries: PendingItem[], error: string, report: TickReport): Promise<void> {
