@@ -13,8 +13,8 @@
  *    by default: a bounded nudge (at most −20 %) that never lifts a score above 1.
  * 4. Boosts: the requested agent's procedural units and, in user scope, the current stream:
  *    s ← s + γ·s·(1 − s), which stays in [0,1], keeps order among boosted units, and is largest mid-range.
- * 5. De-duplication (same normalized content: the best-scored copy stays), `min_score`, non-increasing
- *    order (ties by id, for determinism), `limit`.
+ * 5. De-duplication (same normalized content: the best-scored copy stays; optionally one unit per
+ *    `collapseKey`), `min_score`, non-increasing order (ties by id, for determinism), `limit`.
  */
 import { effectiveTimeMs } from './filters';
 import { expandGraph, type ExpansionOptions } from './graph';
@@ -55,6 +55,11 @@ export interface FusionOptions {
   limit?: number;
   /** drop units whose normalized content repeats a better-scored one (default true) */
   dedupe?: boolean;
+  /**
+   * Keep only the best-scored unit per key (e.g. per source event: the statements split out of one
+   * turn answer the same question, and a list of siblings crowds out other evidence). null: no key.
+   */
+  collapseKey?: (unit: RetrievalUnit) => string | null;
 }
 
 export interface FusionInput<U extends RetrievalUnit> {
@@ -190,6 +195,7 @@ export function fuse<U extends RetrievalUnit>(input: FusionInput<U>): ScoredUnit
   scored.sort(compareScored);
   const out: ScoredUnit<U>[] = [];
   const seenContent = new Set<string>();
+  const seenKeys = new Set<string>();
   const minScore = o.minScore ?? 0;
   for (const s of scored) {
     if (out.length >= limit) break;
@@ -198,6 +204,13 @@ export function fuse<U extends RetrievalUnit>(input: FusionInput<U>): ScoredUnit
       const key = dedupeKey(s.unit.content);
       if (key && seenContent.has(key)) continue;
       seenContent.add(key);
+    }
+    if (o.collapseKey) {
+      const key = o.collapseKey(s.unit);
+      if (key !== null) {
+        if (seenKeys.has(key)) continue;
+        seenKeys.add(key);
+      }
     }
     out.push(s);
   }

@@ -22,7 +22,8 @@ export type RetrievalUnit = Pick<
   | 'attribute'
   | 'retired_at'
   | 'superseded_by'
->;
+> &
+  Partial<Pick<MemoryUnit, 'references'>>;
 
 /** One edge seen from one of its ends. `direction` is `out` when the edge goes from that end to `id`. */
 export interface GraphNeighbor {

@@ -117,6 +117,22 @@ describe('fuse', () => {
     expect(fuse({ ...setup(units), lists, options: { ...base, dedupe: false } }).map((r) => r.unit.id)).toEqual(['a', 'b', 'd', 'e']);
   });
 
+  it('keeps the best unit per collapse key, and fills the limit from the next keys', () => {
+    const units = [
+      unit({ id: 'a', content: 'Went hiking.', references: ['e1'] }),
+      unit({ id: 'b', content: 'Saw a bear.', references: ['e1'] }),
+      unit({ id: 'c', content: 'Bought boots.', references: ['e2'] }),
+      unit({ id: 'd', content: 'An insight.', level: 2, references: ['e1', 'e2'] }),
+      unit({ id: 'e', content: 'Rested.', references: [] }),
+    ];
+    const lists = [list('vector', ['b', 'a', 'c', 'd', 'e'])];
+    const collapseKey = (u: { level: number; references?: string[] }) => (u.level === 1 && u.references?.length ? u.references[0] : null);
+    const out = fuse({ ...setup(units), lists, options: { ...base, collapseKey } });
+    expect(out.map((r) => r.unit.id)).toEqual(['b', 'c', 'd', 'e']);
+    expect(fuse({ ...setup(units), lists, options: { ...base, collapseKey, limit: 2 } }).map((r) => r.unit.id)).toEqual(['b', 'c']);
+    expect(fuse({ ...setup(units), lists, options: base }).map((r) => r.unit.id)).toEqual(['b', 'a', 'c', 'd', 'e']);
+  });
+
   it('expands through the graph, with decaying scores, only to visible units', () => {
     const units = [
       unit({ id: 'seed', content: 'seed' }),

@@ -31,21 +31,46 @@ export interface DerivedIndexesOptions {
   /** vectors per user (or org) from which HNSW is used instead of an exact scan (default 10,000) */
   exactThreshold?: number;
   /** the text a unit is searched by (default: documentText) */
-  documentText?: (unit: MemoryUnit) => string;
+  documentText?: (unit: MemoryUnit, context?: SourceContext | null) => string;
   text?: TextIndexOptions;
   /** units read between yields to the event loop during builds (default 500) */
   chunk?: number;
+  /**
+   * Index an L1 unit also by the text of the event it was made from (default true), and by the event
+   * before it in its stream (default true): see `sourceContext`.
+   */
+  sourceText?: boolean;
+  previousTurn?: boolean;
+}
+
+/** Text of the events around a unit's source, appended to its document (not to its content). */
+export interface SourceContext {
+  source: string | null;
+  previous: string | null;
 }
 
 /**
  * What the text index sees of a unit: its content and its keywords (consolidation's keywords carry the
  * entities and topics of the source turn, which a split-out statement may no longer name).
  */
-export function documentText(unit: Pick<MemoryUnit, 'content' | 'keywords'>): string {
-  return unit.keywords.length > 0 ? `${unit.content}\n${unit.keywords.join(' ')}` : unit.content;
+export function documentText(unit: Pick<MemoryUnit, 'content' | 'keywords'>, context?: SourceContext | null): string {
+  const parts = [unit.content];
+  if (unit.keywords.length > 0) parts.push(unit.keywords.join(' '));
+  // The source turn holds what a split-out statement lost (its topic, the names in the rest of the
+  // turn); the turn before it is often the question it answers. Both only steer matching: the unit's
+  // content is what is returned.
+  if (context?.source && context.source !== unit.content) parts.push(context.source);
+  if (context?.previous) parts.push(context.previous);
+  return parts.join('\n');
 }
 
 type Neighbor = GraphNeighbor & { edge_id: string };
+
+interface Entry {
+  unit: MemoryUnit;
+  vector: Float32Array | null;
+  context?: SourceContext | null;
+}
 
 /** One searchable set of units (a user's memory, or an organization's knowledge on this shard). */
 export class UnitSet {
@@ -65,13 +90,11 @@ export class UnitSet {
     return this.units.size;
   }
 
-  put(unit: MemoryUnit, vector: Float32Array | null): void {
+  put(unit: MemoryUnit, vector: Float32Array | null, context: SourceContext | null = null): void {
     const before = this.units.get(unit.id);
     if (before && before.stream_id !== unit.stream_id) this.byStream.get(before.stream_id)?.delete(unit.id);
     this.units.set(unit.id, unit);
-    if (!before || before.content !== unit.content || before.keywords.join('\u0000') !== unit.keywords.join('\u0000')) {
-      this.text.add(unit.id, (this.options.documentText ?? documentText)(unit));
-    }
+    this.text.add(unit.id, (this.options.documentText ?? documentText)(unit, context));
     if (vector) this.vector.add(unit.id, vector);
     else this.vector.remove(unit.id);
     this.index(unit);
@@ -88,9 +111,9 @@ export class UnitSet {
   }
 
   /** Replace the content at once (a build): the text index is filled in chunks, HNSW builds in a worker. */
-  async load(entries: Array<{ unit: MemoryUnit; vector: Float32Array | null }>): Promise<void> {
+  async load(entries: Entry[]): Promise<void> {
     const docText = this.options.documentText ?? documentText;
-    await this.text.rebuildAsync(entries.map((e) => ({ id: e.unit.id, text: docText(e.unit) })), this.options.chunk ?? 500);
+    await this.text.rebuildAsync(entries.map((e) => ({ id: e.unit.id, text: docText(e.unit, e.context) })), this.options.chunk ?? 500);
     await this.vector.rebuild(entries.filter((e) => e.vector).map((e) => ({ id: e.unit.id, vector: e.vector! })));
     this.units.clear();
     this.images.clear();
@@ -284,14 +307,18 @@ export class DerivedIndexes {
   }
 
   /** Each unit with its vector: the stored one when the node's embedder made it, else embedded again. */
-  private async withVectors(userId: string, units: MemoryUnit[]): Promise<Array<{ unit: MemoryUnit; vector: Float32Array | null }>> {
+  private async withVectors(userId: string, units: MemoryUnit[]): Promise<Entry[]> {
     const stored = new Map<string, Float32Array>();
     let n = 0;
     for await (const [key, v] of this.db.vectors.iterator(prefixRange(userId))) {
       if (v.embedder_id === this.embedder.id && v.dims === this.embedder.dimensions) stored.set(key.slice(userId.length + 1), decodeVector(v));
       if (++n % this.chunk === 0) await yieldToLoop();
     }
-    const out = units.map((unit) => ({ unit, vector: stored.get(unit.id) ?? null }));
+    const out: Entry[] = units.map((unit) => ({ unit, vector: stored.get(unit.id) ?? null, context: null }));
+    for (let i = 0; i < out.length; i++) {
+      out[i].context = await this.sourceContext(out[i].unit);
+      if ((i + 1) % this.chunk === 0) await yieldToLoop();
+    }
     const missing = out.filter((e) => !e.vector);
     if (missing.length > 0) {
       this.logger.info({ user_id: userId, units: missing.length, embedder: this.embedder.id }, 'embedding units whose stored vectors are of another embedder');
@@ -300,7 +327,24 @@ export class DerivedIndexes {
     return out;
   }
 
-  private async embedInto(entries: Array<{ unit: MemoryUnit; vector: Float32Array | null }>): Promise<void> {
+  /** The source event's text and the one before it in the stream (L1 units made from text events). */
+  private async sourceContext(unit: MemoryUnit): Promise<SourceContext | null> {
+    const o = this.options;
+    if (unit.level !== 1 || unit.references.length === 0 || (o.sourceText === false && o.previousTurn === false)) return null;
+    const userId = unit.user_id;
+    // the first reference is the event the unit was made from; later ones are repeats that reinforced it
+    const at = await this.db.eventIds.get(join(userId, unit.references[0]));
+    if (!at) return null;
+    const event = await this.db.events.get(join(userId, at.stream_id, at.seq));
+    const textOf = (e: { content: string; content_type: string } | undefined) => (e && (e.content_type === 'text' || e.content_type === 'json') ? e.content : null);
+    let previous: string | null = null;
+    if (o.previousTurn !== false) {
+      for await (const e of this.db.events.values({ gt: join(userId, at.stream_id, ''), lt: join(userId, at.stream_id, at.seq), reverse: true, limit: 1 })) previous = textOf(e);
+    }
+    return { source: o.sourceText === false ? null : textOf(event), previous };
+  }
+
+  private async embedInto(entries: Entry[]): Promise<void> {
     for (let i = 0; i < entries.length; i += 256) {
       const batch = entries.slice(i, i + 256);
       try {
@@ -314,12 +358,13 @@ export class DerivedIndexes {
     }
   }
 
-  private async unitWithVector(userId: string, unitId: string): Promise<{ unit: MemoryUnit; vector: Float32Array | null } | null> {
+  private async unitWithVector(userId: string, unitId: string): Promise<Entry | null> {
     const unit = await this.db.units.get(join(userId, unitId));
     if (!unit) return null;
+    const context = await this.sourceContext(unit);
     const stored = await this.db.vectors.get(join(userId, unitId));
-    if (stored && stored.embedder_id === this.embedder.id && stored.dims === this.embedder.dimensions) return { unit, vector: decodeVector(stored) };
-    const entry = { unit, vector: null as Float32Array | null };
+    if (stored && stored.embedder_id === this.embedder.id && stored.dims === this.embedder.dimensions) return { unit, vector: decodeVector(stored), context };
+    const entry: Entry = { unit, vector: null, context };
     await this.embedInto([entry]);
     return entry;
   }
@@ -327,7 +372,7 @@ export class DerivedIndexes {
   private async refreshUser(entry: UserEntry, change: MemoryChange): Promise<void> {
     for (const id of change.unit_ids) {
       const found = await this.unitWithVector(change.user_id, id);
-      if (found) entry.index.put(found.unit, found.vector);
+      if (found) entry.index.put(found.unit, found.vector, found.context);
       else entry.index.delete(id);
     }
     for (const id of change.edge_ids) {
@@ -352,11 +397,11 @@ export class DerivedIndexes {
     const orgs = new Map<string, UnitSet>();
     this.unitOrg.clear();
     for (const [orgId, units] of byOrg) {
-      const entries = [];
+      const entries: Entry[] = [];
       for (const unit of units) {
         const stored = await this.db.vectors.get(join(unit.user_id, unit.id));
         const vector = stored && stored.embedder_id === this.embedder.id && stored.dims === this.embedder.dimensions ? decodeVector(stored) : null;
-        entries.push({ unit, vector });
+        entries.push({ unit, vector, context: await this.sourceContext(unit) });
         this.unitOrg.set(unit.id, orgId);
       }
       await this.embedInto(entries.filter((e) => !e.vector));
@@ -401,7 +446,7 @@ export class DerivedIndexes {
     if (!found || !this.orgs) return;
     let set = this.orgs.get(unit.org_id!);
     if (!set) this.orgs.set(unit.org_id!, (set = new UnitSet(this.options)));
-    set.put(found.unit, found.vector);
+    set.put(found.unit, found.vector, found.context);
     this.unitOrg.set(unit.id, unit.org_id!);
   }
 }
