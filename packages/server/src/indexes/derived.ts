@@ -5,9 +5,10 @@
  * of the shard.
  *
  * - Built lazily: a user's indexes on the first retrieval for that user, the organizations' on the
- *   first retrieval with an `org_id` (one scan of the shard's units). Figures (scripts/bench-retrieval.ts
- *   --http): a user with 20,000 units builds in ~1 s with the event loop turning throughout, so an eager
- *   build of every user at start would only cost memory for users nobody asks about.
+ *   first retrieval with an `org_id` (one scan of the shard's units). Figures (scripts/bench-retrieval-http.ts):
+ *   a user with 20,000 units builds in 0.8 s while /livez answers within 36 ms at worst (text index
+ *   filled in chunks, HNSW in a worker), so an eager build of every user at start would only cost
+ *   memory for users nobody asks about.
  * - Kept current by a state-machine listener: after each applied command, the units and edges it names
  *   (changes.ts) are read again from LevelDB, in order, per user. A read awaits the user's queue, so it
  *   sees every command applied before it started (read-your-writes after an acknowledged write).
