@@ -8,14 +8,14 @@
 #   scripts/cluster.sh stop            SIGTERM every node (SIGKILL after 20 s)
 #   scripts/cluster.sh clean           stop, then delete the run directory (data and logs)
 #
-# Environment: STRATA_RUN_DIR (default ./.cluster), BASE_PORT (default 3000), STRATA_SHARDS (default 1),
+# Environment: STRATA_RUN_DIR (default ./data/cluster-run, git-ignored), BASE_PORT (default 3000), STRATA_SHARDS (default 1),
 # STRATA_API_KEY (admin key for status/remove; default: generated once and kept in the run directory),
 # STRATA_CLUSTER_SECRET (default: generated once and kept), any other STRATA_* variable is passed on.
 # The run directory holds pids/<id>.pid, logs/<id>.log, data/<id>/ and the generated secrets.
 set -euo pipefail
 cd "$(dirname "$0")/.."
 
-RUN_DIR="${STRATA_RUN_DIR:-./.cluster}"
+RUN_DIR="${STRATA_RUN_DIR:-./data/cluster-run}"
 BASE_PORT="${BASE_PORT:-3000}"
 mkdir -p "$RUN_DIR/pids" "$RUN_DIR/logs" "$RUN_DIR/data"
 

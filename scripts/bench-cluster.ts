@@ -1,0 +1,273 @@
+/**
+ * Cluster ingest benchmark: closed-loop clients POST events (128-byte content) with the same
+ * concurrency against
+ *   - a single Strata node (a Raft group of one),
+ *   - a 3-node Strata cluster, sending to the leader, and spread over all nodes (followers forward),
+ *   - a 3-node etcd cluster (Debian package etcd-server, installed with apt-get when missing), PUTs of
+ *     the same size through etcd's HTTP/JSON gateway (/v3/kv/put),
+ * every process on 127.0.0.1 with its own data directory. Prints acknowledged writes/s and p50/p99
+ * latency, the ratios, and writes bench-results/cluster.json.
+ *   node --import tsx scripts/bench-cluster.ts [--seconds 5] [--concurrency 32] [--no-etcd]
+ */
+import { spawn, spawnSync, type ChildProcess } from 'node:child_process';
+import { randomUUID } from 'node:crypto';
+import { mkdirSync, mkdtempSync, openSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
+import net from 'node:net';
+import { cpus } from 'node:os';
+import { join, resolve } from 'node:path';
+import { Pool } from 'undici';
+
+const ROOT = resolve(__dirname, '..');
+const API_KEY = 'bench-cluster-admin-key';
+
+function arg(name: string, def: number): number {
+  const i = process.argv.indexOf(`--${name}`);
+  return i < 0 ? def : Number(process.argv[i + 1]);
+}
+const sleep = (ms: number) => new Promise((r) => setTimeout(r, ms));
+
+async function freePort(): Promise<number> {
+  const s = net.createServer();
+  await new Promise<void>((r) => s.listen(0, '127.0.0.1', () => r()));
+  const port = (s.address() as net.AddressInfo).port;
+  await new Promise<void>((r) => s.close(() => r()));
+  return port;
+}
+
+async function waitHttp(url: string, ok: (status: number, body: string) => boolean, what: string, ms = 60_000): Promise<void> {
+  const deadline = Date.now() + ms;
+  for (;;) {
+    try {
+      const r = await fetch(url, { headers: { 'x-api-key': API_KEY }, signal: AbortSignal.timeout(2000) });
+      if (ok(r.status, await r.text())) return;
+    } catch {
+      // not up yet
+    }
+    if (Date.now() > deadline) throw new Error(`timed out waiting for ${what}`);
+    await sleep(100);
+  }
+}
+
+interface Proc {
+  child: ChildProcess;
+  stop(): Promise<void>;
+}
+
+function launch(cmd: string, args: string[], env: Record<string, string>, logFile: string): Proc {
+  const fd = openSync(logFile, 'a');
+  const child = spawn(cmd, args, { cwd: ROOT, env: { PATH: process.env.PATH ?? '', HOME: process.env.HOME ?? '', ...env }, stdio: ['ignore', fd, fd] });
+  const exited = new Promise<void>((r) => child.once('exit', () => r()));
+  return {
+    child,
+    stop: async () => {
+      child.kill('SIGTERM');
+      const t = setTimeout(() => child.kill('SIGKILL'), 10_000);
+      await exited;
+      clearTimeout(t);
+    },
+  };
+}
+
+interface Result {
+  writesPerSec: number;
+  p50ms: number;
+  p99ms: number;
+  acknowledged: number;
+  errors: number;
+}
+
+/** Closed loop: `concurrency` workers, each sends its next request when the previous one answered. */
+async function load(targets: string[], concurrency: number, seconds: number, send: (pool: Pool, worker: number, n: number) => Promise<boolean>): Promise<Result> {
+  const pools = targets.map((t) => new Pool(t, { connections: Math.ceil(concurrency / targets.length) + 1, keepAliveTimeout: 30_000 }));
+  const lat: number[] = [];
+  let errors = 0;
+  const end = Date.now() + seconds * 1000;
+  const started = Date.now();
+  await Promise.all(Array.from({ length: concurrency }, async (_, w) => {
+    const pool = pools[w % pools.length];
+    for (let n = 0; Date.now() < end; n++) {
+      const t0 = process.hrtime.bigint();
+      let ok = false;
+      try {
+        ok = await send(pool, w, n);
+      } catch {
+        ok = false;
+      }
+      if (ok) lat.push(Number(process.hrtime.bigint() - t0) / 1e6);
+      else errors++;
+    }
+  }));
+  const secs = (Date.now() - started) / 1000;
+  await Promise.all(pools.map((p) => p.close()));
+  lat.sort((a, b) => a - b);
+  const q = (f: number) => (lat.length ? lat[Math.min(lat.length - 1, Math.floor(lat.length * f))] : NaN);
+  return { writesPerSec: lat.length / secs, p50ms: q(0.5), p99ms: q(0.99), acknowledged: lat.length, errors };
+}
+
+const CONTENT = 'x'.repeat(128);
+
+function strataSender(streams: string[]) {
+  return async (pool: Pool, w: number, n: number) => {
+    const r = await pool.request({
+      method: 'POST', path: `/v1/users/bench-${w % 16}/streams/${streams[w % streams.length]}/events`,
+      headers: { 'content-type': 'application/json', 'x-api-key': API_KEY },
+      body: JSON.stringify({ content: `${CONTENT}${n}` }),
+    });
+    await r.body.dump();
+    return r.statusCode === 200;
+  };
+}
+
+async function startStrata(n: number, dir: string): Promise<{ urls: string[]; procs: Proc[] }> {
+  const ports = [];
+  for (let i = 0; i < n; i++) ports.push(await freePort());
+  const urls = ports.map((p) => `http://127.0.0.1:${p}`);
+  const peers = n > 1 ? urls.map((u, i) => `${i + 1}=${u}`).join(',') : '';
+  const procs = urls.map((_, i) => launch(process.execPath, ['--import', 'tsx', 'packages/server/src/main.ts'], {
+    STRATA_NODE_ID: String(i + 1), STRATA_PORT: String(ports[i]), STRATA_HOST: '127.0.0.1', STRATA_DATA_DIR: join(dir, `strata-${n}-${i + 1}`),
+    ...(peers ? { STRATA_PEERS: peers } : {}), STRATA_CLUSTER_SECRET: 'bench-cluster-secret', STRATA_API_KEY: API_KEY,
+    STRATA__EMBEDDING__PROVIDER: 'hashing', STRATA__CONSOLIDATION__ENABLED: 'false', STRATA_LOG_LEVEL: 'warn',
+  }, join(dir, `strata-${n}-${i + 1}.log`)));
+  for (const u of urls) await waitHttp(`${u}/readyz`, (s) => s === 200, `${u} ready`);
+  return { urls, procs };
+}
+
+async function strataLeader(urls: string[]): Promise<string> {
+  for (let i = 0; i < 100; i++) {
+    const r = await fetch(`${urls[0]}/v1/cluster/status`, { headers: { 'x-api-key': API_KEY } });
+    const leader = ((await r.json()) as { shards: { leader: number | null }[] }).shards[0].leader;
+    if (leader) return urls[leader - 1];
+    await sleep(100);
+  }
+  throw new Error('no strata leader');
+}
+
+function ensureEtcd(): string | null {
+  const has = () => spawnSync('sh', ['-c', 'command -v etcd'], { encoding: 'utf8' }).stdout.trim();
+  if (!has()) {
+    console.log('etcd not found: installing the Debian package etcd-server (apt-get update; apt-get install -y etcd-server)');
+    const env = { ...process.env, DEBIAN_FRONTEND: 'noninteractive' };
+    spawnSync('apt-get', ['update'], { stdio: 'inherit', env });
+    const r = spawnSync('apt-get', ['install', '-y', '--no-install-recommends', 'etcd-server'], { stdio: 'inherit', env });
+    if (r.status !== 0) return null;
+  }
+  return has() || null;
+}
+
+async function startEtcd(bin: string, dir: string): Promise<{ urls: string[]; procs: Proc[] }> {
+  const client: number[] = [];
+  const peer: number[] = [];
+  for (let i = 0; i < 3; i++) {
+    client.push(await freePort());
+    peer.push(await freePort());
+  }
+  const cluster = peer.map((p, i) => `e${i + 1}=http://127.0.0.1:${p}`).join(',');
+  const token = `bench-${randomUUID()}`;
+  const procs = [0, 1, 2].map((i) => launch(bin, [
+    '--name', `e${i + 1}`, '--data-dir', join(dir, `etcd-${i + 1}`),
+    '--listen-client-urls', `http://127.0.0.1:${client[i]}`, '--advertise-client-urls', `http://127.0.0.1:${client[i]}`,
+    '--listen-peer-urls', `http://127.0.0.1:${peer[i]}`, '--initial-advertise-peer-urls', `http://127.0.0.1:${peer[i]}`,
+    '--initial-cluster', cluster, '--initial-cluster-state', 'new', '--initial-cluster-token', token,
+  ], {}, join(dir, `etcd-${i + 1}.log`)));
+  const urls = client.map((p) => `http://127.0.0.1:${p}`);
+  try {
+    for (const u of urls) await waitHttp(`${u}/health`, (s, b) => s === 200 && b.includes('true'), `etcd ${u} healthy`);
+  } catch (err) {
+    for (let i = 1; i <= 3; i++) console.error(`etcd ${i}:`, readFileSync(join(dir, `etcd-${i}.log`), 'utf8').split('\n').slice(-5).join('\n'));
+    throw err;
+  }
+  return { urls, procs };
+}
+
+async function etcdLeader(urls: string[]): Promise<string> {
+  for (const u of urls) {
+    const r = await fetch(`${u}/v3/maintenance/status`, { method: 'POST', body: '{}' });
+    const s = (await r.json()) as { header: { member_id: string }; leader: string };
+    if (s.leader === s.header.member_id) return u;
+  }
+  return urls[0];
+}
+
+function etcdSender() {
+  const value = Buffer.from(CONTENT).toString('base64');
+  return async (pool: Pool, w: number, n: number) => {
+    const r = await pool.request({
+      method: 'POST', path: '/v3/kv/put', headers: { 'content-type': 'application/json' },
+      body: JSON.stringify({ key: Buffer.from(`bench/${w}/${n}`).toString('base64'), value }),
+    });
+    await r.body.dump();
+    return r.statusCode === 200;
+  };
+}
+
+function line(name: string, r: Result): void {
+  console.log(`${name.padEnd(34)} ${r.writesPerSec.toFixed(0).padStart(7)} writes/s   p50 ${r.p50ms.toFixed(2).padStart(7)} ms   p99 ${r.p99ms.toFixed(2).padStart(7)} ms   (${r.acknowledged} acknowledged, ${r.errors} errors)`);
+}
+
+async function main(): Promise<void> {
+  const seconds = arg('seconds', 5);
+  const concurrency = arg('concurrency', 32);
+  const withEtcd = !process.argv.includes('--no-etcd');
+  mkdirSync(join(ROOT, 'bench-results'), { recursive: true });
+  const dir = mkdtempSync(join(ROOT, 'bench-results', '.cluster-'));
+  const streams = Array.from({ length: 16 }, () => randomUUID());
+  const results: Record<string, Result> = {};
+  const running: Proc[] = [];
+  try {
+    console.log(`closed loop, ${concurrency} concurrent clients, ${seconds} s per run, ${cpus().length} cores`);
+    const single = await startStrata(1, dir);
+    running.push(...single.procs);
+    await load(single.urls, concurrency, 1, strataSender(streams)); // warm-up
+    results.strata_single = await load(single.urls, concurrency, seconds, strataSender(streams));
+    line('strata, single node', results.strata_single);
+    await Promise.all(single.procs.map((p) => p.stop()));
+    running.length = 0;
+
+    const three = await startStrata(3, dir);
+    running.push(...three.procs);
+    const leader = await strataLeader(three.urls);
+    await load([leader], concurrency, 1, strataSender(streams));
+    results.strata_cluster_leader = await load([leader], concurrency, seconds, strataSender(streams));
+    line('strata, 3 nodes, to the leader', results.strata_cluster_leader);
+    results.strata_cluster_spread = await load(three.urls, concurrency, seconds, strataSender(streams));
+    line('strata, 3 nodes, spread (forwarding)', results.strata_cluster_spread);
+    await Promise.all(three.procs.map((p) => p.stop()));
+    running.length = 0;
+
+    if (withEtcd) {
+      const bin = ensureEtcd();
+      if (!bin) {
+        console.log('etcd could not be installed: skipping the etcd comparison');
+      } else {
+        const etcd = await startEtcd(bin, dir);
+        running.push(...etcd.procs);
+        const el = await etcdLeader(etcd.urls);
+        await load([el], concurrency, 1, etcdSender());
+        results.etcd_cluster_leader = await load([el], concurrency, seconds, etcdSender());
+        line('etcd, 3 nodes, to the leader', results.etcd_cluster_leader);
+        await Promise.all(etcd.procs.map((p) => p.stop()));
+        running.length = 0;
+      }
+    }
+  } finally {
+    await Promise.all(running.map((p) => p.stop()));
+    rmSync(dir, { recursive: true, force: true });
+  }
+  const ratio = (a?: Result, b?: Result) => (a && b ? { throughput: a.writesPerSec / b.writesPerSec, p50: a.p50ms / b.p50ms, p99: a.p99ms / b.p99ms } : null);
+  const ratios = {
+    cluster_vs_single: ratio(results.strata_cluster_leader, results.strata_single),
+    cluster_spread_vs_single: ratio(results.strata_cluster_spread, results.strata_single),
+    cluster_vs_etcd: ratio(results.strata_cluster_leader, results.etcd_cluster_leader),
+  };
+  for (const [k, v] of Object.entries(ratios)) {
+    if (v) console.log(`${k.padEnd(26)} throughput x${v.throughput.toFixed(2)}, p50 x${v.p50.toFixed(2)}, p99 x${v.p99.toFixed(2)}`);
+  }
+  const out = { when: new Date().toISOString(), seconds, concurrency, cores: cpus().length, content_bytes: CONTENT.length, results, ratios };
+  writeFileSync(join(ROOT, 'bench-results', 'cluster.json'), JSON.stringify(out, null, 2) + '\n');
+  console.log('wrote bench-results/cluster.json');
+}
+
+main().catch((err) => {
+  console.error(err);
+  process.exit(1);
+});
