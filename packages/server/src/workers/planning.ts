@@ -8,7 +8,8 @@
  * an event may name a goal planned from an earlier event of the same batch. Parent progress is rolled
  * up from a task event's own state (`task_progress`, `task_status`); a plan's new steps start pending.
  * Events already planned (a retry after a crash between the two commands) are skipped here and refused
- * by apply, so an event is planned once.
+ * by apply, so an event is planned once. The records of the i-th event of a batch are stamped `now + i`
+ * ms, so however events were batched, goals sort newest first and sibling tasks in acceptance order.
  */
 import { randomUUID } from 'node:crypto';
 import type { Logger } from 'pino';
@@ -57,9 +58,12 @@ export function planL3(events: readonly EventRecord[], state: L3State, opts: { n
     return null;
   };
 
-  for (const event of events) {
+  const base = Date.parse(opts.now);
+  for (const [position, event] of events.entries()) {
     if (sources.has(event.event_id)) continue;
-    const plan = planFromEvent(event, { newId: opts.newId, now: opts.now, resolveParent, textPlan: opts.textPlans?.get(event.event_id) });
+    // The i-th event's records are stamped now + i ms, so a batch keeps acceptance order (newest goal first, tasks in order).
+    const now = new Date(base + position).toISOString();
+    const plan = planFromEvent(event, { newId: opts.newId, now, resolveParent, textPlan: opts.textPlans?.get(event.event_id) });
     if (plan.unresolved_parent_id !== null) unresolved.push({ event_id: event.event_id, parent_id: plan.unresolved_parent_id });
     if (plan.goals.length + plan.tasks.length === 0) continue;
     for (const g of plan.goals) {
@@ -74,7 +78,7 @@ export function planL3(events: readonly EventRecord[], state: L3State, opts: { n
     planned.push({ event_id: event.event_id, goal_ids: plan.goals.map((g) => g.id), task_ids: plan.tasks.map((t) => t.task_id) });
     if (plan.source === 'task_event') {
       // The event's own task carries its state: its ancestors' progress follows.
-      const changes = recomputeAncestors(plan.tasks[0], [...tasks.values()], [...goals.values()], opts.now);
+      const changes = recomputeAncestors(plan.tasks[0], [...tasks.values()], [...goals.values()], now);
       for (const t of changes.tasks) tasks.set(t.task_id, t);
       for (const g of changes.goals) goals.set(g.id, g);
     }

@@ -60,3 +60,11 @@ describe('planL3 (pure)', () => {
     expect(batch.events[0].tasks.map((t) => t.title)).toEqual(['Take a course']);
   });
 });
+
+describe('planL3 ordering', () => {
+  it('stamps each event\'s records after the previous event\'s, so one batch keeps acceptance order', () => {
+    const batch = planL3([event('a', 'Paint the fence', { level: 3 }), event('b', 'Plant a hedge', { level: 3 })], empty, { now: NOW, newId: ids() });
+    const [first, second] = batch.events.map((e) => e.goals[0]);
+    expect(first.transaction_time < second.transaction_time).toBe(true);
+  });
+});
