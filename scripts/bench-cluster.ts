@@ -119,7 +119,7 @@ function strataSender(streams: string[]) {
 }
 
 async function startStrata(n: number, dir: string): Promise<{ urls: string[]; procs: Proc[] }> {
-  const ports = [];
+  const ports: number[] = [];
   for (let i = 0; i < n; i++) ports.push(await freePort());
   const urls = ports.map((p) => `http://127.0.0.1:${p}`);
   const peers = n > 1 ? urls.map((u, i) => `${i + 1}=${u}`).join(',') : '';
