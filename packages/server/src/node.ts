@@ -15,6 +15,14 @@ import { healthRoutes } from './routes/health';
 import { metricsRoutes } from './routes/metrics';
 import { statusRoutes } from './routes/status';
 import { memoryRoutes } from './routes/memories';
+import { edgeRoutes } from './routes/edges';
+import { memoryMaintenanceRoutes } from './routes/memory-maintenance';
+import { orgRoutes } from './routes/org';
+import { taskRoutes } from './routes/tasks';
+import { DerivedIndexes } from './indexes/derived';
+import { RetrievalService } from './indexes/retrieval-service';
+import { contextRoutes } from './routes/context';
+import { retrieveRoutes } from './routes/retrieve';
 import { createProviders } from './providers';
 import { ConsolidationWorker } from './workers/consolidation';
 import type { Services } from './services';
@@ -71,11 +79,18 @@ export class StrataNode {
     const shards: Shard[] = [];
     for (let id = 0; id < config.cluster.shards; id++) shards.push(await openShard(config.storage.data_dir, id));
     const router = new ShardRouter(shards);
+    // Derived indexes per shard, kept current by each state machine's applied-command listener.
+    const indexes = new Map(shards.map((shard) => {
+      const derived = new DerivedIndexes({ db: shard.db, embedder: providers.embedder, logger });
+      derived.attach(shard.sm);
+      return [shard.id, derived] as const;
+    }));
+    const retrieval = new RetrievalService({ shards: router, indexes, embedder: providers.embedder, config });
     const metrics = new Metrics();
     const auth = new AuthService(config, router.meta().db, router.meta().log, logger);
     let open = true;
     const services: Services = {
-      config, logger, metrics, auth, shards: router,
+      config, logger, metrics, auth, shards: router, retrieval, providers,
       isReady: () => open && shards.every((s) => s.log.isLeader() || s.log.status().leader !== null),
     };
     metrics.gauge('strata_pending_events', 'Events waiting for consolidation on this node', async () =>
@@ -96,6 +111,12 @@ export class StrataNode {
       ...eventRoutes(services),
       ...statusRoutes(services),
       ...memoryRoutes(services),
+      ...taskRoutes(services),
+      ...edgeRoutes(services),
+      ...orgRoutes(services),
+      ...memoryMaintenanceRoutes(services),
+      ...retrieveRoutes(services.retrieval),
+      ...contextRoutes(services.retrieval),
     );
     const app = createApp({
       routes, auth, validator: new Validator(), metrics, logger,
@@ -120,6 +141,7 @@ export class StrataNode {
       open = false;
       // The batch in flight finishes (its proposal commits) before the logs close.
       await Promise.all(workers.map((w) => w.stop()));
+      await Promise.all([...indexes.values()].map((ix) => ix.idle()));
       await providers.close();
       for (const shard of shards) {
         await shard.log.close();

@@ -3,6 +3,8 @@
  * details, and to build the OpenAPI document. Optional fields accept a missing key or null alike.
  */
 
+import { RELATIONS } from '@strata/store';
+
 const nullable = (schema: Record<string, unknown>) => ({ ...schema, type: [schema.type as string, 'null'] });
 
 /** user_id, org_id, agent_id: 1 to 256 bytes of UTF-8, no control characters (bytes are checked in code). */
@@ -31,6 +33,34 @@ export const EVENT = {
   },
 } as const;
 
+
+/** The retrieve fields (CONTRACT.md §3), shared by the retrieve and context bodies. */
+const DATE_TIME = { type: ['string', 'null'], format: 'date-time' } as const;
+const MEDIA = { type: ['string', 'null'], minLength: 1, description: 'base64 (or a data: URL), at most retrieval.max_media_bytes decoded' } as const;
+export const RETRIEVE_FIELDS = {
+  query: { type: 'string', minLength: 1, maxLength: 65536, description: 'required, also with media' },
+  limit: { type: ['integer', 'null'], minimum: 1, description: 'default 10; capped at retrieval.max_limit' },
+  min_score: { type: ['number', 'null'], minimum: 0, maximum: 1, description: 'default 0' },
+  graph_depth: { type: ['integer', 'null'], minimum: 0, description: 'default 1; capped at 3' },
+  start_time: DATE_TIME,
+  end_time: DATE_TIME,
+  as_of: { ...DATE_TIME, description: 'transaction-time point in time' },
+  org_id: nullable(IDENTIFIER),
+  agent_id: nullable(IDENTIFIER),
+  enable_arbitration: { type: ['boolean', 'null'] },
+  scope: { type: ['string', 'null'], enum: ['user', 'stream', null], description: 'default user' },
+  image: MEDIA,
+  audio: MEDIA,
+  video: MEDIA,
+  consistency: { type: ['string', 'null'], enum: ['local', 'linearizable', null], description: 'extension; default local' },
+} as const;
+
+/** `RelatedTo` → `related_to`, `IsSubTaskOf` → `is_sub_task_of` (edge relations are accepted in both spellings). */
+export function snakeCase(name: string): string {
+  return name.replace(/([a-z0-9])([A-Z])/g, '$1_$2').toLowerCase();
+}
+export const RELATION_NAMES = [...RELATIONS, ...RELATIONS.map(snakeCase)];
+
 export const SCHEMAS = {
   Login: {
     type: 'object', required: ['username', 'password'],
@@ -53,6 +83,56 @@ export const SCHEMAS = {
   EventBatch: {
     type: 'object', required: ['events'],
     properties: { events: { type: 'array', items: EVENT } },
+  },
+  Retrieve: { type: 'object', required: ['query'], properties: RETRIEVE_FIELDS },
+  Context: {
+    type: 'object', required: ['user_id', 'query'],
+    properties: {
+      ...RETRIEVE_FIELDS,
+      user_id: IDENTIFIER,
+      stream_id: { type: ['string', 'null'], pattern: UUID_PATTERN },
+      format: { type: ['string', 'null'], enum: ['text', 'xml', null], description: 'default text' },
+      token_budget: { type: ['integer', 'null'], description: 'default 800 (or X-Memory-Budget), clamped to [64, 8192]' },
+      limit: { type: ['integer', 'null'], minimum: 1, description: 'default 12; capped at retrieval.max_limit' },
+    },
+  },
+  TaskStatus: {
+    type: 'object', required: ['status'],
+    properties: {
+      status: { type: ['string', 'object'], description: 'pending, in_progress, blocked, completed, failed, cancelled (any casing, InProgress, in-progress), or {"Blocked": "reason"}' },
+      progress: { type: ['number', 'null'], minimum: 0, maximum: 1 },
+      result_summary: { type: ['string', 'null'], maxLength: 10000 },
+      reopen: { type: ['boolean', 'null'], description: 'required to leave completed or cancelled' },
+    },
+  },
+  Edge: {
+    type: 'object', required: ['source_id', 'target_id', 'relation'],
+    properties: {
+      source_id: { type: 'string', minLength: 1, maxLength: 256 },
+      target_id: { type: 'string', minLength: 1, maxLength: 256 },
+      relation: { type: 'string', enum: RELATION_NAMES },
+      weight: { type: ['number', 'null'], minimum: 0, maximum: 1, description: 'default 1' },
+    },
+  },
+  SemanticPreview: {
+    type: 'object', required: ['instruction'],
+    properties: {
+      instruction: { type: 'string', minLength: 1, maxLength: 10000 },
+      mode: { type: ['string', 'null'], enum: ['forget', 'update', 'auto', null], description: 'default auto' },
+      forget_mode: { type: ['string', 'null'], enum: ['logical', 'hard', null], description: 'default logical' },
+      org_id: nullable(IDENTIFIER),
+      limit: { type: ['integer', 'null'], minimum: 1, description: 'default 10, capped at 25' },
+    },
+  },
+  SemanticExecute: {
+    type: 'object', required: ['plan_id'],
+    properties: {
+      plan_id: { type: 'string', minLength: 1, maxLength: 256 },
+      confirm: { description: 'must be true' },
+      org_id: nullable(IDENTIFIER),
+      reviewer: { type: ['string', 'null'], maxLength: 256 },
+      note: { type: ['string', 'null'], maxLength: 10000 },
+    },
   },
 } as const;
 

@@ -1,7 +1,9 @@
 import type { Logger } from 'pino';
 import type { AuthService } from './auth/service';
 import type { Config } from './config';
+import type { RetrievalService } from './indexes/retrieval-service';
 import type { Metrics } from './metrics';
+import type { Providers } from './providers';
 import type { ShardRouter } from './shards';
 
 /** What route handlers reach: one object per node, no globals. */
@@ -11,6 +13,10 @@ export interface Services {
   metrics: Metrics;
   auth: AuthService;
   shards: ShardRouter;
+  /** hybrid retrieval over the derived indexes of every local shard (retrieve and context routes) */
+  retrieval: RetrievalService;
+  /** the node's embedder and LLM (semantic previews and executions embed with it) */
+  providers: Providers;
   /** true when this node can serve (storage open; a leader known for every local shard) */
   isReady(): boolean;
 }
