@@ -51,13 +51,21 @@ export class LocalLog implements CommandLog {
     if (this.broken) return Promise.reject(this.broken);
     return new Promise((resolve, reject) => {
       this.queue.push({ command, resolve, reject });
-      if (!this.flushing) {
-        this.flushing = this.flushLoop()
-          // The waiters already got the error; the node stays up to answer reads and report itself unready.
-          .catch((err) => console.error(JSON.stringify({ level: 'fatal', msg: 'apply failed', err: String(err) })))
-          .finally(() => (this.flushing = null));
-      }
+      this.kick();
     });
+  }
+
+  /** Starts the flush loop unless it runs; when it ends with work queued meanwhile, starts it again. */
+  private kick(): void {
+    if (this.flushing) return;
+    this.flushing = this.flushLoop()
+      // The waiters already got the error; the node stays up to answer reads and report itself unready.
+      .catch((err) => console.error(JSON.stringify({ level: 'fatal', msg: 'apply failed', err: String(err) })))
+      .finally(() => {
+        this.flushing = null;
+        // A proposal that arrived after the loop's last check but before this cleanup would wait forever.
+        if (this.queue.length > 0 && !this.broken && !this.closed) this.kick();
+      });
   }
 
   async readBarrier(): Promise<void> {

@@ -81,3 +81,19 @@ describe('LocalLog and StateMachine', () => {
     await reopened.close();
   });
 });
+
+describe('LocalLog under back-to-back proposals', () => {
+  it('never leaves a proposal queued when it arrives as the flush loop ends', async () => {
+    const dir = mkdtempSync(join(tmpdir(), 'strata-log-'));
+    const node = await openNode(dir);
+    // Each proposal is awaited before the next, so each arrives while the previous loop is winding down.
+    for (let i = 0; i < 200; i++) {
+      const answer = (await node.log.propose(ingest([`seq-${i}`]))) as IngestAnswer;
+      expect(answer.event_ids).toEqual([`seq-${i}`]);
+      if (i % 3 === 0) await Promise.resolve();
+    }
+    expect(node.sm.appliedIndex()).toBe(200);
+    await node.close();
+    rmSync(dir, { recursive: true, force: true });
+  });
+});
