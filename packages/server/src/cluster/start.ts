@@ -22,6 +22,7 @@ export interface StartHandle {
 
 export async function startCluster(rt: ClusterRuntime, meta: Shard, auth: AuthService, logger: Logger): Promise<StartHandle> {
   let stopped = false;
+  const abort = new AbortController();
   const loops: Promise<void>[] = [];
   const plan = startPlan(rt.config);
   if (rt.isBlank()) {
@@ -29,7 +30,7 @@ export async function startCluster(rt: ClusterRuntime, meta: Shard, auth: AuthSe
       const shards = await rt.initialize();
       logger.info({ members: rt.initialMembers().map((m) => m.id), shards }, 'raft groups initialized');
     } else if (plan === 'join') {
-      loops.push(joinLoop(rt, logger, () => stopped));
+      loops.push(joinLoop(rt, logger, () => stopped, abort.signal));
     } else {
       logger.info('waiting to be initialized or joined (POST /v1/cluster/initialize, or a member adds this node)');
     }
@@ -41,6 +42,7 @@ export async function startCluster(rt: ClusterRuntime, meta: Shard, auth: AuthSe
   return {
     stop: async () => {
       stopped = true;
+      abort.abort();
       await Promise.all(loops);
     },
   };
@@ -63,7 +65,7 @@ async function ensureAdmin(meta: Shard, auth: AuthService, logger: Logger, stopp
 }
 
 /** Asks the member at STRATA_JOIN to add this node, until it answers 200 (or a definite refusal). */
-async function joinLoop(rt: ClusterRuntime, logger: Logger, stopped: () => boolean): Promise<void> {
+async function joinLoop(rt: ClusterRuntime, logger: Logger, stopped: () => boolean, signal: AbortSignal): Promise<void> {
   const { node_id } = rt.config.cluster;
   const target = rt.config.cluster.join!.replace(/\/+$/, '');
   const secret = rt.config.cluster.secret;
@@ -83,6 +85,7 @@ async function joinLoop(rt: ClusterRuntime, logger: Logger, stopped: () => boole
           ...(rt.config.auth.api_key ? { 'x-api-key': rt.config.auth.api_key } : {}),
         },
         body: JSON.stringify({ node_id, address: rt.selfUrl }),
+        signal,
         headersTimeout: 120_000,
         bodyTimeout: 120_000,
       });
@@ -97,6 +100,7 @@ async function joinLoop(rt: ClusterRuntime, logger: Logger, stopped: () => boole
       }
       logger.warn({ via: target, status: res.statusCode, attempt }, 'join not done yet; retrying');
     } catch (err) {
+      if (stopped()) return;
       logger.warn({ via: target, err: (err as Error).message, attempt }, 'join request failed; retrying');
     }
     for (let i = 0; i < 20 && !stopped(); i++) await sleep(50);
