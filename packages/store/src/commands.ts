@@ -244,6 +244,60 @@ export interface SemanticExecuteCommand {
   edges: Edge[];
 }
 
+// ---- importance and forgetting (retrieval reinforcement, pruning) ----
+
+/** One unit returned by retrievals since the last reinforcement of its shard. */
+export interface RetrievalReinforcement {
+  unit_id: string;
+  /**
+   * Added to the stored importance (apply caps the sum at 1). A delta rather than a new value, so a
+   * consolidation that reinforced the unit meanwhile is not overwritten.
+   */
+  delta: number;
+  /** how many retrievals returned it in this batch (added to its `retrievals` count) */
+  retrievals: number;
+  /** when it was last returned (RFC 3339): its `last_retrieved_at`, where decay restarts */
+  at: string;
+}
+
+/**
+ * Retrieval reinforcement of one shard, batched by the node that served the retrievals: per user, the
+ * units returned. Units missing or retired at apply are skipped; nothing else can make it fail.
+ */
+export interface ReinforceCommand {
+  type: 'memory.reinforce';
+  at: string;
+  /** one entry per user (an array, not an object, so the order of application is the order written) */
+  users: { user_id: string; units: RetrievalReinforcement[] }[];
+}
+
+/** A unit the pruning job found forgettable, with the state it judged (apply compares, see below). */
+export interface PruneCandidate {
+  unit_id: string;
+  /** stored importance when judged */
+  importance: number;
+  /** `last_retrieved_at` of its stats when judged (null: never retrieved) */
+  last_retrieved_at: string | null;
+  /** effective (decayed) importance at `at`, for the record */
+  effective_importance: number;
+}
+
+/**
+ * Hard delete of forgettable L1 units of one user (the shard leader's pruning job). Apply checks each
+ * unit again against the state it finds: still an L1, current, not organization knowledge, no insight
+ * deriving from it (an incoming DerivedFrom edge), and not reinforced since it was judged (importance
+ * and last retrieval unchanged). A unit failing a check is kept and named in the answer; the others go
+ * through the hard-delete path of `memory.delete` (events are kept: L0 is the record of what was said).
+ */
+export interface PruneCommand {
+  type: 'memory.prune';
+  user_id: string;
+  at: string;
+  /** effective importance below which units were judged forgettable (for the record) */
+  below: number;
+  units: PruneCandidate[];
+}
+
 export type Command =
   | IngestCommand
   | AuthBootstrapCommand
@@ -258,7 +312,9 @@ export type Command =
   | EdgeAddCommand
   | MemoryDeleteCommand
   | SemanticPlanCommand
-  | SemanticExecuteCommand;
+  | SemanticExecuteCommand
+  | ReinforceCommand
+  | PruneCommand;
 
 export type CommandType = Command['type'];
 
@@ -336,4 +392,16 @@ export interface SemanticExecuteAnswer extends MemoryDeleteAnswer {
 export interface SemanticPlanAnswer {
   plan_id: string;
   pruned: number;
+}
+
+export interface ReinforceAnswer {
+  /** per user, the units whose importance and stats were written */
+  reinforced: { user_id: string; unit_ids: string[] }[];
+  /** entries skipped: unit missing or retired */
+  skipped: number;
+}
+
+/** What pruning removed, and the units it kept after all (with the check that kept them). */
+export interface PruneAnswer extends MemoryDeleteAnswer {
+  kept: { unit_id: string; reason: string }[];
 }

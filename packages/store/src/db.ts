@@ -55,6 +55,12 @@ export interface L3Source {
   id: string;
 }
 
+/** How often retrieval returned a unit, and when last (reinforcement, decay). Not on MemoryUnit: usage, not content. */
+export interface UnitStats {
+  retrievals: number;
+  last_retrieved_at: string;
+}
+
 export interface IdempotencyRecord {
   answer: unknown;
   expires_at: string;
@@ -109,6 +115,8 @@ export class StateDb {
   readonly planExpiry: Sub<string>;
   /** org \0 user \0 unit_id → unit_id: units that carry an org_id (organization knowledge) */
   readonly orgUnits: Sub<string>;
+  /** user \0 unit_id → UnitStats: retrieval counts of units (written by `memory.reinforce`, removed with the unit) */
+  readonly unitStats: Sub<UnitStats>;
 
   private constructor(readonly level: Level<string, unknown>) {
     const json = { valueEncoding: 'json' } as const;
@@ -134,6 +142,7 @@ export class StateDb {
     this.semanticPlans = level.sublevel<string, SemanticPlanRecord>('semantic_plans', json);
     this.planExpiry = level.sublevel<string, string>('plan_expiry', json);
     this.orgUnits = level.sublevel<string, string>('org_units', json);
+    this.unitStats = level.sublevel<string, UnitStats>('unit_stats', json);
   }
 
   static async open(path: string): Promise<StateDb> {

@@ -1,7 +1,7 @@
 import { goalKey, taskKey } from './apply/l3';
 import { subjectPrefix, unitKey } from './apply/memory';
 import type { SemanticPlanRecord } from './commands';
-import { decodeVector, type AdjacencyEntry, type DroppedRecord, type FailedRecord, type L3Source, type PendingEntry, type StateDb } from './db';
+import { decodeVector, type AdjacencyEntry, type UnitStats, type DroppedRecord, type FailedRecord, type L3Source, type PendingEntry, type StateDb } from './db';
 import { join, prefixRange, SEP } from './keys';
 import type { Edge, EventRecord, Goal, L3Task, MemoryUnit } from './types';
 
@@ -109,6 +109,19 @@ export async function unitsBySubjectAttribute(db: StateDb, userId: string, subje
     if (unit) units.push(unit);
   }
   return units;
+}
+
+/** A unit's retrieval stats (undefined: never reinforced by retrieval). */
+export async function unitStatsOf(db: StateDb, userId: string, unitId: string): Promise<UnitStats | undefined> {
+  return db.unitStats.get(unitKey(userId, unitId));
+}
+
+/** The retrieval stats of a user's units, by unit id. */
+export async function userUnitStats(db: StateDb, userId: string): Promise<Map<string, UnitStats>> {
+  const prefix = userId + SEP;
+  const out = new Map<string, UnitStats>();
+  for await (const [key, stats] of db.unitStats.iterator(prefixRange(userId))) out.set(key.slice(prefix.length), stats);
+  return out;
 }
 
 export async function listUserEdges(db: StateDb, userId: string): Promise<Edge[]> {

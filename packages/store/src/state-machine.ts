@@ -1,6 +1,7 @@
 import { ApplyContext } from './apply-context';
 import { applyApiKeyCreate, applyApiKeyRevoke, applyAuthBootstrap, applySetPassword } from './apply/auth';
 import { applyIngest } from './apply/events';
+import { applyPrune, applyReinforce } from './apply/importance';
 import { applyL3Plan, applyTaskStatus } from './apply/l3';
 import { applyEdgeAdd, applyMemoryDelete, applySemanticExecute, applySemanticPlan } from './apply/maintenance';
 import { applyConsolidate, applyConsolidationFailed, applyInsights, indexPendingByUser } from './apply/memory';
@@ -32,6 +33,8 @@ const HANDLERS: Record<Command['type'], Handler> = {
   'memory.delete': applyMemoryDelete as Handler,
   'semantic.plan': applySemanticPlan as Handler,
   'semantic.execute': applySemanticExecute as Handler,
+  'memory.reinforce': applyReinforce as Handler,
+  'memory.prune': applyPrune as Handler,
 };
 
 export type AppliedListener = (index: number, command: Command, result: unknown) => void;

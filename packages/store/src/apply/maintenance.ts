@@ -33,7 +33,7 @@ export async function applyEdgeAdd(db: StateDb, ctx: ApplyContext, cmd: EdgeAddC
 }
 
 /**
- * Removes a unit from every sublevel: record, vector, subject and org indexes, and each edge touching it
+ * Removes a unit from every sublevel: record, vector, retrieval stats, subject and org indexes, and each edge touching it
  * (the edge record and both adjacency entries). False when the unit does not exist.
  */
 export async function deleteUnit(db: StateDb, ctx: ApplyContext, userId: string, unitId: string, removedEdges: string[]): Promise<boolean> {
@@ -42,6 +42,7 @@ export async function deleteUnit(db: StateDb, ctx: ApplyContext, userId: string,
   if (!unit) return false;
   ctx.del(db.units, key);
   ctx.del(db.vectors, key);
+  ctx.del(db.unitStats, key);
   if (unit.subject && unit.attribute) ctx.del(db.unitBySubject, subjectKey(userId, unit.subject, unit.attribute, unitId));
   if (unit.org_id) ctx.del(db.orgUnits, orgUnitKey(unit.org_id, userId, unitId));
   // The adjacency range as committed; an edge already removed by this command (both ends deleted) is skipped by removeEdge.
