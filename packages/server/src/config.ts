@@ -52,6 +52,29 @@ export interface Config {
   llm: { provider: 'none' | 'openai'; base_url: string | null; api_key: string | null; model: string | null };
   reranker: { type: 'weighted' | 'arbitrator' | 'http'; url: string | null };
   consolidation: { enabled: boolean; interval_ms: number; batch_size: number };
+  /** Importance and forgetting (packages/memory/src/retrieval/decay.ts, workers/reinforcement.ts, workers/pruning.ts). */
+  memory: {
+    /** effective importance halves every this many days without retrieval (retrieval ranking and pruning) */
+    importance_half_life_days: number;
+    /** units of each retrieve/context answer (its top ones) reinforced by being returned; 0 = no reinforcement */
+    reinforce_top: number;
+    /** share of the gap to 1 that one retrieval closes */
+    reinforce_gain: number;
+    /** how often a node proposes its batched reinforcements (one command per shard) */
+    reinforce_interval_ms: number;
+    /** hard-delete forgettable L1 units (off by default: forgetting data is the operator's decision) */
+    prune_enabled: boolean;
+    /** effective importance below which an L1 unit is forgettable */
+    prune_below: number;
+    /** units younger than this (since stored or last retrieved) are never pruned */
+    prune_min_age_days: number;
+    /** how often each shard leader looks for forgettable units */
+    prune_interval_ms: number;
+    /** units examined per pass and shard (bounded work; the scan resumes where it stopped) */
+    prune_scan_per_pass: number;
+    /** units deleted per pass and shard at most */
+    prune_max_per_pass: number;
+  };
   log: { level: 'trace' | 'debug' | 'info' | 'warn' | 'error' | 'fatal' | 'silent' };
 }
 
@@ -117,6 +140,18 @@ export const CONFIG_SCHEMA = {
     llm: section({ provider: { enum: ['none', 'openai'], default: 'none' }, base_url: nullableStr, api_key: nullableStr, model: nullableStr }),
     reranker: section({ type: { enum: ['weighted', 'arbitrator', 'http'], default: 'weighted' }, url: nullableStr }),
     consolidation: section({ enabled: bool(true), interval_ms: int(10, 200), batch_size: int(1, 64) }),
+    memory: section({
+      importance_half_life_days: { type: 'number', exclusiveMinimum: 0, default: 30 },
+      reinforce_top: int(0, 3),
+      reinforce_gain: { type: 'number', minimum: 0, maximum: 1, default: 0.05 },
+      reinforce_interval_ms: int(10, 3000),
+      prune_enabled: bool(false),
+      prune_below: { type: 'number', minimum: 0, maximum: 1, default: 0.05 },
+      prune_min_age_days: { type: 'number', minimum: 0, default: 30 },
+      prune_interval_ms: int(1000, 3_600_000),
+      prune_scan_per_pass: int(1, 5000),
+      prune_max_per_pass: int(1, 200),
+    }),
     log: section({ level: { enum: ['trace', 'debug', 'info', 'warn', 'error', 'fatal', 'silent'], default: 'info' } }),
   },
 } as const;

@@ -25,6 +25,8 @@ import { contextRoutes } from './routes/context';
 import { retrieveRoutes } from './routes/retrieve';
 import { createProviders } from './providers';
 import { ConsolidationWorker } from './workers/consolidation';
+import { PruningWorker, pruningSettings } from './workers/pruning';
+import { ReinforcementBatcher, reinforcementSettings } from './workers/reinforcement';
 import type { Services } from './services';
 import { ShardRouter, type Shard } from './shards';
 import { Validator } from './validation';
@@ -85,7 +87,11 @@ export class StrataNode {
       derived.attach(shard.sm);
       return [shard.id, derived] as const;
     }));
-    const retrieval = new RetrievalService({ shards: router, indexes, embedder: providers.embedder, config });
+    // Retrieval reinforcement: answers note their top units; one memory.reinforce per shard every few seconds.
+    const reinforcement = new ReinforcementBatcher({ shardOf: (userId) => router.forUser(userId), logger, ...reinforcementSettings(config) });
+    const retrieval = new RetrievalService({
+      shards: router, indexes, embedder: providers.embedder, config, onRetrieved: (_userId, results) => reinforcement.record(results),
+    });
     const metrics = new Metrics();
     const auth = new AuthService(config, router.meta().db, router.meta().log, logger);
     let open = true;
@@ -136,11 +142,15 @@ export class StrataNode {
       }))
       : [];
     for (const worker of workers) worker.start();
+    // Pruning (only with memory.prune_enabled), one per shard, proposing only where its shard's log can.
+    const pruners = shards.map((shard) => new PruningWorker({ shard, logger, ...pruningSettings(config) }));
+    for (const upkeep of [reinforcement, ...pruners]) upkeep.start();
     const node = new StrataNode(config, logger, services, server);
     node.onStop = async () => {
       open = false;
       // The batch in flight finishes (its proposal commits) before the logs close.
       await Promise.all(workers.map((w) => w.stop()));
+      await Promise.all([reinforcement, ...pruners].map((w) => w.stop()));
       await Promise.all([...indexes.values()].map((ix) => ix.idle()));
       await providers.close();
       for (const shard of shards) {

@@ -10,12 +10,15 @@
  * 2. Graph expansion (graph_depth > 0): seeds are the top results of step 1; linked units form the
  *    `graph` list, and step 1 is redone with it.
  * 3. Rerank: score = fused · (1 − α − β + α·recency + β·importance), both signals in [0,1], α = β = 0.1
- *    by default: a bounded nudge (at most −20 %) that never lifts a score above 1.
+ *    by default: a bounded nudge (at most −20 %) that never lifts a score above 1. With
+ *    `importanceHalfLifeDays`, importance is the effective one (decay.ts): stored importance halving
+ *    every half-life since the unit was stored or last retrieved.
  * 4. Boosts: the requested agent's procedural units and, in user scope, the current stream:
  *    s ← s + γ·s·(1 − s), which stays in [0,1], keeps order among boosted units, and is largest mid-range.
  * 5. De-duplication (same normalized content: the best-scored copy stays; optionally one unit per
  *    `collapseKey`), `min_score`, non-increasing order (ties by id, for determinism), `limit`.
  */
+import { effectiveImportance, storedImportance } from './decay';
 import { effectiveTimeMs } from './filters';
 import { expandGraph, type ExpansionOptions } from './graph';
 import type { Neighbors, RankedList, RetrievalUnit, ScoredUnit, ScoreSignals } from './types';
@@ -40,6 +43,8 @@ export interface FusionOptions {
   recencyHalfLifeDays?: number;
   /** β (default 0.1) */
   importanceWeight?: number;
+  /** half-life of importance in days (decay.ts); unset: stored importance as is */
+  importanceHalfLifeDays?: number;
   /** "now" in ms since the epoch (passed in: fusion keeps no clock) */
   now: number;
   agentId?: string | null;
@@ -175,7 +180,9 @@ export function fuse<U extends RetrievalUnit>(input: FusionInput<U>): ScoredUnit
     if (!unit) continue;
     const base = max > 0 ? Math.min(1, f.raw / max) : 0;
     const recency = recencyOf(unit, o.now, halfLife);
-    const importance = Math.min(1, Math.max(0, Number.isFinite(unit.importance) ? unit.importance : 0));
+    const importance = o.importanceHalfLifeDays === undefined
+      ? storedImportance(unit)
+      : effectiveImportance(unit, o.now, o.importanceHalfLifeDays);
     let score = base * (1 - alpha - beta + alpha * recency + beta * importance);
     const boosts: string[] = [];
     if (o.agentId && unit.agent_id === o.agentId && unit.memory_type === 'procedural') {

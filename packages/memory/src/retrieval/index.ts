@@ -6,3 +6,4 @@ export * from './arbitration';
 export * from './pipeline';
 export * from './media';
 export * from './phash';
+export * from './decay';

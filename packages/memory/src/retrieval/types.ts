@@ -23,7 +23,10 @@ export type RetrievalUnit = Pick<
   | 'retired_at'
   | 'superseded_by'
 > &
-  Partial<Pick<MemoryUnit, 'references'>>;
+  Partial<Pick<MemoryUnit, 'references'>> & {
+    /** when retrieval last returned the unit (its stats, attached by the derived indexes), if known */
+    last_retrieved_at?: string | null;
+  };
 
 /** One edge seen from one of its ends. `direction` is `out` when the edge goes from that end to `id`. */
 export interface GraphNeighbor {

@@ -16,6 +16,28 @@ export interface MemoryChange {
   edge_ids: string[];
   /** re-read the user's whole memory (a bulk change the command does not enumerate) */
   whole_user: boolean;
+  /**
+   * Only the units' records and stats changed (importance, retrieval stats), not what they are searched
+   * by: the indexes replace the records and leave text and vectors alone.
+   */
+  records_only?: boolean;
+}
+
+/**
+ * Every user's change of a command: one per user for commands that span users (`memory.reinforce`, one
+ * command per shard), else memoryChangeOf's.
+ */
+export function memoryChangesOf(command: Command, result?: unknown): MemoryChange[] {
+  if (command.type === 'memory.reinforce') {
+    // the answer names the units actually written (missing and retired ones were skipped)
+    const done = (result as { reinforced?: { user_id: string; unit_ids: string[] }[] } | undefined)?.reinforced;
+    const entries = Array.isArray(done) ? done : command.users.map((u) => ({ user_id: u.user_id, unit_ids: u.units.map((r) => r.unit_id) }));
+    return entries
+      .filter((e) => e.unit_ids.length > 0)
+      .map((e) => ({ user_id: e.user_id, unit_ids: [...e.unit_ids], edge_ids: [], whole_user: false, records_only: true }));
+  }
+  const change = memoryChangeOf(command, result);
+  return change ? [change] : [];
 }
 
 /** Commands that never change memory units or edges. */

@@ -63,6 +63,12 @@ export interface RetrievalServiceOptions {
   config: Config;
   retrieval?: RetrievalConfig;
   now?: () => number;
+  /**
+   * Told of every answer, after it is computed (retrieval reinforcement, workers/reinforcement.ts).
+   * Must be synchronous and cheap: the answer does not wait for anything it starts, and its errors are
+   * swallowed (a lost reinforcement is harmless).
+   */
+  onRetrieved?: (userId: string, results: RetrievedUnit[]) => void;
 }
 
 const invalid = (path: string, message: string) => badRequest('validation_failed', `${path.slice(1)} ${message}.`, [{ path, message }]);
@@ -156,14 +162,17 @@ export class RetrievalService {
       maxLimit: config.retrieval.max_limit,
       // One result per source event leaves room for other evidence (LoCoMo, with the source-turn documents
       // of derived.ts: L1-evidence recall@10 0.64 → 0.74 over the three dev conversations).
-      fusion: { collapseKey: collapseBySource, ...base.fusion },
+      // Effective importance: stored importance decaying from when the unit was stored or last retrieved.
+      fusion: { collapseKey: collapseBySource, importanceHalfLifeDays: config.memory.importance_half_life_days, ...base.fusion },
     };
     const outcome = retrieve(sources, request, retrievalConfig, this.options.now?.() ?? Date.now());
-    return {
-      query,
-      results: outcome.results.map((r) => ({ unit: r.unit, score: r.score })),
-      query_time_ms: Math.round((performance.now() - started) * 1000) / 1000,
-    };
+    const results = outcome.results.map((r) => ({ unit: r.unit, score: r.score }));
+    try {
+      this.options.onRetrieved?.(userId, results);
+    } catch {
+      // reinforcement is best effort; the answer stands
+    }
+    return { query, results, query_time_ms: Math.round((performance.now() - started) * 1000) / 1000 };
   }
 
   /**
