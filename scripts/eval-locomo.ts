@@ -14,6 +14,7 @@
  *   node --import tsx scripts/eval-locomo.ts [--baseline-only] [--url http://127.0.0.1:3000]
  *        [--api-key KEY | env STRATA_API_KEY] [--start-server] [--conversations conv-26,conv-30]
  *        [--data DIR] [--out FILE] [--limit 100] [--graph-depth 1] [--timeout-s 1800]
+ *        [--data-dir DIR (kept; reused by the next run)] [--dump FILE (per-question results)] [--no-in-process]
  */
 import { spawn, type ChildProcess } from 'node:child_process';
 import { randomBytes } from 'node:crypto';
@@ -50,6 +51,13 @@ interface Options {
   inProcess: boolean;
   rrfK: number | undefined;
   weights: { vector: number; text: number } | undefined;
+  /** write every question's ranked results (content, level, evidence hits) to this JSON file */
+  dump: string | null;
+  /**
+   * --start-server on this data directory, kept afterwards: a second run on it re-sends the same events
+   * (idempotent) and finds them consolidated, so retrieval changes are compared on the same memory.
+   */
+  dataDir: string | null;
 }
 
 function parseArgs(argv: string[]): Options {
@@ -68,6 +76,8 @@ function parseArgs(argv: string[]): Options {
     inProcess: true,
     rrfK: undefined,
     weights: undefined,
+    dump: null,
+    dataDir: null,
   };
   for (let i = 0; i < argv.length; i++) {
     const a = argv[i];
@@ -89,6 +99,8 @@ function parseArgs(argv: string[]): Options {
       case '--timeout-s': opts.timeoutS = Number(next()); break;
       case '--user-prefix': opts.userPrefix = next(); break;
       case '--no-in-process': opts.inProcess = false; break;
+      case '--dump': opts.dump = resolve(next()); break;
+      case '--data-dir': opts.dataDir = resolve(next()); break;
       case '--rrf-k': opts.rrfK = Number(next()); break;
       case '--weights': {
         const [vector, text] = next().split(',').map(Number);
@@ -270,11 +282,14 @@ async function evaluateServer(api: Api, convs: LocomoConversation[], opts: Optio
   // units (an L2 result still takes its rank and its tokens): the figure that says whether the text of
   // the evidence was found.
   const accL1 = new RecallAccumulator();
+  // the same per conversation (a change should help on each, not only on average)
+  const accL1ByConv = new Map<string, RecallAccumulator>();
   const queryTimes: number[] = [];
   const ingestSeconds: Record<string, number> = {};
   let resultsWithoutReferences = 0;
   let results = 0;
   const maps = new Map<string, Map<string, string>>();
+  const dump: unknown[] = [];
   for (const conv of convs) {
     const userId = `${opts.userPrefix}-${conv.id}`;
     const t0 = Date.now();
@@ -288,6 +303,8 @@ async function evaluateServer(api: Api, convs: LocomoConversation[], opts: Optio
     const eventToDia = maps.get(conv.id)!;
     // questions are asked from a stream of their own, so no session gets the current-stream boost
     const askStream = deterministicUuid(`${conv.id}/questions`);
+    const convL1 = new RecallAccumulator();
+    accL1ByConv.set(conv.id, convL1);
     for (const q of evaluable(conv)) {
       const res = await api.call<{ results: Array<{ unit: RetrievedUnit; score: number }>; query_time_ms: number }>(
         'POST',
@@ -302,14 +319,27 @@ async function evaluateServer(api: Api, convs: LocomoConversation[], opts: Optio
         return { dia_ids: dia, tokens: countTokens(r.unit.content) };
       });
       acc.add(q.category, q.evidence, ranked);
-      accL1.add(q.category, q.evidence, ranked.map((r, i) => ((res.results[i].unit.level ?? 1) >= 2 ? { ...r, dia_ids: [] } : r)));
+      if (opts.dump) {
+        dump.push({
+          conversation: conv.id, question: q.question, category: q.category, answer: q.answer, evidence: q.evidence,
+          results: res.results.slice(0, 25).map((r, i) => ({
+            level: r.unit.level ?? 1, score: Math.round(r.score * 1e4) / 1e4, dia_ids: ranked[i].dia_ids.slice(0, 5),
+            hit: ranked[i].dia_ids.some((d) => q.evidence.includes(d)), content: r.unit.content.slice(0, 300),
+          })),
+        });
+      }
+      const l1Only = ranked.map((r, i) => ((res.results[i].unit.level ?? 1) >= 2 ? { ...r, dia_ids: [] } : r));
+      accL1.add(q.category, q.evidence, l1Only);
+      convL1.add(q.category, q.evidence, l1Only);
     }
   }
+  if (opts.dump) writeFileSync(opts.dump, JSON.stringify(dump, null, 1) + '\n');
   queryTimes.sort((a, b) => a - b);
   const pct = (p: number) => (queryTimes.length ? queryTimes[Math.min(queryTimes.length - 1, Math.floor(p * queryTimes.length))] : null);
   return {
     figures: acc.figures(),
     figures_l1_evidence: accL1.figures(),
+    figures_l1_evidence_by_conversation: Object.fromEntries([...accL1ByConv].map(([id, a]) => [id, a.figures().all])),
     query_time_ms: { p50: pct(0.5), p99: pct(0.99) },
     ingest_seconds: ingestSeconds,
     consolidation_wait_seconds: consolidationSeconds,
@@ -330,9 +360,10 @@ async function freePort(): Promise<number> {
   });
 }
 
-async function startServer(): Promise<{ url: string; apiKey: string; child: ChildProcess; dataDir: string }> {
+async function startServer(keptDir: string | null): Promise<{ url: string; apiKey: string; child: ChildProcess; dataDir: string }> {
   const port = await freePort();
-  const dataDir = mkdtempSync(join(tmpdir(), 'strata-locomo-'));
+  if (keptDir) mkdirSync(keptDir, { recursive: true });
+  const dataDir = keptDir ?? mkdtempSync(join(tmpdir(), 'strata-locomo-'));
   const apiKey = `sk_${randomBytes(18).toString('hex')}`;
   const root = resolve(__dirname, '..');
   const child = spawn(process.execPath, ['--import', 'tsx', 'packages/server/src/main.ts'], {
@@ -391,7 +422,7 @@ async function main(): Promise<void> {
     let server: Awaited<ReturnType<typeof startServer>> | null = null;
     try {
       if (opts.startServer) {
-        server = await startServer();
+        server = await startServer(opts.dataDir);
         opts.url = server.url;
         opts.apiKey = server.apiKey;
       }
@@ -400,7 +431,7 @@ async function main(): Promise<void> {
     } finally {
       if (server) {
         await stopServer(server.child);
-        rmSync(server.dataDir, { recursive: true, force: true });
+        if (!opts.dataDir) rmSync(server.dataDir, { recursive: true, force: true });
       }
     }
   }
@@ -425,6 +456,12 @@ function printTable(report: Record<string, unknown>): void {
       const cells = [...Object.values(f.recall_at), ...Object.values(f.recall_within_tokens)].map((v) => v.toFixed(3).padStart(6));
       console.log(`${name.padEnd(15)} ${cat.padEnd(12)} ${String(f.questions).padStart(4)} ${cells.join(' ')}`);
     }
+  }
+  const byConv = (report.strata as { figures_l1_evidence_by_conversation?: Record<string, { questions: number; recall_at: Record<string, number>; recall_within_tokens: Record<string, number> }> } | null)
+    ?.figures_l1_evidence_by_conversation;
+  for (const [conv, f] of Object.entries(byConv ?? {})) {
+    const cells = [...Object.values(f.recall_at), ...Object.values(f.recall_within_tokens)].map((v) => v.toFixed(3).padStart(6));
+    console.log(`${'strata L1 evid'.padEnd(15)} ${conv.padEnd(12)} ${String(f.questions).padStart(4)} ${cells.join(' ')}`);
   }
 }
 

@@ -39,8 +39,8 @@ export interface DerivedIndexesOptions {
   /** units read between yields to the event loop during builds (default 500) */
   chunk?: number;
   /**
-   * Index an L1 unit also by the text of the event it was made from (default true), and by the event
-   * before it in its stream (default true): see `sourceContext`.
+   * Index an L1 unit also by the text of the event it was made from (default true), and by the events
+   * before it in its stream (default true, `previousTurns` of them): see `sourceContext`.
    */
   sourceText?: boolean;
   previousTurn?: boolean;
@@ -67,7 +67,7 @@ export function documentText(unit: Pick<MemoryUnit, 'content' | 'keywords'>, con
   const parts = [unit.content];
   if (unit.keywords.length > 0) parts.push(unit.keywords.join(' '));
   // The source turn holds what a split-out statement lost (its topic, the names in the rest of the
-  // turn); the turn before it is often the question it answers. Both only steer matching: the unit's
+  // turn); the turns before it are often the question it answers. Both only steer matching: the unit's
   // content is what is returned.
   if (context?.source && context.source !== unit.content) parts.push(context.source);
   if (context?.previous) parts.push(context.previous);
@@ -356,7 +356,7 @@ export class DerivedIndexes {
     return out;
   }
 
-  /** The source event's text and the one before it in the stream (L1 units made from text events). */
+  /** The source event's text and the ones before it in the stream (L1 units made from text events). */
   private async sourceContext(unit: MemoryUnit): Promise<SourceContext | null> {
     const o = this.options;
     if (unit.level !== 1 || unit.references.length === 0 || (o.sourceText === false && o.previousTurn === false)) return null;
