@@ -58,6 +58,8 @@ export interface ReinforcementOptions {
   intervalMs: number;
   /** units kept per shard between flushes (default 10,000) */
   maxPending?: number;
+  /** how long `stop()` waits for the last flush (default 2000 ms) */
+  stopWaitMs?: number;
   now?: () => number;
 }
 
@@ -118,11 +120,21 @@ export class ReinforcementBatcher {
     this.timer.unref?.();
   }
 
-  /** Stops the timer, then proposes what is pending once more (a graceful stop loses nothing it can keep). */
+  /**
+   * Stops the timer, then proposes what is pending once more (a graceful stop loses nothing it can keep),
+   * waiting at most `stopWaitMs` (default 2 s) for it: a log without quorum must not hold the stop up.
+   */
   async stop(): Promise<void> {
     if (this.timer) clearInterval(this.timer);
     this.timer = null;
-    await this.flush();
+    let timeout: NodeJS.Timeout | undefined;
+    await Promise.race([
+      this.flush(),
+      new Promise<void>((resolve) => {
+        timeout = setTimeout(resolve, this.o.stopWaitMs ?? 2000);
+      }),
+    ]);
+    clearTimeout(timeout);
     this.stopped = true;
   }
 
