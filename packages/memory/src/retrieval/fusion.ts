@@ -21,6 +21,7 @@
 import { effectiveImportance, storedImportance } from './decay';
 import { effectiveTimeMs } from './filters';
 import { expandGraph, type ExpansionOptions } from './graph';
+import { isNamedSpeaker, normalizeSpeaker } from './query';
 import type { Neighbors, RankedList, RetrievalUnit, ScoredUnit, ScoreSignals } from './types';
 
 export interface FusionOptions {
@@ -65,6 +66,12 @@ export interface FusionOptions {
    * turn answer the same question, and a list of siblings crowds out other evidence). null: no key.
    */
   collapseKey?: (unit: RetrievalUnit) => string | null;
+  /**
+   * The people the query names (normalized, query.ts `speakersNamedIn`): a unit said by another named
+   * person is scaled by `factor` (a bounded demotion, never a filter: an answer sometimes sits in the
+   * other person's words). Units of roles (`user`, `assistant`…) and without a speaker are left alone.
+   */
+  speakerFocus?: { named: ReadonlySet<string>; factor: number } | null;
 }
 
 export interface FusionInput<U extends RetrievalUnit> {
@@ -174,6 +181,7 @@ export function fuse<U extends RetrievalUnit>(input: FusionInput<U>): ScoredUnit
   const beta = o.importanceWeight ?? 0.1;
   if (alpha < 0 || beta < 0 || alpha + beta > 1) throw new RangeError('recency and importance weights must be ≥ 0 and sum to ≤ 1');
   const halfLife = o.recencyHalfLifeDays ?? 90;
+  const focus = o.speakerFocus && o.speakerFocus.named.size > 0 ? { named: o.speakerFocus.named, factor: Math.min(1, Math.max(0, o.speakerFocus.factor)) } : null;
   const scored: ScoredUnit<U>[] = [];
   for (const [id, f] of fused) {
     const unit = visible(id);
@@ -185,6 +193,10 @@ export function fuse<U extends RetrievalUnit>(input: FusionInput<U>): ScoredUnit
       : effectiveImportance(unit, o.now, o.importanceHalfLifeDays);
     let score = base * (1 - alpha - beta + alpha * recency + beta * importance);
     const boosts: string[] = [];
+    if (focus && isNamedSpeaker(unit.speaker) && !focus.named.has(normalizeSpeaker(unit.speaker))) {
+      score *= focus.factor;
+      boosts.push('other_speaker');
+    }
     if (o.agentId && unit.agent_id === o.agentId && unit.memory_type === 'procedural') {
       score = boost(score, o.agentBoost ?? 0.3);
       boosts.push('agent');

@@ -7,3 +7,4 @@ export * from './pipeline';
 export * from './media';
 export * from './phash';
 export * from './decay';
+export * from './query';

@@ -11,6 +11,7 @@ import { arbitrate } from './arbitration';
 import { buildUnitFilter, type RetrievalScope } from './filters';
 import { fuse, type FusionOptions } from './fusion';
 import { MAX_GRAPH_DEPTH } from './graph';
+import { isNamedSpeaker, speakersNamedIn } from './query';
 import type { Neighbors, RankedList, RetrievalUnit, ScoredUnit } from './types';
 
 export interface RetrieveRequest extends RetrievalScope {
@@ -47,8 +48,16 @@ export interface RetrievalConfig {
   candidates?: number;
   /** the `retrieval.max_limit` of the configuration (default 100) */
   maxLimit?: number;
-  fusion?: Omit<FusionOptions, 'now' | 'limit' | 'minScore' | 'graphDepth' | 'agentId' | 'streamId' | 'scope' | 'graphWeight'>;
+  fusion?: Omit<FusionOptions, 'now' | 'limit' | 'minScore' | 'graphDepth' | 'agentId' | 'streamId' | 'scope' | 'graphWeight' | 'speakerFocus'>;
+  /**
+   * Scale of units said by another person than the one(s) the query names (default
+   * DEFAULT_SPEAKER_FACTOR; 1 turns it off). See query.ts.
+   */
+  speakerFactor?: number;
 }
+
+/** LoCoMo dev, L1-evidence recall@10 by factor: see docs/retrieval-tuning.md. */
+export const DEFAULT_SPEAKER_FACTOR = 0.7;
 
 export interface RetrieveOutcome<U extends RetrievalUnit> {
   results: ScoredUnit<U>[];
@@ -111,6 +120,22 @@ export function retrieve<U extends RetrievalUnit>(
   // The image list only counts (in the maximum too) when the query carries an image.
   if (sources.imageMatches) lists.push({ name: 'image', weight: weights.image, items: sources.imageMatches });
 
+  // The people the query names, among the speakers of the candidates (a name that no candidate was said
+  // by cannot steer anything, so the candidates are enough and no per-user speaker list is needed).
+  const speakerFactor = config.speakerFactor ?? DEFAULT_SPEAKER_FACTOR;
+  let speakerFocus: FusionOptions['speakerFocus'] = null;
+  if (speakerFactor < 1) {
+    const speakers = new Set<string>();
+    for (const list of [vectorHits, textHits]) {
+      for (const h of list) {
+        const s = sources.getUnit(h.id)?.speaker;
+        if (isNamedSpeaker(s)) speakers.add(s);
+      }
+    }
+    const named = speakersNamedIn(request.query, speakers);
+    if (named.size > 0) speakerFocus = { named, factor: speakerFactor };
+  }
+
   const arbitration = request.enable_arbitration === true;
   const fused = fuse({
     lists,
@@ -128,6 +153,7 @@ export function retrieve<U extends RetrievalUnit>(
       minScore: request.min_score ?? 0,
       // arbitration may drop versions: keep a margin so the answer still has `limit` results
       limit: arbitration ? limit * 3 : limit,
+      speakerFocus,
     },
   });
   if (!arbitration) return { results: fused };

@@ -23,7 +23,7 @@ export type RetrievalUnit = Pick<
   | 'retired_at'
   | 'superseded_by'
 > &
-  Partial<Pick<MemoryUnit, 'references'>> & {
+  Partial<Pick<MemoryUnit, 'references' | 'speaker'>> & {
     /** when retrieval last returned the unit (its stats, attached by the derived indexes), if known */
     last_retrieved_at?: string | null;
   };

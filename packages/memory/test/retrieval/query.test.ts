@@ -1,0 +1,76 @@
+import { fuse } from '../../src/retrieval/fusion';
+import { retrieve } from '../../src/retrieval/pipeline';
+import { isNamedSpeaker, normalizeSpeaker, speakersNamedIn } from '../../src/retrieval/query';
+import { TextIndex } from '@strata/store/src/indexes';
+import type { MemoryUnit } from '@strata/store';
+import { unit } from './helpers';
+
+const NOW = Date.parse('2024-01-01T00:00:00.000Z');
+
+describe('speakersNamedIn', () => {
+  const known = ['Caroline', 'Melanie', 'Dr. Ann Lee', 'user', 'assistant'];
+
+  it('finds whole names in any case, possessives included, and first names of longer names', () => {
+    expect([...speakersNamedIn("What is Caroline's identity?", known)]).toEqual(['caroline']);
+    expect([...speakersNamedIn('what did MELANIE paint?', known)]).toEqual(['melanie']);
+    expect([...speakersNamedIn('When did Caroline and Melanie meet?', known)].sort()).toEqual(['caroline', 'melanie']);
+    expect([...speakersNamedIn('what did dr. ann lee prescribe?', known)]).toEqual(['dr. ann lee']);
+  });
+
+  it('ignores names inside other words, roles, and unknown people', () => {
+    expect(speakersNamedIn('What about Melanies?', known).size).toBe(0);
+    expect(speakersNamedIn('Carolineville history', known).size).toBe(0);
+    expect(speakersNamedIn('what did the user say to the assistant?', known).size).toBe(0);
+    expect(speakersNamedIn('What did Bob say?', known).size).toBe(0);
+  });
+
+  it('treats roles as unnamed speakers and normalizes spacing and case', () => {
+    expect(isNamedSpeaker('user')).toBe(false);
+    expect(isNamedSpeaker(' Assistant ')).toBe(false);
+    expect(isNamedSpeaker(null)).toBe(false);
+    expect(isNamedSpeaker('Melanie')).toBe(true);
+    expect(normalizeSpeaker('  Ann   Lee ')).toBe('ann lee');
+  });
+});
+
+describe('speaker focus', () => {
+  const units: MemoryUnit[] = [
+    unit({ id: 'c', speaker: 'Caroline', content: 'Caroline: I love painting sunsets.' }),
+    unit({ id: 'm', speaker: 'Melanie', content: 'Melanie: I love painting horses and ponies in the meadow.' }),
+    unit({ id: 'u', speaker: 'user', content: 'I love painting too.' }),
+    unit({ id: 'n', speaker: null, content: 'Painting club meets on Fridays.' }),
+  ];
+  const byId = new Map(units.map((u) => [u.id, u]));
+  const lists = [{ name: 'text', weight: 1, items: ['m', 'c', 'u', 'n'].map((id) => ({ id })) }];
+  const run = (speakerFocus: { named: Set<string>; factor: number } | null) =>
+    fuse({ lists, getUnit: (id) => byId.get(id), accept: () => true, options: { now: NOW, graphDepth: 0, recencyWeight: 0, importanceWeight: 0, speakerFocus } });
+
+  it('scales units said by another named person, and leaves roles and unattributed units alone', () => {
+    const plain = new Map(run(null).map((r) => [r.unit.id, r.score]));
+    const focused = run({ named: new Set(['caroline']), factor: 0.5 });
+    const score = new Map(focused.map((r) => [r.unit.id, r.score]));
+    expect(score.get('m')).toBeCloseTo(plain.get('m')! * 0.5);
+    for (const id of ['c', 'u', 'n']) expect(score.get(id)).toBeCloseTo(plain.get(id)!);
+    expect(focused[0].unit.id).toBe('c');
+    expect(focused.find((r) => r.unit.id === 'm')!.signals.boosts).toContain('other_speaker');
+  });
+
+  it('changes nothing with no named speaker or a factor of 1', () => {
+    expect(run({ named: new Set(), factor: 0.1 })).toEqual(run(null));
+    expect(run({ named: new Set(['caroline']), factor: 1 }).map((r) => r.score)).toEqual(run(null).map((r) => r.score));
+  });
+
+  it('is applied by the pipeline from the speakers of the candidates the query names', () => {
+    const text = new TextIndex();
+    for (const u of units) text.add(u.id, u.content);
+    const ask = (query: string, speakerFactor?: number) =>
+      retrieve({ vectorIndexes: [], textIndexes: [text], getUnit: (id) => byId.get(id) }, { query, user_id: 'alice', graph_depth: 0 }, { speakerFactor }, NOW)
+        .results.map((r) => r.unit.id);
+    // horses, ponies, meadow make Melanie's unit the best text match; naming Caroline lowers it, never drops it
+    const q = 'Did Caroline paint horses, ponies or meadows?';
+    expect(ask(q, 1)[0]).toBe('m');
+    expect(ask(q, 0.3)[0]).toBe('c');
+    expect(ask(q, 0.3)).toContain('m');
+    expect(ask('Did Melanie paint horses, ponies or meadows?', 0.3)[0]).toBe('m');
+  });
+});
