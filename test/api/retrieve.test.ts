@@ -63,10 +63,13 @@ describe('retrieve over consolidated memory', () => {
       { content: 'The Boston aquarium had a huge octopus exhibit.', valid_time: '2026-06-01T10:00:00.000Z' },
       { content: 'To deploy the app, first run the tests, then build the image, and finally push the release tag.', agent_id: 'deployer', valid_time: '2026-01-11T10:00:00.000Z' },
       { content: png(1).toString('base64'), content_type: 'image', metadata: { caption: 'a gradient test card' }, valid_time: '2026-01-12T10:00:00.000Z' },
-      { content: 'I moved to Lisbon.', valid_time: '2026-03-01T10:00:00.000Z' },
     ];
-    // One request per event, as a chat client sends them (the correction comes after the fact it corrects).
+    // One request per event, as a chat client sends them. The correction comes after the fact it
+    // corrects has been consolidated: were both in one consolidation batch, Berlin would be created
+    // already retired (same transaction time as its retirement) and no as_of could show it current.
     for (const e of ana) await client.ingest('ana', S1, e);
+    expect(await client.waitUntilReady(30_000, 50)).toMatchObject({ pending: 0, failed: 0 });
+    await client.ingest('ana', S1, { content: 'I moved to Lisbon.', valid_time: '2026-03-01T10:00:00.000Z' });
     await client.ingest('ana', S2, { content: 'The quarterly budget review is on Friday.', valid_time: '2026-02-02T10:00:00.000Z' });
     await client.ingest('ana', S2, { content: 'Our team uses Postgres for the billing service.', org_id: 'acme', valid_time: '2026-02-03T10:00:00.000Z' });
     await client.ingest('ben', S1, { content: 'My billing service password rotates monthly.', valid_time: '2026-02-03T10:00:00.000Z' });

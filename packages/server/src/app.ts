@@ -17,6 +17,8 @@ export interface AppDeps {
   bodyLimit: number;
   /** requests per second per client address on /v1 (0 = unlimited) */
   rateLimitPerSecond: number;
+  /** runs the handler here (`run`) or sends the request to the node that must serve it (cluster forwarding) */
+  forward?: (route: RouteSpec, ctx: RouteContext, run: () => Promise<void>) => Promise<void>;
 }
 
 /** Routes of the older model that must not be served; each names what replaced it. */
@@ -170,6 +172,9 @@ async function handle(route: RouteSpec, req: Request, res: Response, deps: AppDe
     if (principal) requireOrg(principal, org);
   }
   const ctx: RouteContext = { req, res, principal, params, query: req.query as Record<string, unknown>, body };
-  const answer = await route.handler(ctx);
-  if (!res.headersSent) res.status(200).json(answer);
+  const run = async () => {
+    const answer = await route.handler(ctx);
+    if (!res.headersSent) res.status(200).json(answer);
+  };
+  await (deps.forward ? deps.forward(route, ctx, run) : run());
 }

@@ -1,9 +1,14 @@
 import { existsSync, mkdirSync, readFileSync, writeFileSync } from 'node:fs';
-import type { Server } from 'node:http';
+import { createServer, type RequestListener, type Server } from 'node:http';
 import type { AddressInfo } from 'node:net';
 import { join } from 'node:path';
 import pino, { type Logger } from 'pino';
-import { LocalLog, StateDb, StateMachine, pendingSummary } from '@strata/store';
+import { StateDb, StateMachine, pendingSummary } from '@strata/store';
+import { Forwarder, routeWrites, targetShard } from './cluster/forward';
+import { ClusterService } from './cluster/membership';
+import { ClusterRuntime, RAFT_PREFIX, selfUrlOf } from './cluster/runtime';
+import { startCluster } from './cluster/start';
+import { clusterRoutes } from './routes/cluster';
 import { createApp } from './app';
 import { AuthService } from './auth/service';
 import type { Config } from './config';
@@ -19,11 +24,11 @@ import { edgeRoutes } from './routes/edges';
 import { memoryMaintenanceRoutes } from './routes/memory-maintenance';
 import { orgRoutes } from './routes/org';
 import { taskRoutes } from './routes/tasks';
+import { createProviders } from './providers';
 import { DerivedIndexes } from './indexes/derived';
 import { RetrievalService } from './indexes/retrieval-service';
 import { contextRoutes } from './routes/context';
 import { retrieveRoutes } from './routes/retrieve';
-import { createProviders } from './providers';
 import { ConsolidationWorker } from './workers/consolidation';
 import { PruningWorker, pruningSettings } from './workers/pruning';
 import { ReinforcementBatcher, reinforcementSettings } from './workers/reinforcement';
@@ -44,12 +49,15 @@ function checkLayout(dataDir: string, shards: number): void {
   }
 }
 
-async function openShard(dataDir: string, id: number): Promise<Shard> {
+async function openShard(dataDir: string, id: number, cluster: ClusterRuntime): Promise<Shard> {
   const dir = join(dataDir, `shard-${id}`);
+  if (existsSync(join(dir, 'log'))) {
+    throw new Error(`${dir} holds a single-node command log of an earlier format; this build keeps every shard's log in Raft (${join(dataDir, 'raft')}). Start with an empty data directory.`);
+  }
   mkdirSync(dir, { recursive: true });
   const db = await StateDb.open(join(dir, 'state'));
   const sm = await StateMachine.open(db);
-  const log = await LocalLog.open(join(dir, 'log'), sm);
+  const log = await cluster.openShard(id, sm);
   return { id, db, sm, log };
 }
 
@@ -69,24 +77,36 @@ export class StrataNode {
 
   static async start(config: Config, options: { logger?: Logger } = {}): Promise<StrataNode> {
     const logger = options.logger ?? pino({ level: config.log.level, base: { node_id: config.cluster.node_id } });
-    if (config.cluster.peers.length > 1) {
-      // Until the Raft-backed log is wired in, several peers would be independent nodes that drift apart.
-      throw new Error('STRATA_PEERS lists several nodes, but this build runs single-node only (the Raft-backed cluster log is not wired in yet).');
-    }
     mkdirSync(config.storage.data_dir, { recursive: true });
     checkLayout(config.storage.data_dir, config.cluster.shards);
     // Before any storage is opened: a provider that cannot be built (e.g. local vectors not prepared) stops the start.
     const providers = await createProviders(config);
     logger.info({ embedder: providers.embedder.id, llm: providers.llm?.id ?? 'none' }, 'providers ready');
+    // Listen first (peers need this node's URL, and port 0 is known only now); requests get 503 until ready.
+    let serve: RequestListener = (_req, res) => {
+      res.writeHead(503, { 'content-type': 'application/json', 'retry-after': '1' }).end('{"error":"The node is starting; retry shortly.","code":"unavailable"}');
+    };
+    let raft: RequestListener = serve;
+    const server = createServer((req, res) => ((req.url ?? '').startsWith(RAFT_PREFIX) ? raft(req, res) : serve(req, res)));
+    await new Promise<void>((resolve, reject) => {
+      server.once('error', reject);
+      server.listen(config.server.port, config.server.host, () => resolve());
+    });
+    const cluster = await ClusterRuntime.open(config, selfUrlOf(config, (server.address() as AddressInfo).port), logger);
+    raft = cluster.handle;
     const shards: Shard[] = [];
-    for (let id = 0; id < config.cluster.shards; id++) shards.push(await openShard(config.storage.data_dir, id));
+    for (let id = 0; id < config.cluster.shards; id++) shards.push(await openShard(config.storage.data_dir, id, cluster));
     const router = new ShardRouter(shards);
-    // Derived indexes per shard, kept current by each state machine's applied-command listener.
-    const indexes = new Map(shards.map((shard) => {
-      const derived = new DerivedIndexes({ db: shard.db, embedder: providers.embedder, logger });
-      derived.attach(shard.sm);
-      return [shard.id, derived] as const;
-    }));
+    // Derived indexes per shard, kept current by each state machine's applied-command listener. A
+    // Raft snapshot install replaces the whole state: the shard then gets a fresh manager (built
+    // lazily from LevelDB), and the one listener always feeds the current manager.
+    const indexes = new Map<number, DerivedIndexes>();
+    for (const shard of shards) {
+      const fresh = () => new DerivedIndexes({ db: shard.db, embedder: providers.embedder, logger });
+      indexes.set(shard.id, fresh());
+      shard.sm.onApplied((_index, command, result) => indexes.get(shard.id)!.onApplied(command, result));
+      shard.sm.onRestored(() => indexes.set(shard.id, fresh()));
+    }
     // Retrieval reinforcement: answers note their top units; one memory.reinforce per shard every few seconds.
     const reinforcement = new ReinforcementBatcher({ shardOf: (userId) => router.forUser(userId), logger, ...reinforcementSettings(config) });
     const retrieval = new RetrievalService({
@@ -107,7 +127,17 @@ export class StrataNode {
     for (const shard of shards) {
       metrics.gauge(`strata_applied_index_shard_${shard.id}`, `Applied log index of shard ${shard.id}`, () => shard.sm.appliedIndex());
     }
-    await auth.bootstrap();
+    const forwarder = new Forwarder({
+      timeoutMs: config.cluster.forward_timeout_ms,
+      view: {
+        nodeId: config.cluster.node_id,
+        isLeader: (shard) => shards[shard].log.isLeader(),
+        leaderId: (shard) => shards[shard].log.status().leader,
+        urlOf: (id, shard) => cluster.urlOf(id, shard),
+      },
+    });
+    const clusterService = new ClusterService(cluster, forwarder);
+    const clusterStart = await startCluster(cluster, router.meta(), auth, logger);
 
     const routes: RouteSpec[] = [];
     routes.push(
@@ -121,17 +151,19 @@ export class StrataNode {
       ...edgeRoutes(services),
       ...orgRoutes(services),
       ...memoryMaintenanceRoutes(services),
+      ...clusterRoutes({ auth, cluster: clusterService, secret: config.cluster.secret, shardIds: () => cluster.shardIds() }),
       ...retrieveRoutes(services.retrieval),
       ...contextRoutes(services.retrieval),
     );
     const app = createApp({
       routes, auth, validator: new Validator(), metrics, logger,
       bodyLimit: config.server.body_limit, rateLimitPerSecond: config.server.rate_limit_per_s,
+      // A write reaching a node that does not lead its shard runs on the leader (CONTRACT.md §10).
+      forward: (route, ctx, run) => routeWrites(route)
+        ? forwarder.route(targetShard(ctx.params, ctx.body, shards.length), ctx.req, ctx.res, run)
+        : run(),
     });
-    const server = await new Promise<Server>((resolve, reject) => {
-      const s = app.listen(config.server.port, config.server.host, () => resolve(s));
-      s.once('error', reject);
-    });
+    serve = app;
     // Keep-alive sockets idle longer than typical client pools, so clients don't race a server-side close.
     server.keepAliveTimeout = 65_000;
     // Background consolidation, one worker per shard (each proposes only while its shard's log can).
@@ -153,6 +185,9 @@ export class StrataNode {
       await Promise.all([reinforcement, ...pruners].map((w) => w.stop()));
       await Promise.all([...indexes.values()].map((ix) => ix.idle()));
       await providers.close();
+      await clusterStart.stop();
+      await forwarder.close();
+      await cluster.close();
       for (const shard of shards) {
         await shard.log.close();
         await shard.db.close();

@@ -7,6 +7,7 @@ import { applyEdgeAdd, applyMemoryDelete, applySemanticExecute, applySemanticPla
 import { applyConsolidate, applyConsolidationFailed, applyInsights, indexPendingByUser } from './apply/memory';
 import type { Command, IngestCommand } from './commands';
 import type { StateDb } from './db';
+import { restoreImage, snapshotImage } from './snapshot';
 
 type Handler = (db: StateDb, ctx: ApplyContext, command: never) => Promise<unknown>;
 
@@ -38,8 +39,12 @@ const HANDLERS: Record<Command['type'], Handler> = {
 };
 
 export type AppliedListener = (index: number, command: Command, result: unknown) => void;
+/** Called after the whole state was replaced by a snapshot: derived indexes rebuild from LevelDB. */
+export type RestoredListener = (index: number) => void;
 
 const APPLIED_KEY = 'applied_index';
+/** term of the entry at the applied index (a Raft snapshot names it); 0 for a single-node LocalLog */
+const APPLIED_TERM_KEY = 'applied_term';
 
 /**
  * Applies committed commands, in log order, exactly once. Each command's writes and the new applied
@@ -49,18 +54,68 @@ const APPLIED_KEY = 'applied_index';
  */
 export class StateMachine {
   private applied = 0;
+  private term = 0;
   private readonly listeners: AppliedListener[] = [];
+  private readonly restoredListeners: RestoredListener[] = [];
 
   private constructor(readonly db: StateDb) {}
 
   static async open(db: StateDb): Promise<StateMachine> {
     const sm = new StateMachine(db);
-    sm.applied = ((await db.meta.get(APPLIED_KEY)) as number | undefined) ?? 0;
+    await sm.reload();
     return sm;
+  }
+
+  private async reload(): Promise<void> {
+    this.applied = ((await this.db.meta.get(APPLIED_KEY)) as number | undefined) ?? 0;
+    this.term = ((await this.db.meta.get(APPLIED_TERM_KEY)) as number | undefined) ?? 0;
   }
 
   appliedIndex(): number {
     return this.applied;
+  }
+
+  /** The log term of the entry at appliedIndex() (0 when the log has no terms). */
+  appliedTerm(): number {
+    return this.term;
+  }
+
+  onRestored(listener: RestoredListener): void {
+    this.restoredListeners.push(listener);
+  }
+
+  /**
+   * Consumes a log index that carries no command (a Raft no-op or membership entry): only the applied
+   * index moves, plus any `meta` records the log layer keeps in the replicated state (e.g. removed
+   * node ids), in one atomic batch, so replay after a restart stays exact.
+   */
+  async advanceTo(index: number, term: number, meta: Record<string, unknown> = {}): Promise<void> {
+    if (index !== this.applied + 1) throw new Error(`advance out of order: index ${index} after applied ${this.applied}`);
+    const ctx = new ApplyContext(index);
+    for (const [key, value] of Object.entries(meta)) ctx.put(this.db.meta, key, value);
+    ctx.put(this.db.meta, APPLIED_KEY, index);
+    if (term !== this.term) ctx.put(this.db.meta, APPLIED_TERM_KEY, term);
+    await this.db.level.batch(ctx.ops as never);
+    this.applied = index;
+    this.term = term;
+  }
+
+  /**
+   * Replaces the whole state by a snapshot's image (see snapshot.ts), then tells the restore
+   * listeners so derived indexes are rebuilt. A crash midway leaves applied index 0, so the log layer
+   * restores again on restart.
+   */
+  async restore(image: Buffer): Promise<void> {
+    await restoreImage(this.db, image, [APPLIED_KEY, APPLIED_TERM_KEY]);
+    await this.reload();
+    for (const listener of this.restoredListeners) listener(this.applied);
+  }
+
+  /** A consistent image of the whole state at appliedIndex() (applies must not run meanwhile). */
+  async snapshot(): Promise<{ index: number; term: number; data: Buffer }> {
+    const index = this.applied;
+    const term = this.term;
+    return { index, term, data: await snapshotImage(this.db) };
   }
 
   /** Called after each apply, with the command and its result (derived indexes, waiters). */
@@ -68,7 +123,8 @@ export class StateMachine {
     this.listeners.push(listener);
   }
 
-  async apply(index: number, command: Command): Promise<unknown> {
+  /** `term`: the log term of the entry (Raft), kept so a snapshot can name it; 0 for LocalLog. */
+  async apply(index: number, command: Command, term = 0): Promise<unknown> {
     if (index !== this.applied + 1) {
       throw new Error(`apply out of order: index ${index} after applied ${this.applied}`);
     }
@@ -77,9 +133,11 @@ export class StateMachine {
     const ctx = new ApplyContext(index);
     const result = await handler(this.db, ctx, command as never);
     ctx.put(this.db.meta, APPLIED_KEY, index);
+    if (term !== this.term) ctx.put(this.db.meta, APPLIED_TERM_KEY, term);
     // Not synced: the log is the durable record; a lost state write is replayed from it on restart.
     await this.db.level.batch(ctx.ops as never);
     this.applied = index;
+    this.term = term;
     for (const listener of this.listeners) listener(index, command, result);
     return result;
   }

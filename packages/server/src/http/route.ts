@@ -29,6 +29,12 @@ export interface RouteSpec {
   body?: SchemaName;
   /** query parameters, for the OpenAPI document */
   queryParams?: { name: string; schema: Record<string, unknown>; description?: string }[];
+  /**
+   * Whether the route changes state (default: every method but GET). Writes reaching a node that does
+   * not lead the target shard (:user_id, else body.user_id, else shard 0) are forwarded to its leader;
+   * read-only POST routes (retrieve, context, login) set false and are served from the local replica.
+   */
+  writes?: boolean;
   /** the handler's answer is sent as JSON with status 200 */
   handler: (ctx: RouteContext) => Promise<unknown>;
 }

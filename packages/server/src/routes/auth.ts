@@ -13,7 +13,7 @@ export function authRoutes(services: Services): RouteSpec[] {
   const { auth } = services;
   return [
     {
-      method: 'post', path: '/v1/dashboard/auth/login', tag: 'auth', auth: 'public', body: 'Login',
+      method: 'post', path: '/v1/dashboard/auth/login', tag: 'auth', auth: 'public', body: 'Login', writes: false,
       summary: 'Exchange the admin username and password for a JWT. 5 failures from one address in 15 minutes: 429.',
       handler: async ({ body, req }) => {
         const { username, password } = body as { username: string; password: string };

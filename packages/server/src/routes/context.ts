@@ -34,7 +34,7 @@ export function budgetOf(ctx: RouteContext, body: ContextBody): number | undefin
 export function contextRoutes(retrieval: RetrievalService): RouteSpec[] {
   return [
     {
-      method: 'post', path: '/v1/memory/context', tag: 'retrieval', auth: 'read', body: 'Context',
+      method: 'post', path: '/v1/memory/context', tag: 'retrieval', auth: 'read', body: 'Context', writes: false,
       summary: 'Retrieval rendered as prompt context (text or XML) within a BPE token budget; X-Memory-Budget header when the body has none.',
       handler: async (ctx) => {
         const body = ctx.body as ContextBody;

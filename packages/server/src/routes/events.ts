@@ -89,8 +89,10 @@ export function eventRoutes(services: Services): RouteSpec[] {
       queryParams: [
         { name: 'after', schema: { type: 'string' }, description: 'next_cursor of the previous page' },
         { name: 'limit', schema: { type: 'integer', minimum: 1, maximum: 1000, default: 100 } },
+        { name: 'consistency', schema: { type: 'string', enum: ['local', 'linearizable'], default: 'local' }, description: 'linearizable: wait for the leader\'s commit index first (ReadIndex)' },
       ],
       handler: async ({ params, query }) => {
+        if (query.consistency === 'linearizable') await services.shards.forUser(params.user_id).log.readBarrier();
         const limit = parseLimit(query.limit, 100, 1000);
         const after = typeof query.after === 'string' && query.after !== '' ? query.after : null;
         if (after !== null && !/^\d{21}$/.test(after)) throw badRequest('validation_failed', 'after must be a next_cursor returned by this route.', [{ path: '/after', message: 'is not a cursor' }]);

@@ -5,7 +5,7 @@ import { retrievedUnitView, type RetrievalService, type RetrieveFields } from '.
 export function retrieveRoutes(retrieval: RetrievalService): RouteSpec[] {
   return [
     {
-      method: 'post', path: '/v1/users/:user_id/streams/:stream_id/retrieve', tag: 'retrieval', auth: 'read', body: 'Retrieve',
+      method: 'post', path: '/v1/users/:user_id/streams/:stream_id/retrieve', tag: 'retrieval', auth: 'read', body: 'Retrieve', writes: false,
       summary: "Hybrid retrieval (vector + BM25 + graph + images, fused and reranked) over the user's memory and, with org_id, the org's knowledge.",
       handler: async ({ params, body }) => {
         const answer = await retrieval.retrieve(params.user_id, params.stream_id, body as RetrieveFields);

@@ -1,0 +1,72 @@
+import { badRequest, type StrataError } from '@strata/store';
+import { requireRole } from '../auth/principal';
+import type { AuthService } from '../auth/service';
+import { checkJoinSignature, JOIN_SIG_HEADER, JOIN_TS_HEADER, parseJoin, type ClusterService } from '../cluster/membership';
+import type { RouteContext, RouteSpec } from '../http/route';
+
+/** Credentials passed on when a cluster operation continues on a shard's leader. */
+function passHeaders(ctx: RouteContext): Record<string, string> {
+  const out: Record<string, string> = {};
+  for (const name of ['authorization', 'x-api-key', JOIN_SIG_HEADER, JOIN_TS_HEADER, 'x-request-id']) {
+    const v = ctx.req.headers[name];
+    if (typeof v === 'string') out[name] = v;
+  }
+  return out;
+}
+
+/** `?shard_id=N`: the part of an operation for one shard group (sent by another node to that shard's leader). */
+function onlyShard(ctx: RouteContext, shards: number[]): number | null {
+  const raw = ctx.query.shard_id;
+  if (raw === undefined) return null;
+  const n = Number(raw);
+  if (!Number.isInteger(n) || !shards.includes(n)) throw badRequest('validation_failed', 'shard_id names no shard of this cluster.', [{ path: '/shard_id', message: 'unknown shard' }]);
+  return n;
+}
+
+function header(ctx: RouteContext, name: string): string {
+  const v = ctx.req.headers[name];
+  return typeof v === 'string' ? v : '';
+}
+
+/**
+ * Cluster operations (CONTRACT.md §10), admin only. Join also accepts a request signed with the
+ * cluster secret: that is how a node started with STRATA_JOIN asks to be added.
+ */
+export function clusterRoutes(deps: { auth: AuthService; cluster: ClusterService; secret: string | null; shardIds: () => number[] }): RouteSpec[] {
+  const { auth, cluster } = deps;
+  const admin = async (ctx: RouteContext) => {
+    const key = ctx.req.headers['x-api-key'];
+    requireRole(await auth.authenticate(ctx.req.headers.authorization, Array.isArray(key) ? key[0] : key), 'admin');
+  };
+  return [
+    {
+      method: 'post', path: '/v1/cluster/initialize', tag: 'cluster', auth: 'admin', writes: false,
+      summary: 'Initialize every shard group with the configured members (idempotent; for raft.auto_initialize = false).',
+      handler: async () => cluster.initialize(),
+    },
+    {
+      method: 'post', path: '/v1/cluster/join', tag: 'cluster', auth: 'public', writes: false,
+      summary: 'Add a node to every shard group (learner, then voter once caught up). Admin credentials, or a join request signed with the cluster secret.',
+      handler: async (ctx) => {
+        const input = parseJoin(ctx.req.body);
+        const signed = checkJoinSignature(deps.secret, input.node_id, input.address, Number(header(ctx, JOIN_TS_HEADER)), header(ctx, JOIN_SIG_HEADER), Date.now());
+        if (!signed) await admin(ctx);
+        return cluster.join(input, passHeaders(ctx), onlyShard(ctx, deps.shardIds()));
+      },
+    },
+    {
+      method: 'delete', path: '/v1/cluster/nodes/:node_id', tag: 'cluster', auth: 'admin', writes: false,
+      summary: 'Remove a node from every shard group (leadership is handed over first when it leads); 404 when not a member.',
+      handler: async (ctx) => {
+        const id = Number(ctx.params.node_id);
+        if (!Number.isInteger(id) || id < 1) throw badRequest('invalid_id', 'node_id must be a positive integer.') as StrataError;
+        return cluster.remove(id, passHeaders(ctx), onlyShard(ctx, deps.shardIds()));
+      },
+    },
+    {
+      method: 'get', path: '/v1/cluster/status', tag: 'cluster', auth: 'admin',
+      summary: "This node's view of every shard group: leader, term, role, indexes, members.",
+      handler: async () => cluster.status(),
+    },
+  ];
+}

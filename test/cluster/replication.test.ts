@@ -1,0 +1,82 @@
+/**
+ * Three real node processes: a write sent to a follower is forwarded to the leader, acknowledged once
+ * committed, and then readable on every node; the status route and /readyz tell the truth.
+ */
+import { api, listEvents, newStream, TestCluster, waitFor, writeEvent } from '../helpers/cluster';
+
+jest.setTimeout(60_000);
+
+describe('3-node cluster: replication through a follower', () => {
+  let cluster: TestCluster;
+  beforeAll(async () => {
+    cluster = await TestCluster.start({ nodes: 3 });
+  });
+  afterAll(async () => {
+    await cluster?.stop();
+  });
+
+  it('elects one leader that every node knows, and every node is ready', async () => {
+    const leader = await cluster.leader(0);
+    for (const node of cluster.live()) {
+      // A follower hears the leader's heartbeat before the membership entry reaches it: wait for both.
+      const shards = await waitFor(`node ${node.id} replicated the membership`, async () => {
+        const s = await cluster.status(node.id);
+        return s[0].members.length === 3 ? s : undefined;
+      });
+      expect(shards).toHaveLength(1);
+      expect(shards[0].leader).toBe(leader);
+      expect(shards[0].members.map((m) => [m.node_id, m.voter])).toEqual([[1, true], [2, true], [3, true]]);
+      await waitFor(`node ${node.id} ready`, async () => (await api(node.url, 'GET', '/readyz')).status === 200);
+    }
+  });
+
+  it('forwards a write from a follower to the leader and replicates it to every node', async () => {
+    const leader = await cluster.leader(0);
+    const follower = cluster.live().find((n) => n.id !== leader)!;
+    const stream = newStream();
+    const r = await api(follower.url, 'POST', `/v1/users/alice/streams/${stream}/events`, { content: 'sent to a follower' });
+    expect(r.status).toBe(200);
+    expect(r.headers.get('x-strata-forwarded-by')).toBe(String(follower.id));
+    const id = (r.body as { event_id: string }).event_id;
+    for (const node of cluster.live()) {
+      const events = await waitFor(`event on node ${node.id}`, async () => {
+        const list = await listEvents(node.url, 'alice', stream);
+        return list.length === 1 ? list : undefined;
+      });
+      expect(events.map((e) => [e.event_id, e.content])).toEqual([[id, 'sent to a follower']]);
+    }
+  });
+
+  it('answers a replayed Idempotency-Key with the first answer on any node', async () => {
+    const stream = newStream();
+    const key = 'idem-' + stream;
+    const answers = [];
+    for (const node of cluster.live()) {
+      const r = await api(node.url, 'POST', `/v1/users/bob/streams/${stream}/events`, { content: 'once' }, { 'idempotency-key': key });
+      expect(r.status).toBe(200);
+      answers.push((r.body as { event_id: string }).event_id);
+    }
+    expect(new Set(answers).size).toBe(1);
+    const leader = await cluster.leader(0);
+    expect(await listEvents(cluster.node(leader).url, 'bob', stream)).toHaveLength(1);
+  });
+
+  it('serves a linearizable read on a follower that reflects an acknowledged write', async () => {
+    const leader = await cluster.leader(0);
+    const follower = cluster.live().find((n) => n.id !== leader)!;
+    const stream = newStream();
+    expect(await writeEvent(() => cluster.node(leader).url, 'carol', stream, 'fresh')).not.toBeNull();
+    const list = await listEvents(follower.url, 'carol', stream, '&consistency=linearizable');
+    expect(list.map((e) => e.content)).toEqual(['fresh']);
+  });
+
+  it('refuses cluster operations without admin credentials', async () => {
+    const r = await api(cluster.node(1).url, 'GET', '/v1/cluster/status', undefined, { 'x-api-key': 'wrong-key-123' });
+    expect(r.status).toBe(401);
+    const j = await api(cluster.node(1).url, 'POST', '/v1/cluster/join', { node_id: 9, address: 'http://127.0.0.1:1' }, { 'x-api-key': 'wrong-key-123' });
+    expect(j.status).toBe(401);
+    const bad = await api(cluster.node(1).url, 'POST', '/v1/cluster/join', { node_id: 'x' });
+    expect(bad.status).toBe(400);
+    expect(bad.body.code).toBe('validation_failed');
+  });
+});
