@@ -282,6 +282,10 @@ async function evaluateServer(api: Api, convs: LocomoConversation[], opts: Optio
   // units (an L2 result still takes its rank and its tokens): the figure that says whether the text of
   // the evidence was found.
   const accL1 = new RecallAccumulator();
+  // Stricter still: evidence counted only through the event an L1 unit was made from (its first
+  // reference). A unit that absorbed repeats lists their events too; when a repeat was not one (a merge
+  // of two different statements), the unit covers a turn whose words it does not hold.
+  const accSource = new RecallAccumulator();
   // the same per conversation (a change should help on each, not only on average)
   const accL1ByConv = new Map<string, RecallAccumulator>();
   const queryTimes: number[] = [];
@@ -331,6 +335,11 @@ async function evaluateServer(api: Api, convs: LocomoConversation[], opts: Optio
       const l1Only = ranked.map((r, i) => ((res.results[i].unit.level ?? 1) >= 2 ? { ...r, dia_ids: [] } : r));
       accL1.add(q.category, q.evidence, l1Only);
       convL1.add(q.category, q.evidence, l1Only);
+      accSource.add(q.category, q.evidence, ranked.map((r, i) => {
+        const u = res.results[i].unit;
+        const first = (u.level ?? 1) >= 2 ? undefined : eventToDia.get(u.references?.[0] ?? '');
+        return { ...r, dia_ids: first ? [first] : [] };
+      }));
     }
   }
   if (opts.dump) writeFileSync(opts.dump, JSON.stringify(dump, null, 1) + '\n');
@@ -339,6 +348,7 @@ async function evaluateServer(api: Api, convs: LocomoConversation[], opts: Optio
   return {
     figures: acc.figures(),
     figures_l1_evidence: accL1.figures(),
+    figures_l1_source_evidence: accSource.figures(),
     figures_l1_evidence_by_conversation: Object.fromEntries([...accL1ByConv].map(([id, a]) => [id, a.figures().all])),
     query_time_ms: { p50: pct(0.5), p99: pct(0.99) },
     ingest_seconds: ingestSeconds,
@@ -448,8 +458,8 @@ function printTable(report: Record<string, unknown>): void {
   ];
   const hybrid = report.hybrid_raw_turns_in_process as { figures: never } | null;
   if (hybrid) rows.push(['hybrid (proc)', hybrid.figures]);
-  const strata = report.strata as { figures: never; figures_l1_evidence: never } | null;
-  if (strata) rows.push(['strata', strata.figures], ['strata L1 evid', strata.figures_l1_evidence]);
+  const strata = report.strata as { figures: never; figures_l1_evidence: never; figures_l1_source_evidence: never } | null;
+  if (strata) rows.push(['strata', strata.figures], ['strata L1 evid', strata.figures_l1_evidence], ['strata L1 src', strata.figures_l1_source_evidence]);
   console.log('system          category      n    R@5    R@10   R@25   R@500t R@1000t R@2000t');
   for (const [name, figs] of rows) {
     for (const [cat, f] of Object.entries(figs)) {

@@ -11,7 +11,7 @@
 import type { Edge, MemoryUnit, Relation } from '@strata/store';
 import { DEFAULT_KEYWORD_OPTIONS, extractKeywords, namedEntities } from './keywords';
 import { DEFAULT_TEXT_OPTIONS } from './text';
-import { DEFAULT_THRESHOLDS, compatibleText, cosine } from './similarity';
+import { DEFAULT_MIN_WORD_OVERLAP, DEFAULT_THRESHOLDS, compatibleText, cosine, wordOverlap } from './similarity';
 import { resolveTemporal } from './temporal';
 import { FACT_ANNOTATION, extractSubjectAttribute, isBackReference, normalizeValue, type SubjectAttribute } from './subject';
 import { normalizeSubject } from './speaker';
@@ -27,6 +27,7 @@ export const DEFAULT_CONSOLIDATION_OPTIONS: ConsolidationOptions = {
   candidateK: 8,
   keywords: DEFAULT_KEYWORD_OPTIONS,
   text: DEFAULT_TEXT_OPTIONS,
+  minWordOverlap: DEFAULT_MIN_WORD_OVERLAP,
 };
 
 /** A statement made ready for the decisions: content, vector, fact. */
@@ -134,7 +135,8 @@ export async function planConsolidation(input: ConsolidationInput): Promise<Cons
       .filter((s) => s.unit.retired_at === null);
     if (supersedes.length === 0) {
       const canMerge = (u: MemoryUnit): boolean => normalizeSubject(u.speaker) === speakerKey && u.memory_type === p.draft.memoryType
-        && compatibleText(u.content, p.content) && !conflictingFact(u, p.fact, speakerKey);
+        && compatibleText(u.content, p.content) && !conflictingFact(u, p.fact, speakerKey)
+        && wordOverlap(withoutPrefix(u), p.content.slice(p.draft.prefix.length)) >= opts.minWordOverlap;
       const dupBatch = batchSimilar.filter((s) => s.similarity >= opts.thresholds.duplicate && canMerge(s.unit))
         .sort((a, b) => b.similarity - a.similarity || a.j - b.j)[0];
       if (dupBatch) { mergeIntoPlanned(dupBatch.j, eventId); continue; }
@@ -190,9 +192,14 @@ export async function planConsolidation(input: ConsolidationInput): Promise<Cons
   return plan;
 }
 
+/** A unit's content without its "Speaker: " attribution. */
+function withoutPrefix(u: MemoryUnit): string {
+  return u.speaker && u.content.startsWith(`${u.speaker}: `) ? u.content.slice(u.speaker.length + 2) : u.content;
+}
+
 /** The value an existing unit states for `fact`'s subject/attribute, re-read from its content. */
 function existingValue(u: MemoryUnit, fact: SubjectAttribute): string | null {
-  const body = u.speaker && u.content.startsWith(`${u.speaker}: `) ? u.content.slice(u.speaker.length + 2) : u.content;
+  const body = withoutPrefix(u);
   const found = extractSubjectAttribute(body, fact.subject);
   return found && found.attribute === fact.attribute ? found.value : null;
 }

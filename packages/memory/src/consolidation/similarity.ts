@@ -9,6 +9,8 @@
  * measures the embedder on fixed probe pairs and places both thresholds between the observed groups.
  */
 import type { Embedder } from '../providers/types';
+import { stem } from './keywords';
+import { STOPWORDS } from './stopwords';
 
 export interface SimilarityThresholds {
   /** At or above: the same statement said again (when the texts are compatible). */
@@ -98,3 +100,36 @@ const numbersOf = (s: string): string => [...s.matchAll(/\d+(?:[.,:]\d+)*/g)].ma
 export function compatibleText(a: string, b: string): boolean {
   return numbersOf(a) === numbersOf(b) && NEGATION.test(a) === NEGATION.test(b);
 }
+
+/**
+ * Content words of a statement: lowercased words and numbers, light-stemmed, stopwords left out (so
+ * "I really love hiking" and "I love hiking!" have the same words).
+ */
+export function contentWords(text: string): Set<string> {
+  const out = new Set<string>();
+  for (const m of text.normalize('NFKC').toLowerCase().replace(/[’‘]/g, "'").matchAll(/[\p{L}\p{N}]+(?:'[\p{L}]+)?/gu)) {
+    if (STOPWORDS.has(m[0])) continue;
+    out.add(stem(m[0]));
+  }
+  return out;
+}
+
+/** Jaccard overlap of the content words of two statements; 1 when neither has any (both are small talk). */
+export function wordOverlap(a: string, b: string): number {
+  const wa = contentWords(a);
+  const wb = contentWords(b);
+  if (wa.size === 0 && wb.size === 0) return 1;
+  let common = 0;
+  for (const w of wa) if (wb.has(w)) common++;
+  return common / (wa.size + wb.size - common);
+}
+
+/**
+ * The least word overlap of a repeat (ConsolidationOptions.minWordOverlap). Embedding similarity alone
+ * cannot tell a repeat from another statement on the same topic when the embedder is weak: with the
+ * offline SIF vectors, "My kids and I just finished another painting" scored 0.905 against "I'm carving
+ * out some me-time each day - running, reading, or playing my violin", and 1,917 of ~3,700 LoCoMo
+ * statements were merged away (their words gone from memory, only their event ids kept). The probe
+ * near-duplicates above overlap 0.75-1; "Can't wait." and "Can't wait for the trip!" 0.5.
+ */
+export const DEFAULT_MIN_WORD_OVERLAP = 0.6;

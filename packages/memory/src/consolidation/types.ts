@@ -34,6 +34,12 @@ export interface ConsolidationOptions {
   candidateK: number;
   keywords: KeywordOptions;
   text: TextOptions;
+  /**
+   * A duplicate must also share this fraction of its content words with the unit it repeats (Jaccard,
+   * speaker prefix left out; similarity.ts DEFAULT_MIN_WORD_OVERLAP): merging two different statements
+   * loses one of them, keeping a repeat only costs a little space.
+   */
+  minWordOverlap: number;
 }
 
 export interface NewUnit {

@@ -165,6 +165,25 @@ describe('planConsolidation', () => {
     expect(p.units.map((u) => u.unit.references)).toEqual([['r1'], ['r2'], ['r3'], ['r4'], ['r5']]);
   });
 
+  it('embedding similarity alone does not merge: a repeat shares most of its words (speaker prefix aside)', async () => {
+    const { run, mem } = setup();
+    const first = await run([event('Mel: My kids and I just finished another painting.', { event_id: 'p1' })]);
+    mem.apply(first);
+    // a permissive duplicate threshold stands for a weak embedder that scores these pairs as near-identical
+    const loose = { options: { thresholds: { duplicate: 0.2, related: 0.1 } } };
+    const p = await run([
+      event('Mel: My kids and I finished another painting!', { event_id: 'p2' }),
+      event("Mel: Can't wait.", { event_id: 'p3' }),
+      event("Mel: Can't wait for the trip!", { event_id: 'p4' }),
+    ], loose);
+    expect(p.reinforced.map((r) => [r.unit_id, r.add_references])).toEqual([['n1', ['p2']]]);
+    expect(contents(p)).toEqual(["Mel: Can't wait.", "Mel: Can't wait for the trip!"]);
+    // the bar can be lowered to merge by embedding alone
+    const q = await setup().run([event("Mel: Can't wait.", { event_id: 'q1' }), event("Mel: Can't wait for the trip!", { event_id: 'q2' })],
+      { options: { ...loose.options, minWordOverlap: 0 } });
+    expect(q.units.map((u) => u.unit.references)).toEqual([['q1', 'q2']]);
+  });
+
   it('auto-links RelatedTo the top similar units above the lower threshold, weight = similarity', async () => {
     const { run, mem, embedder } = setup();
     const first = await run([

@@ -1,4 +1,4 @@
-import { calibrateThresholds, compatibleText, cosine, DEFAULT_THRESHOLDS } from '../../src/consolidation';
+import { calibrateThresholds, compatibleText, contentWords, cosine, DEFAULT_MIN_WORD_OVERLAP, DEFAULT_THRESHOLDS, NEAR_DUPLICATE_PAIRS, RELATED_PAIRS, wordOverlap } from '../../src/consolidation';
 import type { Embedder } from '../../src/providers/types';
 import { HashEmbedder } from './hash-embedder';
 
@@ -34,5 +34,18 @@ describe('similarity', () => {
     expect(compatibleText('My flight is at 9', 'My flight is at 10')).toBe(false);
     expect(compatibleText('I like olives', "I don't like olives")).toBe(false);
     expect(compatibleText('I went yesterday (2023-05-07)', 'I went yesterday (2023-05-08)')).toBe(false);
+  });
+
+  it('wordOverlap: content words only (stopwords, case, plurals and punctuation ignored)', () => {
+    expect([...contentWords("I really love hiking in the Mountains!")].sort()).toEqual(['hiking', 'love', 'mountain']);
+    expect(wordOverlap('I love hiking in the mountains.', 'I really love hiking in the mountains!')).toBe(1);
+    expect(wordOverlap("Can't wait.", "Can't wait for the trip!")).toBe(0.5);
+    expect(wordOverlap('Wow, thanks!', 'Thank you so much!')).toBe(1); // small talk on both sides
+    expect(wordOverlap('Thanks!', 'Thanks for the book!')).toBe(0);
+  });
+
+  it('the repeat bar keeps every probe near-duplicate and splits every probe related pair', () => {
+    for (const [a, b] of NEAR_DUPLICATE_PAIRS) expect(wordOverlap(a, b)).toBeGreaterThanOrEqual(DEFAULT_MIN_WORD_OVERLAP);
+    for (const [a, b] of RELATED_PAIRS) expect(wordOverlap(a, b)).toBeLessThan(DEFAULT_MIN_WORD_OVERLAP);
   });
 });
