@@ -21,7 +21,7 @@
 import { effectiveImportance, storedImportance } from './decay';
 import { effectiveTimeMs } from './filters';
 import { expandGraph, type ExpansionOptions } from './graph';
-import { isNamedSpeaker, normalizeSpeaker } from './query';
+import { isNamedSpeaker, isQuestion, normalizeSpeaker } from './query';
 import type { Neighbors, RankedList, RetrievalUnit, ScoredUnit, ScoreSignals } from './types';
 
 export interface FusionOptions {
@@ -72,6 +72,8 @@ export interface FusionOptions {
    * other person's words). Units of roles (`user`, `assistant`…) and without a speaker are left alone.
    */
   speakerFocus?: { named: ReadonlySet<string>; factor: number } | null;
+  /** scale of L1 units that are questions (query.ts `isQuestion`; default 1: none) */
+  questionFactor?: number;
 }
 
 export interface FusionInput<U extends RetrievalUnit> {
@@ -182,6 +184,7 @@ export function fuse<U extends RetrievalUnit>(input: FusionInput<U>): ScoredUnit
   if (alpha < 0 || beta < 0 || alpha + beta > 1) throw new RangeError('recency and importance weights must be ≥ 0 and sum to ≤ 1');
   const halfLife = o.recencyHalfLifeDays ?? 90;
   const focus = o.speakerFocus && o.speakerFocus.named.size > 0 ? { named: o.speakerFocus.named, factor: Math.min(1, Math.max(0, o.speakerFocus.factor)) } : null;
+  const questionFactor = Math.min(1, Math.max(0, o.questionFactor ?? 1));
   const scored: ScoredUnit<U>[] = [];
   for (const [id, f] of fused) {
     const unit = visible(id);
@@ -193,6 +196,10 @@ export function fuse<U extends RetrievalUnit>(input: FusionInput<U>): ScoredUnit
       : effectiveImportance(unit, o.now, o.importanceHalfLifeDays);
     let score = base * (1 - alpha - beta + alpha * recency + beta * importance);
     const boosts: string[] = [];
+    if (questionFactor < 1 && unit.level === 1 && isQuestion(unit.content)) {
+      score *= questionFactor;
+      boosts.push('question');
+    }
     if (focus && isNamedSpeaker(unit.speaker) && !focus.named.has(normalizeSpeaker(unit.speaker))) {
       score *= focus.factor;
       boosts.push('other_speaker');

@@ -59,6 +59,12 @@ export interface RetrievalConfig {
 /** LoCoMo dev, L1-evidence recall@10 by factor: see docs/retrieval-tuning.md. */
 export const DEFAULT_SPEAKER_FACTOR = 0.7;
 
+/**
+ * Scale of memories that are questions (query.ts `isQuestion`), unless `fusion.questionFactor` says
+ * otherwise. LoCoMo dev, L1-evidence recall@10: 1 → 0.749, 0.7 → 0.761 (docs/retrieval-tuning.md).
+ */
+export const DEFAULT_QUESTION_FACTOR = 0.7;
+
 export interface RetrieveOutcome<U extends RetrievalUnit> {
   results: ScoredUnit<U>[];
   /** present when arbitration ran */
@@ -143,6 +149,7 @@ export function retrieve<U extends RetrievalUnit>(
     accept: acceptUnit,
     neighbors: sources.neighbors,
     options: {
+      questionFactor: DEFAULT_QUESTION_FACTOR,
       ...config.fusion,
       now,
       graphDepth: Math.min(MAX_GRAPH_DEPTH, Math.max(0, Math.floor(request.graph_depth ?? 1))),

@@ -7,6 +7,10 @@
  * this (every turn of a two-person chat contains one of two names, in its prefix or its context), so
  * retrieval scales down units said by *other* people (fusion.ts `speakerFocus`).
  *
+ * Questions: a memory that is itself a question ("Melanie: Do you like to paint too?") records that
+ * something was asked, rarely a fact that answers anything; yet it shares the words of questions about
+ * its topic and ranks high for them. Retrieval scales such units down (fusion.ts `questionFactor`).
+ *
  * Pure functions over plain data.
  */
 
@@ -49,4 +53,12 @@ export function speakersNamedIn(query: string, known: Iterable<string>): Set<str
     }
   }
   return named;
+}
+
+/** Trailing bracketed or parenthesized notes (a shared photo's caption, an annotation) and spacing. */
+const TRAILING_NOTES = /(?:\s*(?:\[[^\]]*\]|\([^)]*\)))+\s*$/u;
+
+/** Is this memory's text a question (its last sentence ends with "?", trailing notes aside)? */
+export function isQuestion(content: string): boolean {
+  return /\?\s*$/u.test(content.replace(TRAILING_NOTES, ''));
 }

@@ -1,6 +1,6 @@
 import { fuse } from '../../src/retrieval/fusion';
 import { retrieve } from '../../src/retrieval/pipeline';
-import { isNamedSpeaker, normalizeSpeaker, speakersNamedIn } from '../../src/retrieval/query';
+import { isNamedSpeaker, isQuestion, normalizeSpeaker, speakersNamedIn } from '../../src/retrieval/query';
 import { TextIndex } from '@strata/store/src/indexes';
 import type { MemoryUnit } from '@strata/store';
 import { unit } from './helpers';
@@ -72,5 +72,35 @@ describe('speaker focus', () => {
     expect(ask(q, 0.3)[0]).toBe('c');
     expect(ask(q, 0.3)).toContain('m');
     expect(ask('Did Melanie paint horses, ponies or meadows?', 0.3)[0]).toBe('m');
+  });
+});
+
+describe('questions', () => {
+  it('isQuestion: the text ends with a question mark, trailing notes and captions aside', () => {
+    expect(isQuestion('Melanie: Do you like to paint too?')).toBe(true);
+    expect(isQuestion('Melanie: Any plans? [shares a photo: a lake at dawn]')).toBe(true);
+    expect(isQuestion('What was it about? (2023-05-07) ')).toBe(true);
+    expect(isQuestion('Melanie: I painted a sunset.')).toBe(false);
+    expect(isQuestion('Is it? No, I painted a sunset.')).toBe(false);
+    expect(isQuestion('I asked "why?" and left [shares a photo: what?]')).toBe(false);
+  });
+
+  it('scales L1 questions by questionFactor, never insights, and leaves the default alone', () => {
+    const units: MemoryUnit[] = [
+      unit({ id: 'q', content: 'Do you like to paint?' }),
+      unit({ id: 'a', content: 'I paint sunsets.' }),
+      unit({ id: 'i', level: 2, content: 'Who paints what?' }),
+    ];
+    const byId = new Map(units.map((u) => [u.id, u]));
+    const run = (questionFactor?: number) => fuse({
+      lists: [{ name: 'text', weight: 1, items: ['q', 'a', 'i'].map((id) => ({ id })) }],
+      getUnit: (id) => byId.get(id), accept: () => true,
+      options: { now: NOW, graphDepth: 0, recencyWeight: 0, importanceWeight: 0, questionFactor },
+    });
+    expect(run().map((r) => r.unit.id)).toEqual(['q', 'a', 'i']);
+    const scaled = run(0.5);
+    expect(scaled.map((r) => r.unit.id)).toEqual(['a', 'i', 'q']);
+    expect(scaled.find((r) => r.unit.id === 'q')!.score).toBeCloseTo(run().find((r) => r.unit.id === 'q')!.score * 0.5);
+    expect(scaled.find((r) => r.unit.id === 'q')!.signals.boosts).toContain('question');
   });
 });
