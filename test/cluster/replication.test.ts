@@ -80,3 +80,39 @@ describe('3-node cluster: replication through a follower', () => {
     expect(bad.body.code).toBe('validation_failed');
   });
 });
+
+describe('3-node cluster: consolidation results are replicated', () => {
+  let cluster: TestCluster;
+  beforeAll(async () => {
+    cluster = await TestCluster.start({ nodes: 3, env: { STRATA__CONSOLIDATION__ENABLED: 'true', STRATA__CONSOLIDATION__INTERVAL_MS: '50' } });
+  });
+  afterAll(async () => {
+    await cluster?.stop();
+  });
+
+  it('drains the pending backlog on every node and every node holds the same memory', async () => {
+    const leader = await cluster.leader(0);
+    const follower = cluster.live().find((n) => n.id !== leader)!;
+    const stream = newStream();
+    const events = ['I live in Porto.', 'My sister Ana is a doctor.', 'thanks!', 'I moved to Madrid last month.'];
+    for (const content of events) {
+      expect((await api(follower.url, 'POST', `/v1/users/rita/streams/${stream}/events`, { content, role: 'user' })).status).toBe(200);
+    }
+    const unitsOn: string[][] = [];
+    for (const node of cluster.live()) {
+      // The backlog is consolidated once, on the shard's leader; the result reaches every replica.
+      await waitFor(`pending drained on node ${node.id}`, async () => {
+        const p = await api(node.url, 'GET', '/v1/status/pending');
+        return (p.body as { ready: boolean }).ready === true ? true : undefined;
+      }, 30_000);
+      const listed = await api(node.url, 'GET', '/v1/users/rita/memories?include_retired=true&limit=1000');
+      expect(listed.status).toBe(200);
+      const memories = (listed.body as { memories: { id: string; content: string; retired_at: string | null }[] }).memories;
+      expect(memories.some((m) => m.content.includes('Madrid') && m.retired_at === null)).toBe(true);
+      expect(memories.some((m) => m.content.includes('Porto') && m.retired_at !== null)).toBe(true);
+      unitsOn.push(memories.map((m) => `${m.id}:${m.retired_at}`).sort());
+    }
+    expect(unitsOn[1]).toEqual(unitsOn[0]);
+    expect(unitsOn[2]).toEqual(unitsOn[0]);
+  });
+});
