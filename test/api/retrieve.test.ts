@@ -9,6 +9,7 @@
 import { randomBytes } from 'node:crypto';
 import { PNG } from 'pngjs';
 import { StrataClient, type EventInput, type RetrieveRequest, type RetrieveResponse } from '@strata/client';
+import { DEFAULT_WEIGHTS } from '@strata/memory/src/retrieval/pipeline';
 import { loadConfig, StrataNode } from '@strata/server';
 import { removeDir, startServer, tempDir, type ServerProcess } from '../helpers/server-process';
 import { edge, seedMemory, unit } from '../helpers/seed-memory';
@@ -367,9 +368,12 @@ describe('retrieve over seeded memory: graph expansion and arbitration', () => {
   it('graph_depth 0, 1, 2: neighbours gain by hops, unlinked units keep their share', async () => {
     const [d0, d1, d2] = [await scores(0), await scores(1), await scores(2)];
     expect([...d0.keys()][0]).toBe(A);
-    // The graph list joins fusion at depth ≥ 1: its weight enters the normalization (vector 0.7 + text 1,
-    // then + graph 0.5), so a unit the graph does not reach keeps exactly 1.7/2.2 of its depth-0 score.
-    const share = 1.7 / 2.2;
+    // The graph list joins fusion at depth ≥ 1: its weight enters the normalization (vector + text + the
+    // text fields own and context, then + graph), so a unit the graph does not reach keeps exactly
+    // base / (base + graph) of its depth-0 score.
+    const w = DEFAULT_WEIGHTS;
+    const base = w.vector + w.text + w.own + w.context;
+    const share = base / (base + w.graph);
     expect(d1.get(D)).toBeCloseTo(d0.get(D)! * share, 9);
     expect(d2.get(D)).toBeCloseTo(d0.get(D)! * share, 9);
     // B is one hop from A: reached at depth 1.

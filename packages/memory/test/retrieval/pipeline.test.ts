@@ -101,3 +101,32 @@ describe('retrieve', () => {
     expect(img.results.map((r) => r.unit.id)).toEqual(['dog']);
   });
 });
+
+describe('retrieve with field lists', () => {
+  const units = [
+    unit({ id: 'answer', content: 'I felt tiny and in awe' }),
+    unit({ id: 'other', content: 'The meteor shower is a yearly event' }),
+  ];
+  const byId = new Map(units.map((u) => [u.id, u]));
+  const whole = new TextIndex();
+  whole.add('answer', 'I felt tiny and in awe. Before: how was the meteor shower?');
+  whole.add('other', 'The meteor shower is a yearly event');
+  const context = new TextIndex();
+  context.add('answer', 'how was the meteor shower?');
+  const ask = (fields: boolean, weights?: Record<string, number>) =>
+    retrieve(
+      { vectorIndexes: [], textIndexes: [whole], getUnit: (id) => byId.get(id), fieldTextIndexes: fields ? [{ name: 'context', indexes: [context] }] : undefined },
+      { query: 'meteor shower', user_id: 'alice', graph_depth: 0 },
+      { weights },
+      NOW,
+    ).results;
+
+  it('a field match is a list of its own, weighted like the others', () => {
+    expect(ask(false).map((r) => r.unit.id)).toEqual(['other', 'answer']);
+    const withContext = ask(true);
+    expect(withContext[0].signals.ranks).toEqual({ text: 2, context: 1 });
+    expect(withContext.map((r) => r.unit.id)).toEqual(['answer', 'other']);
+    // weight 0: the field counts for nothing
+    expect(ask(true, { context: 0 }).map((r) => r.unit.id)).toEqual(['other', 'answer']);
+  });
+});

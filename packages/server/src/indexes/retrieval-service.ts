@@ -13,7 +13,7 @@ import { badRequest, payloadTooLarge, type MemoryUnit } from '@strata/store';
 import type { TextIndex, VectorIndex } from '@strata/store/src/indexes';
 import type { Config } from '../config';
 import type { ShardRouter } from '../shards';
-import type { DerivedIndexes, UnitSet } from './derived';
+import { TEXT_FIELDS, type DerivedIndexes, type UnitSet } from './derived';
 
 /** The retrieve fields of a request body (the retrieve route's body, and the context route's). */
 export interface RetrieveFields {
@@ -143,6 +143,7 @@ export class RetrievalService {
       textIndexes: [user.text, ...orgs.map((o) => o.text)] as TextIndex[],
       getUnit,
       neighbors: user.neighbors,
+      fieldTextIndexes: TEXT_FIELDS.map((name) => ({ name, indexes: [user.fields[name], ...orgs.map((o) => o.fields[name])] })),
     };
     if (scope === 'stream') sources.restrictTo = user.byStream.get(streamId!) ?? new Set();
     if (queryHash) {

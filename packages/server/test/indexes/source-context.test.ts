@@ -4,7 +4,7 @@ import { join } from 'node:path';
 import pino from 'pino';
 import { HashingEmbedder } from '@strata/memory/src/embedding/hashing-embedder';
 import { LocalLog, StateDb, StateMachine, settle, type MemoryUnit, type ProposedEvent } from '@strata/store';
-import { DerivedIndexes, type DerivedIndexesOptions } from '../../src/indexes/derived';
+import { DerivedIndexes, fieldTexts, type DerivedIndexesOptions } from '../../src/indexes/derived';
 
 const T0 = '2026-01-01T00:00:00.000Z';
 const id = (n: number) => `00000000-0000-4000-8000-${String(n).padStart(12, '0')}`;
@@ -73,5 +73,24 @@ describe('derived text documents: the source turn and the turns before it', () =
     const none = await indexes({ previousTurn: false }).forUser('ann');
     expect(none.text.search('breathtaking', 5)).toEqual([]);
     expect(none.text.search('universe', 5).map((h) => h.id)).toEqual([id(1)]);
+  });
+
+  it('indexes the fields alone too: own words (content, keywords, source turn) and context (turns before)', async () => {
+    const user = await indexes().forUser('ann');
+    expect(user.fields.own.search('universe', 5).map((h) => h.id)).toEqual([id(1)]);
+    expect(user.fields.own.search('meteor shower', 5)).toEqual([]);
+    expect(user.fields.context.search('meteor shower', 5).map((h) => h.id)).toEqual([id(1)]);
+    expect(user.fields.context.search('universe', 5)).toEqual([]);
+    user.delete(id(1));
+    expect(user.fields.own.size + user.fields.context.size).toBe(0);
+  });
+});
+
+describe('fieldTexts', () => {
+  it('splits the document: own words, and the turns before', () => {
+    const unit = { content: 'Ann: I felt tiny.', keywords: ['awe'] };
+    expect(fieldTexts(unit, { source: 'Ann: I felt tiny. It was huge.', previous: 'Bob: How was it?' }))
+      .toEqual({ own: 'Ann: I felt tiny.\nawe\nAnn: I felt tiny. It was huge.', context: 'Bob: How was it?' });
+    expect(fieldTexts({ content: 'Same.', keywords: [] }, null)).toEqual({ own: 'Same.', context: '' });
   });
 });
