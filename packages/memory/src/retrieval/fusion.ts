@@ -74,6 +74,12 @@ export interface FusionOptions {
   speakerFocus?: { named: ReadonlySet<string>; factor: number } | null;
   /** scale of L1 units that are questions (query.ts `isQuestion`; default 1: none) */
   questionFactor?: number;
+  /**
+   * Scale of insights (level ≥ 2; default 1: none). An insight summarizes many memories ("Recurring
+   * topic: … (445 memories) Key points: …"): its long, mixed text shares some word with most queries,
+   * while a pointed question is answered by one of the memories it summarizes.
+   */
+  insightFactor?: number;
 }
 
 export interface FusionInput<U extends RetrievalUnit> {
@@ -185,6 +191,7 @@ export function fuse<U extends RetrievalUnit>(input: FusionInput<U>): ScoredUnit
   const halfLife = o.recencyHalfLifeDays ?? 90;
   const focus = o.speakerFocus && o.speakerFocus.named.size > 0 ? { named: o.speakerFocus.named, factor: Math.min(1, Math.max(0, o.speakerFocus.factor)) } : null;
   const questionFactor = Math.min(1, Math.max(0, o.questionFactor ?? 1));
+  const insightFactor = Math.min(1, Math.max(0, o.insightFactor ?? 1));
   const scored: ScoredUnit<U>[] = [];
   for (const [id, f] of fused) {
     const unit = visible(id);
@@ -196,6 +203,10 @@ export function fuse<U extends RetrievalUnit>(input: FusionInput<U>): ScoredUnit
       : effectiveImportance(unit, o.now, o.importanceHalfLifeDays);
     let score = base * (1 - alpha - beta + alpha * recency + beta * importance);
     const boosts: string[] = [];
+    if (insightFactor < 1 && unit.level >= 2) {
+      score *= insightFactor;
+      boosts.push('insight');
+    }
     if (questionFactor < 1 && unit.level === 1 && isQuestion(unit.content)) {
       score *= questionFactor;
       boosts.push('question');

@@ -103,4 +103,18 @@ describe('questions', () => {
     expect(scaled.find((r) => r.unit.id === 'q')!.score).toBeCloseTo(run().find((r) => r.unit.id === 'q')!.score * 0.5);
     expect(scaled.find((r) => r.unit.id === 'q')!.signals.boosts).toContain('question');
   });
+
+  it('scales insights by insightFactor', () => {
+    const units: MemoryUnit[] = [unit({ id: 'i', level: 2, content: 'Recurring topic: painting' }), unit({ id: 'm', content: 'I paint sunsets.' })];
+    const byId = new Map(units.map((u) => [u.id, u]));
+    const run = (insightFactor?: number) => fuse({
+      lists: [{ name: 'text', weight: 1, items: ['i', 'm'].map((id) => ({ id })) }],
+      getUnit: (id) => byId.get(id), accept: () => true,
+      options: { now: NOW, graphDepth: 0, recencyWeight: 0, importanceWeight: 0, insightFactor },
+    });
+    expect(run().map((r) => r.unit.id)).toEqual(['i', 'm']);
+    expect(run(0.5).map((r) => r.unit.id)).toEqual(['m', 'i']);
+    expect(run(0.5)[1].score).toBeCloseTo(run()[0].score * 0.5);
+    expect(run(0.5)[1].signals.boosts).toContain('insight');
+  });
 });
