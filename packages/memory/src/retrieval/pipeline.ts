@@ -63,7 +63,7 @@ export interface RetrievalConfig {
 }
 
 /** LoCoMo dev, L1-evidence recall@10 by factor: see docs/retrieval-tuning.md. */
-export const DEFAULT_SPEAKER_FACTOR = 0.7;
+export const DEFAULT_SPEAKER_FACTOR = 0.5;
 
 /**
  * Scale of memories that are questions (query.ts `isQuestion`), unless `fusion.questionFactor` says
