@@ -21,7 +21,7 @@
 import { effectiveImportance, storedImportance } from './decay';
 import { effectiveTimeMs } from './filters';
 import { expandGraph, type ExpansionOptions } from './graph';
-import { isNamedSpeaker, isQuestion, normalizeSpeaker } from './query';
+import { isNamedSpeaker, isQuestion, normalizeSpeaker, type TimeRange } from './query';
 import type { Neighbors, RankedList, RetrievalUnit, ScoredUnit, ScoreSignals } from './types';
 
 export interface FusionOptions {
@@ -80,6 +80,11 @@ export interface FusionOptions {
    * while a pointed question is answered by one of the memories it summarizes.
    */
   insightFactor?: number;
+  /**
+   * The time windows the query names (query.ts `queryTimeRanges`): a unit whose effective time falls in
+   * none of them is scaled by `factor`.
+   */
+  timeFocus?: { ranges: TimeRange[]; factor: number } | null;
 }
 
 export interface FusionInput<U extends RetrievalUnit> {
@@ -192,6 +197,8 @@ export function fuse<U extends RetrievalUnit>(input: FusionInput<U>): ScoredUnit
   const focus = o.speakerFocus && o.speakerFocus.named.size > 0 ? { named: o.speakerFocus.named, factor: Math.min(1, Math.max(0, o.speakerFocus.factor)) } : null;
   const questionFactor = Math.min(1, Math.max(0, o.questionFactor ?? 1));
   const insightFactor = Math.min(1, Math.max(0, o.insightFactor ?? 1));
+  const timeFocus = o.timeFocus && o.timeFocus.ranges.length > 0 && o.timeFocus.factor < 1
+    ? { ranges: o.timeFocus.ranges, factor: Math.max(0, o.timeFocus.factor) } : null;
   const scored: ScoredUnit<U>[] = [];
   for (const [id, f] of fused) {
     const unit = visible(id);
@@ -203,6 +210,13 @@ export function fuse<U extends RetrievalUnit>(input: FusionInput<U>): ScoredUnit
       : effectiveImportance(unit, o.now, o.importanceHalfLifeDays);
     let score = base * (1 - alpha - beta + alpha * recency + beta * importance);
     const boosts: string[] = [];
+    if (timeFocus) {
+      const t = effectiveTimeMs(unit);
+      if (!timeFocus.ranges.some((r) => t >= r.start && t < r.end)) {
+        score *= timeFocus.factor;
+        boosts.push('other_time');
+      }
+    }
     if (insightFactor < 1 && unit.level >= 2) {
       score *= insightFactor;
       boosts.push('insight');

@@ -11,7 +11,7 @@ import { arbitrate } from './arbitration';
 import { buildUnitFilter, type RetrievalScope } from './filters';
 import { fuse, type FusionOptions } from './fusion';
 import { MAX_GRAPH_DEPTH } from './graph';
-import { isNamedSpeaker, speakersNamedIn } from './query';
+import { isNamedSpeaker, queryTimeRanges, speakersNamedIn } from './query';
 import type { Neighbors, RankedList, RetrievalUnit, ScoredUnit } from './types';
 
 export interface RetrieveRequest extends RetrievalScope {
@@ -54,12 +54,14 @@ export interface RetrievalConfig {
   candidates?: number;
   /** the `retrieval.max_limit` of the configuration (default 100) */
   maxLimit?: number;
-  fusion?: Omit<FusionOptions, 'now' | 'limit' | 'minScore' | 'graphDepth' | 'agentId' | 'streamId' | 'scope' | 'graphWeight' | 'speakerFocus'>;
+  fusion?: Omit<FusionOptions, 'now' | 'limit' | 'minScore' | 'graphDepth' | 'agentId' | 'streamId' | 'scope' | 'graphWeight' | 'speakerFocus' | 'timeFocus'>;
   /**
    * Scale of units said by another person than the one(s) the query names (default
    * DEFAULT_SPEAKER_FACTOR; 1 turns it off). See query.ts.
    */
   speakerFactor?: number;
+  /** Scale of units outside the dates a query names (default DEFAULT_DATE_FACTOR; 1 turns it off). See query.ts. */
+  dateFactor?: number;
 }
 
 /** LoCoMo dev, L1-evidence recall@10 by factor: see docs/retrieval-tuning.md. */
@@ -77,6 +79,9 @@ export const DEFAULT_QUESTION_FACTOR = 0.7;
  * that matches clearly better than any memory above them.
  */
 export const DEFAULT_INSIGHT_FACTOR = 0.5;
+
+/** LoCoMo dev, L1-evidence recall@10 by factor: see docs/retrieval-tuning.md. */
+export const DEFAULT_DATE_FACTOR = 0.3;
 
 export interface RetrieveOutcome<U extends RetrievalUnit> {
   results: ScoredUnit<U>[];
@@ -184,6 +189,7 @@ export function retrieve<U extends RetrievalUnit>(
       // arbitration may drop versions: keep a margin so the answer still has `limit` results
       limit: arbitration ? limit * 3 : limit,
       speakerFocus,
+      timeFocus: { ranges: queryTimeRanges(request.query), factor: config.dateFactor ?? DEFAULT_DATE_FACTOR },
     },
   });
   if (!arbitration) return { results: fused };

@@ -1,6 +1,6 @@
 import { fuse } from '../../src/retrieval/fusion';
 import { retrieve } from '../../src/retrieval/pipeline';
-import { isNamedSpeaker, isQuestion, normalizeSpeaker, speakersNamedIn } from '../../src/retrieval/query';
+import { isNamedSpeaker, isQuestion, normalizeSpeaker, queryTimeRanges, speakersNamedIn } from '../../src/retrieval/query';
 import { TextIndex } from '@strata/store/src/indexes';
 import type { MemoryUnit } from '@strata/store';
 import { unit } from './helpers';
@@ -116,5 +116,43 @@ describe('questions', () => {
     expect(run(0.5).map((r) => r.unit.id)).toEqual(['m', 'i']);
     expect(run(0.5)[1].score).toBeCloseTo(run()[0].score * 0.5);
     expect(run(0.5)[1].signals.boosts).toContain('insight');
+  });
+});
+
+describe('dates named in a query', () => {
+  const day = (iso: string) => Date.parse(`${iso}T00:00:00.000Z`);
+  const spans = (q: string) => queryTimeRanges(q).map((r) => [new Date(r.start).toISOString().slice(0, 10), new Date(r.end).toISOString().slice(0, 10)]);
+
+  it('a day opens a window two weeks before it; a month spans the month from two weeks before it', () => {
+    expect(spans('What painting did Melanie show on October 13, 2023?')).toEqual([['2023-09-29', '2023-10-14']]);
+    expect(spans('What did Maria start, as mentioned on 3 June, 2023?')).toEqual([['2023-05-20', '2023-06-04']]);
+    expect(spans('What happened on the 1st of Feb 2023?')).toEqual([['2023-01-18', '2023-02-02']]);
+    expect(spans('and on 2023-05-07')).toEqual([['2023-04-23', '2023-05-08']]);
+    expect(spans('What did Maria donate in December 2023?')).toEqual([['2023-11-17', '2024-01-01']]);
+    expect(spans('between May 2023 and 16 August, 2023')).toEqual([['2023-08-02', '2023-08-17'], ['2023-04-17', '2023-06-01']]);
+  });
+
+  it('names no window for a bare year, a weekday or no date', () => {
+    expect(queryTimeRanges('When did they go to a pride festival in 2022?')).toEqual([]);
+    expect(queryTimeRanges('What did she do on Friday?')).toEqual([]);
+    expect(queryTimeRanges('May I ask what Maria likes?')).toEqual([]);
+  });
+
+  it('scales the units outside every window, by their valid time (else transaction time)', () => {
+    const units: MemoryUnit[] = [
+      unit({ id: 'old', valid_time: '2023-01-10T00:00:00.000Z' }),
+      unit({ id: 'in', valid_time: '2023-06-01T00:00:00.000Z' }),
+      unit({ id: 'tx', valid_time: null as never, transaction_time: '2023-06-02T00:00:00.000Z' }),
+    ];
+    const byId = new Map(units.map((u) => [u.id, u]));
+    const run = (timeFocus: { ranges: { start: number; end: number }[]; factor: number } | null) => fuse({
+      lists: [{ name: 'text', weight: 1, items: ['old', 'in', 'tx'].map((id) => ({ id })) }],
+      getUnit: (id) => byId.get(id), accept: () => true,
+      options: { now: NOW, graphDepth: 0, recencyWeight: 0, importanceWeight: 0, timeFocus },
+    });
+    const focused = run({ ranges: [{ start: day('2023-05-20'), end: day('2023-06-04') }], factor: 0.3 });
+    expect(focused.map((r) => r.unit.id)).toEqual(['in', 'tx', 'old']);
+    expect(focused[2].signals.boosts).toContain('other_time');
+    expect(run({ ranges: [], factor: 0.3 }).map((r) => r.unit.id)).toEqual(['old', 'in', 'tx']);
   });
 });
