@@ -23,6 +23,7 @@ import { TextIndex, VectorIndex } from '../packages/store/src/indexes';
 import { buildAdjacency, neighborsOf } from '../packages/memory/src/retrieval/graph';
 import { retrieve } from '../packages/memory/src/retrieval/pipeline';
 import type { Embedder } from '../packages/memory/src/providers/types';
+import { mulberry32 } from '../packages/memory/src/embedding/hash';
 
 interface Args {
   sizes: number[];
@@ -54,17 +55,8 @@ function parseArgs(argv: string[]): Args {
   return args;
 }
 
-/** Seeded PRNG (mulberry32): the same corpus and queries on every run. */
-function prng(seed: number): () => number {
-  let a = seed >>> 0;
-  return () => {
-    a = (a + 0x6d2b79f5) >>> 0;
-    let t = a;
-    t = Math.imul(t ^ (t >>> 15), t | 1);
-    t ^= t + Math.imul(t ^ (t >>> 7), t | 61);
-    return ((t ^ (t >>> 14)) >>> 0) / 4294967296;
-  };
-}
+/** Seeded PRNG: the same corpus and queries on every run. */
+const prng = mulberry32;
 
 const WORDS = (
   'time person year way day thing man world life hand part child eye woman place work week case point government ' +

@@ -5,6 +5,7 @@
  * label. Asynchronous updates and a bounded number of rounds guarantee termination.
  */
 import type { Graph } from './graph';
+import { mulberry32 } from '../embedding/hash';
 
 export interface CommunityOptions {
   seed: number;
@@ -12,18 +13,6 @@ export interface CommunityOptions {
 }
 
 export const DEFAULT_COMMUNITY_OPTIONS: CommunityOptions = { seed: 42, maxRounds: 50 };
-
-/** mulberry32: a small, fast, seedable PRNG (plain function, no global state). */
-export function mulberry32(seed: number): () => number {
-  let a = seed >>> 0;
-  return () => {
-    a = (a + 0x6d2b79f5) >>> 0;
-    let t = a;
-    t = Math.imul(t ^ (t >>> 15), t | 1);
-    t ^= t + Math.imul(t ^ (t >>> 7), t | 61);
-    return ((t ^ (t >>> 14)) >>> 0) / 4294967296;
-  };
-}
 
 /** Communities as sorted member lists, largest first (ties by first member id). */
 export function labelPropagation(graph: Graph, options: CommunityOptions = DEFAULT_COMMUNITY_OPTIONS): string[][] {
