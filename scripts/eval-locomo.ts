@@ -378,7 +378,9 @@ async function startServer(keptDir: string | null): Promise<{ url: string; apiKe
   const root = resolve(__dirname, '..');
   const child = spawn(process.execPath, ['--import', 'tsx', 'packages/server/src/main.ts'], {
     cwd: root,
-    env: { ...process.env, STRATA_PORT: String(port), STRATA_DATA_DIR: dataDir, STRATA_API_KEY: apiKey, STRATA_HOST: '127.0.0.1' },
+    // Retrieval reinforcement off: otherwise each question would change the importance the next one
+    // sees, and the figures would depend on question order.
+    env: { ...process.env, STRATA_PORT: String(port), STRATA_DATA_DIR: dataDir, STRATA_API_KEY: apiKey, STRATA_HOST: '127.0.0.1', STRATA__MEMORY__REINFORCE_TOP: '0' },
     stdio: ['ignore', 'ignore', 'inherit'],
   });
   const url = `http://127.0.0.1:${port}`;
