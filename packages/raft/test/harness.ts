@@ -1,6 +1,5 @@
 /** A synchronous in-memory cluster of cores for the paper-rule tests: every Ready is synced at once. */
 import { RawNode } from '../src/core/raft';
-import { cloneConf } from '../src/core/conf';
 import type { Entry, Message, RaftConfig, Snapshot } from '../src/core/types';
 import { SimDisk } from '../src/sim/node';
 import { Rng } from '../src/sim/rng';
@@ -59,22 +58,12 @@ export class Cluster {
         any = true;
         const r = n.ready();
         const d = this.disks.get(id) as SimDisk;
+        d.write(r, `node ${id}`);
         if (r.snapshot) {
-          d.snapshot = r.snapshot;
-          d.offset = r.snapshot.meta.index;
-          d.offsetTerm = r.snapshot.meta.term;
-          d.offsetConf = cloneConf(r.snapshot.meta.conf);
-          d.entries = [];
           this.appliedIndex.set(id, r.snapshot.meta.index);
           const restored = JSON.parse(Buffer.from(r.snapshot.data).toString()) as string[];
           this.applied.set(id, restored.map((x) => ({ index: 0, term: 0, type: 0, data: enc(x) })));
         }
-        if (r.entries.length) {
-          const first = r.entries[0].index;
-          if (first <= d.lastIndex()) d.entries.length = first - d.offset - 1;
-          d.entries.push(...r.entries);
-        }
-        if (r.hardState) d.hardState = { ...r.hardState };
         for (const m of r.messages) {
           this.sent.push(m);
           this.queue.push(m);

@@ -217,7 +217,10 @@ function orderItems(hits: ContextHitInput[], goals: ContextGoal[], tasks: Contex
     .filter((h) => h && h.unit)
     .sort((a, b) => b.score - a.score)
     .map((h) => memoryItem(h, strategy, format));
-  const l3 = [...goals.map((g) => goalItem(g, format)), ...tasks.map((t) => taskItem(t, format))];
+  const l3 = [
+    ...goals.map((g) => l3Item('goal', g.content, g.status, g.progress, format)),
+    ...tasks.map((t) => l3Item('task', t.title, t.status, t.progress, format)),
+  ];
   const byLevel = (level: number) => memories.filter((m) => m.hit!.level === level);
   const rest = (levels: number[]) => memories.filter((m) => !levels.includes(m.hit!.level));
   switch (strategy) {
@@ -271,28 +274,16 @@ function memoryItem(h: ContextHitInput, strategy: ContextStrategy, format: Conte
 
 const percent = (p: number) => `${Math.round(Math.min(1, Math.max(0, Number.isFinite(p) ? p : 0)) * 100)}%`;
 
-function goalItem(g: ContextGoal, format: ContextFormat): Item {
-  const content = format === 'xml' ? g.content.replace(XML_INVALID, '') : oneLine(g.content);
+/** A goal or task line: `- [L3 goal pending 50%] …` or `<goal status=… progress=…>…</goal>`. */
+function l3Item(kind: 'goal' | 'task', text: string, status: string, progress: number, format: ContextFormat): Item {
+  const content = format === 'xml' ? text.replace(XML_INVALID, '') : oneLine(text);
   return {
-    kind: 'goal',
+    kind,
     content,
     hasExtras: false,
     render: (c) =>
       format === 'text'
-        ? `- [L3 goal ${oneLine(g.status)} ${percent(g.progress)}] ${c}`
-        : `<goal status="${xmlEscape(g.status)}" progress="${percent(g.progress)}">${xmlEscape(c)}</goal>`,
-  };
-}
-
-function taskItem(t: ContextTask, format: ContextFormat): Item {
-  const content = format === 'xml' ? t.title.replace(XML_INVALID, '') : oneLine(t.title);
-  return {
-    kind: 'task',
-    content,
-    hasExtras: false,
-    render: (c) =>
-      format === 'text'
-        ? `- [L3 task ${oneLine(t.status)} ${percent(t.progress)}] ${c}`
-        : `<task status="${xmlEscape(t.status)}" progress="${percent(t.progress)}">${xmlEscape(c)}</task>`,
+        ? `- [L3 ${kind} ${oneLine(status)} ${percent(progress)}] ${c}`
+        : `<${kind} status="${xmlEscape(status)}" progress="${percent(progress)}">${xmlEscape(c)}</${kind}>`,
   };
 }

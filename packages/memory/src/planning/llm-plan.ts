@@ -13,6 +13,7 @@
  */
 import type { ChatMessage, Llm } from '../providers/types';
 import { cleanTitle, extractTextPlan, MAX_STEPS, type PlanStep, type TextPlan } from './text-plan';
+import { reaches } from './text-plan';
 
 export const PLANNER_SYSTEM_PROMPT = [
   'You extract plans from a message written by a user or an agent.',
@@ -42,19 +43,6 @@ function firstJsonObject(reply: string): unknown {
   } catch {
     return undefined;
   }
-}
-
-function reaches(deps: number[][], from: number, to: number): boolean {
-  const stack = [from];
-  const seen = new Set<number>();
-  while (stack.length > 0) {
-    const n = stack.pop() as number;
-    if (n === to) return true;
-    if (seen.has(n)) continue;
-    seen.add(n);
-    stack.push(...deps[n]);
-  }
-  return false;
 }
 
 /**

@@ -187,7 +187,8 @@ function matchStep(ref: string, stepStems: string[][], self: number): number {
   return best;
 }
 
-function reaches(deps: Set<number>[], from: number, to: number): boolean {
+/** Whether step `to` is reachable from `from` through dependencies (adding to → from would close a loop). */
+export function reaches(deps: Iterable<number>[], from: number, to: number): boolean {
   const stack = [from];
   const seen = new Set<number>();
   while (stack.length > 0) {

@@ -22,6 +22,24 @@ export class SimDisk {
     return this.offset + this.entries.length;
   }
 
+  /** Persists a Ready's snapshot, entries (replacing a conflicting tail) and hard state. */
+  write(r: Ready, owner: string): void {
+    if (r.snapshot) {
+      this.snapshot = r.snapshot;
+      this.offset = r.snapshot.meta.index;
+      this.offsetTerm = r.snapshot.meta.term;
+      this.offsetConf = cloneConf(r.snapshot.meta.conf);
+      this.entries = [];
+    }
+    if (r.entries.length) {
+      const first = r.entries[0].index;
+      if (first <= this.lastIndex()) this.entries.length = first - this.offset - 1;
+      if (first !== this.lastIndex() + 1) throw new Error(`${owner}: disk gap, writing ${first} after ${this.lastIndex()}`);
+      this.entries.push(...r.entries);
+    }
+    if (r.hardState) this.hardState = { ...r.hardState };
+  }
+
   initialState(applied: number): InitialState {
     return {
       hardState: { ...this.hardState },
@@ -99,21 +117,7 @@ export class SimNode {
   }
 
   private finish(core: RawNode, r: Ready): void {
-    const d = this.disk;
-    if (r.snapshot) {
-      d.snapshot = r.snapshot;
-      d.offset = r.snapshot.meta.index;
-      d.offsetTerm = r.snapshot.meta.term;
-      d.offsetConf = cloneConf(r.snapshot.meta.conf);
-      d.entries = [];
-    }
-    if (r.entries.length) {
-      const first = r.entries[0].index;
-      if (first <= d.lastIndex()) d.entries.length = first - d.offset - 1;
-      if (first !== d.lastIndex() + 1) throw new Error(`node ${this.id}: disk gap, writing ${first} after ${d.lastIndex()}`);
-      d.entries.push(...r.entries);
-    }
-    if (r.hardState) d.hardState = { ...r.hardState };
+    this.disk.write(r, `node ${this.id}`);
     this.hooks.persisted(this, r);
     for (const m of r.messages) if (!canSendBeforePersist(m)) this.hooks.send(m);
     if (r.snapshot) this.sm.restore(r.snapshot.meta.index, r.snapshot.data);
