@@ -10,8 +10,9 @@ export interface LogStatus {
 }
 
 /**
- * Where every change of state goes. A single node uses LocalLog; a cluster uses a Raft group per
- * shard. Nothing above this interface knows which.
+ * Where every change of state goes. Every node uses a RaftLog per shard (a single node is a group of
+ * one); LocalLog is the unreplicated variant for in-process tests. Nothing above this interface knows
+ * which.
  */
 export interface CommandLog {
   /**

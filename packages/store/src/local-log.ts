@@ -16,9 +16,10 @@ const KEEP_BEHIND = 1000;
 const MAX_BATCH = 512;
 
 /**
- * The command log of a node that is a cluster of one: an append-only LevelDB log with group commit
- * (many proposals, one synced write), applied in order to the state machine. On open it replays
- * entries that were logged but not yet applied.
+ * An unreplicated command log for in-process use (tests of workers, indexes and apply; tools): an
+ * append-only LevelDB log with group commit (many proposals, one synced write), applied in order to
+ * the state machine; on open it replays entries that were logged but not yet applied. Nodes never use
+ * it: even a single node runs a Raft group of one (RaftLog).
  */
 export class LocalLog implements CommandLog {
   private lastIndex = 0;
