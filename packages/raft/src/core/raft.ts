@@ -546,6 +546,10 @@ export class RawNode {
   }
 
   private handleAppResp(m: Message, pr: Progress): void {
+    // An AppResp without an index is a term notice: the answer to an App or heartbeat of an older
+    // term, sent with the answerer's (higher) term. It can arrive after this node has itself been
+    // elected in that very term, and must not be read as an acknowledgement (next would become NaN).
+    if (m.index === undefined) return;
     if (m.reject) {
       const hint = m.hintTerm ? this.log.findConflictByTerm(m.hintIndex as number, m.hintTerm).index : (m.hintIndex as number);
       if (pr.maybeDecrTo(m.index as number, hint)) {

@@ -22,6 +22,12 @@ export class SimDisk {
     return this.offset + this.entries.length;
   }
 
+  /** Term of the stored entry at index (the compaction point's term at offset), undefined otherwise. */
+  termAt(index: number): number | undefined {
+    if (index === this.offset) return this.offsetTerm;
+    return this.entries[index - this.offset - 1]?.term;
+  }
+
   /** Persists a Ready's snapshot, entries (replacing a conflicting tail) and hard state. */
   write(r: Ready, owner: string): void {
     if (r.snapshot) {
@@ -61,6 +67,19 @@ export interface NodeHooks {
   readState(node: SimNode, ctx: number, index: number): void;
 }
 
+/**
+ * Knobs of the disk and batching that the fault profiles turn up; zero keeps the classic behaviour
+ * (and the classic random draws, so old seeds replay exactly).
+ */
+export interface SimNodeFaults {
+  /** chance that a node's Apps carry one entry each, so entries of different terms travel apart */
+  singleEntryApps: number;
+  /** chance that a synced write takes 4-20 steps (a slow fsync, slower than the network round trip) */
+  slowWrite: number;
+}
+
+export const NO_NODE_FAULTS: SimNodeFaults = { singleEntryApps: 0, slowWrite: 0 };
+
 export class SimNode {
   core: RawNode | null = null;
   readonly disk = new SimDisk();
@@ -76,19 +95,31 @@ export class SimNode {
     private readonly rng: Rng,
     private readonly hooks: NodeHooks,
     private readonly cfg: { electionTick: number; heartbeatTick: number; maxInflightMsgs: number; maxEntriesPerMsg: number; snapshotChunkSize: number },
+    private faults: SimNodeFaults = NO_NODE_FAULTS,
   ) {
     this.snapshotEvery = rng.range(15, 80);
     this.compactionMargin = rng.range(0, 10);
+  }
+
+  /** Faults stopped: the disk is healthy again (slow writes stall a leader's heartbeats). */
+  calm(): void {
+    this.faults = { ...this.faults, slowWrite: 0 };
   }
 
   get alive(): boolean {
     return this.core !== null;
   }
 
+  /** A Ready is being written: a crash now loses it. */
+  get writing(): boolean {
+    return this.inflight !== null;
+  }
+
   start(): void {
     const r = this.rng.fork();
     // Small, varying batch limits make entries of different terms travel in separate Apps (Figure 8 cases).
-    const maxEntriesPerMsg = 1 + r.int(this.cfg.maxEntriesPerMsg);
+    const single = this.faults.singleEntryApps > 0 && r.chance(this.faults.singleEntryApps);
+    const maxEntriesPerMsg = single ? 1 : 1 + r.int(this.cfg.maxEntriesPerMsg);
     this.core = new RawNode({ id: this.id, random: () => r.next(), ...this.cfg, maxEntriesPerMsg, maxSizePerMsg: 4096 }, this.disk.initialState(this.sm.applied));
   }
 
@@ -110,7 +141,8 @@ export class SimNode {
     if (!this.inflight && core.hasReady()) {
       const r = core.ready();
       for (const m of r.messages) if (canSendBeforePersist(m)) this.hooks.send(m);
-      const delay = this.rng.chance(0.5) ? 0 : this.rng.range(1, 3);
+      const slow = this.faults.slowWrite > 0 && this.rng.chance(this.faults.slowWrite);
+      const delay = slow ? this.rng.range(4, 20) : this.rng.chance(0.5) ? 0 : this.rng.range(1, 3);
       if (delay === 0) this.finish(core, r);
       else this.inflight = { r, doneAt: now + delay };
     }

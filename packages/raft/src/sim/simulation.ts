@@ -9,7 +9,8 @@ import { InvariantError } from '../core/assert';
 import { MsgType, type ConfState, type Entry, type Message, type Ready } from '../core/types';
 import { ConfChangeError, NotLeaderError, RaftError } from '../errors';
 import { encodeCmd, kvModel, type KvInput } from './kv';
-import { SimNode } from './node';
+import { LogMatching, sameBytes } from './log-matching';
+import { NO_NODE_FAULTS, SimNode, type SimNodeFaults } from './node';
 import { checkOperations, type Operation } from './porcupine';
 import { Rng } from './rng';
 
@@ -18,6 +19,61 @@ export interface SimOptions {
   steps: number;
   /** turn faults off to measure the happy path */
   faults?: boolean;
+  /** initial voters (default: 3 or 5, drawn from the seed) */
+  voters?: number;
+  /** which faults are weighted up (default: classic) */
+  profile?: FaultProfile;
+}
+
+/**
+ * Fault profiles. `classic` is the original mix, and keeps its exact random draws so old seeds replay.
+ * The others weight up the places where bugs hide: `churn` crashes and cuts off leaders just after
+ * they win (the Figure 8 shape: entries of an old term replicated by a new leader that dies before its
+ * own entry spreads), with slow disks and single-entry Apps; `membership` proposes changes often and
+ * meets each with a one-way partition of the leader and crashes of nodes whose write is in flight;
+ * `lossy` loses, duplicates and reorders many messages.
+ */
+export type FaultProfile = 'classic' | 'churn' | 'membership' | 'lossy';
+export const FAULT_PROFILES: FaultProfile[] = ['classic', 'churn', 'membership', 'lossy'];
+
+interface FaultRates {
+  crash: number;
+  partition: number;
+  oneWay: number;
+  heal: number;
+  /** membership change attempts per step while faults are on */
+  conf: number;
+  maxDrop: number;
+  maxDup: number;
+  /** per step: crash a node whose Ready is being written (its unsynced write is lost) */
+  crashWriting: number;
+  /** after a new leader or a proposed membership change: chance of a targeted fault a few steps later */
+  storm: number;
+  /** steps a crashed node stays down, at most */
+  maxDowntime: number;
+  node: SimNodeFaults;
+}
+
+const RATES: Record<FaultProfile, FaultRates> = {
+  classic: { crash: 0.006, partition: 0.005, oneWay: 0.3, heal: 0.01, conf: 0.01, maxDrop: 0.2, maxDup: 0.1, crashWriting: 0, storm: 0, maxDowntime: 150, node: NO_NODE_FAULTS },
+  churn: { crash: 0.004, partition: 0.004, oneWay: 0.5, heal: 0.015, conf: 0.01, maxDrop: 0.3, maxDup: 0.1, crashWriting: 0.004, storm: 0.8, maxDowntime: 40, node: { singleEntryApps: 0.5, slowWrite: 0.15 } },
+  membership: { crash: 0.004, partition: 0.005, oneWay: 0.6, heal: 0.012, conf: 0.04, maxDrop: 0.2, maxDup: 0.1, crashWriting: 0.004, storm: 0.6, maxDowntime: 80, node: { singleEntryApps: 0.3, slowWrite: 0.1 } },
+  lossy: { crash: 0.003, partition: 0.003, oneWay: 0.3, heal: 0.01, conf: 0.01, maxDrop: 0.45, maxDup: 0.3, crashWriting: 0.002, storm: 0, maxDowntime: 150, node: { singleEntryApps: 0.2, slowWrite: 0.05 } },
+};
+
+/**
+ * The options of one seed of a mixed hunt: profile and voter count derived from the seed alone, so a
+ * seed printed by a violation reproduces with the same options on its own.
+ */
+export function mixedOptions(seed: number, steps: number): SimOptions {
+  const r = new Rng(seed ^ 0x5eed5eed);
+  return { seed, steps, profile: FAULT_PROFILES[r.int(FAULT_PROFILES.length)], voters: [3, 5, 7][r.int(3)] };
+}
+
+interface ScheduledFault {
+  at: number;
+  kind: 'crash' | 'isolate' | 'isolate_out' | 'crash_writing';
+  node: number;
 }
 
 export class SimViolation extends Error {
@@ -35,6 +91,10 @@ export interface SimResult {
   snapshotsInstalled: number;
   confChanges: number;
   crashes: number;
+  /** client operations whose history passed the linearizability checker */
+  linearizableOps: number;
+  /** 1 when the checker's search budget ran out (neither passed nor failed) */
+  linearizabilityGaveUp: number;
 }
 
 interface InFlight {
@@ -89,7 +149,7 @@ export class Simulation {
   private leaderOfTerm = new Map<number, number>();
   private committed = new Map<number, Entry>();
   private maxCommitted = 0;
-  private logMatch = new Map<string, { prevTerm: number | undefined; data: Uint8Array }>();
+  private readonly logMatching = new LogMatching();
   private lastHard = new Map<number, { term: number; vote: number }>();
   private wasLeader = new Map<number, number>();
   private stats: SimResult;
@@ -98,6 +158,15 @@ export class Simulation {
   private faultsEnd: number;
   private healedOkOps = 0;
   private healedAt = Infinity;
+  private readonly rates: FaultRates;
+  private readonly maxVoters: number;
+  private readonly maxNodes: number;
+  private scheduled: ScheduledFault[] = [];
+  private lastLeaderSeen = '';
+  /** per node: the last in-memory log entry verified by checkMemoryLog (its prefix is unchanged while it is still there) */
+  private verified = new Map<number, { index: number; entry: Entry | null }>();
+  /** per node: the commit index last checked for durability */
+  private durableChecked = new Map<number, number>();
 
   constructor(private readonly opts: SimOptions) {
     const root = new Rng(opts.seed);
@@ -105,8 +174,13 @@ export class Simulation {
     this.netRng = root.fork();
     this.faultsEnd = opts.faults === false ? 0 : Math.floor(opts.steps * 0.7);
     if (this.faultsEnd === 0) this.healedAt = 0;
-    this.stats = { seed: opts.seed, steps: opts.steps, ops: { ok: 0, failed: 0, unknown: 0 }, leaderChanges: 0, snapshotsInstalled: 0, confChanges: 0, crashes: 0 };
-    const n = this.rng.chance(0.5) ? 3 : 5;
+    this.stats = { seed: opts.seed, steps: opts.steps, ops: { ok: 0, failed: 0, unknown: 0 }, leaderChanges: 0, snapshotsInstalled: 0, confChanges: 0, crashes: 0, linearizableOps: 0, linearizabilityGaveUp: 0 };
+    this.rates = RATES[opts.profile ?? 'classic'];
+    const drawn = this.rng.chance(0.5) ? 3 : 5;
+    const n = opts.voters ?? drawn;
+    if (!Number.isInteger(n) || n < 1 || n > 9) throw new Error(`voters must be 1..9, got ${n}`);
+    this.maxVoters = Math.max(5, n);
+    this.maxNodes = Math.max(12, n + 7);
     const voters: number[] = [];
     for (let i = 0; i < n; i++) voters.push(this.addNode().id);
     const conf = { voters, learners: [], addrs: Object.fromEntries(voters.map((v) => [v, `sim://${v}`])) };
@@ -122,7 +196,7 @@ export class Simulation {
       }
     }
     for (let c = 1; c <= 4; c++) this.clientBusy.set(c, false);
-    this.log(`start: ${n} voters ${voters.join(',')}, ${all ? 'all bootstrap' : 'seed bootstraps'}`);
+    this.log(`start: ${n} voters ${voters.join(',')}, ${all ? 'all bootstrap' : 'seed bootstraps'}, profile ${opts.profile ?? 'classic'}`);
   }
 
   private addNode(): SimNode {
@@ -133,7 +207,7 @@ export class Simulation {
       persisted: (nd, r) => this.onPersisted(nd, r),
       applied: (nd, e) => this.onApplied(nd, e),
       readState: (nd, ctx, index) => this.onReadState(nd, ctx, index),
-    }, CFG);
+    }, CFG, this.now < this.faultsEnd ? this.rates.node : { ...this.rates.node, slowWrite: 0 });
     this.nodes.set(id, node);
     return node;
   }
@@ -159,7 +233,7 @@ export class Simulation {
         this.expire();
         // Membership keeps changing after the faults stop, but not in the final stretch that must settle.
         if (this.now > this.faultsEnd && this.now < this.opts.steps - 400 && this.rng.chance(0.004)) this.membershipChange();
-        else if (this.now < this.faultsEnd && this.rng.chance(0.01)) this.membershipChange();
+        else if (this.now < this.faultsEnd && this.rng.chance(this.rates.conf)) this.membershipChange();
         this.checkSafety();
       }
       this.finishOps();
@@ -205,43 +279,90 @@ export class Simulation {
 
   private injectFaults(): void {
     const r = this.rng;
+    const rates = this.rates;
     if (r.chance(0.01)) {
-      this.dropRate = r.chance(0.5) ? 0 : r.next() * 0.2;
-      this.dupRate = r.chance(0.5) ? 0 : r.next() * 0.1;
+      this.dropRate = r.chance(0.5) ? 0 : r.next() * rates.maxDrop;
+      this.dupRate = r.chance(0.5) ? 0 : r.next() * rates.maxDup;
     }
     const live = [...this.nodes.values()].filter((n) => n.alive);
-    if (r.chance(0.006) && live.length > 0) {
-      const n = r.pick(live);
-      n.crash();
-      this.stats.crashes++;
-      this.failPendingOn(n.id);
-      this.restartAt.set(n.id, this.now + r.range(5, 150));
-      this.log(`crash node ${n.id}`);
+    if (r.chance(rates.crash) && live.length > 0) this.crash(r.pick(live), '');
+    if (rates.crashWriting > 0 && r.chance(rates.crashWriting)) {
+      const writing = live.filter((n) => n.writing);
+      if (writing.length > 0) this.crash(r.pick(writing), ' (its write in flight is lost)');
     }
+    if (rates.storm > 0) this.stormOnNewLeader();
+    this.runScheduled();
     for (const [id, at] of this.restartAt) {
       if (at <= this.now) {
         this.restartAt.delete(id);
         this.restart(id);
       }
     }
-    if (r.chance(0.005)) {
+    if (r.chance(rates.partition)) {
       const ids = [...this.nodes.keys()];
       r.shuffle(ids);
       const k = r.range(1, Math.max(1, Math.floor(ids.length / 2)));
-      const a = ids.slice(0, k);
-      const b = ids.slice(k);
-      const oneWay = r.chance(0.3);
-      for (const x of a) {
-        for (const y of b) {
-          this.cut.add(`${x}>${y}`);
-          if (!oneWay) this.cut.add(`${y}>${x}`);
-        }
-      }
-      this.log(`partition ${a.join(',')} ${oneWay ? '->|' : '|'} ${b.join(',')}`);
+      this.partition(ids.slice(0, k), ids.slice(k), r.chance(rates.oneWay));
     }
-    if (this.cut.size && r.chance(0.01)) {
+    if (this.cut.size && r.chance(rates.heal)) {
       this.cut.clear();
       this.log('partition healed');
+    }
+  }
+
+  private crash(n: SimNode, why: string): void {
+    n.crash();
+    this.stats.crashes++;
+    this.failPendingOn(n.id);
+    this.restartAt.set(n.id, this.now + this.rng.range(5, this.rates.maxDowntime));
+    this.log(`crash node ${n.id}${why}`);
+  }
+
+  /** Cuts every link from a to b (and b to a unless one-way). */
+  private partition(a: number[], b: number[], oneWay: boolean): void {
+    for (const x of a) {
+      for (const y of b) {
+        this.cut.add(`${x}>${y}`);
+        if (!oneWay) this.cut.add(`${y}>${x}`);
+      }
+    }
+    this.log(`partition ${a.join(',')} ${oneWay ? '->|' : '|'} ${b.join(',')}`);
+  }
+
+  /** A leader just won: sometimes crash it or cut its outgoing links a few steps later, before its no-op spreads. */
+  private stormOnNewLeader(): void {
+    const l = this.leader();
+    const key = l?.core ? `${l.id}@${l.core.term}` : '';
+    if (key === this.lastLeaderSeen) return;
+    this.lastLeaderSeen = key;
+    if (!l || !this.rng.chance(this.rates.storm)) return;
+    const x = this.rng.next();
+    const kind = x < 0.6 ? 'crash' : x < 0.85 ? 'isolate' : 'isolate_out';
+    this.scheduled.push({ at: this.now + this.rng.range(1, 12), kind, node: l.id });
+  }
+
+  /** A membership change was proposed: meet it with a one-way cut of the leader and a crash mid-write. */
+  private stormOnConfChange(leader: number): void {
+    if (this.rates.storm === 0 || this.now >= this.faultsEnd || !this.rng.chance(this.rates.storm)) return;
+    this.scheduled.push({ at: this.now + this.rng.range(0, 6), kind: 'isolate_out', node: leader });
+    const ids = [...this.nodes.keys()];
+    this.scheduled.push({ at: this.now + this.rng.range(1, 15), kind: 'crash_writing', node: this.rng.pick(ids) });
+  }
+
+  private runScheduled(): void {
+    const due = this.scheduled.filter((f) => f.at <= this.now);
+    if (due.length === 0) return;
+    this.scheduled = this.scheduled.filter((f) => f.at > this.now);
+    for (const f of due) {
+      const n = this.nodes.get(f.node);
+      if (!n?.alive) continue;
+      if (f.kind === 'crash') this.crash(n, ' (targeted)');
+      else if (f.kind === 'crash_writing') {
+        const writing = [...this.nodes.values()].filter((x) => x.alive && x.writing);
+        if (writing.length > 0) this.crash(this.rng.pick(writing), ' (its write in flight is lost)');
+      } else {
+        this.partition([n.id], [...this.nodes.keys()].filter((x) => x !== n.id), f.kind === 'isolate_out');
+      }
     }
   }
 
@@ -259,6 +380,7 @@ export class Simulation {
     this.cut.clear();
     this.dropRate = 0;
     this.dupRate = 0;
+    for (const n of this.nodes.values()) n.calm();
     for (const id of this.restartAt.keys()) this.restart(id);
     this.restartAt.clear();
     for (const n of this.nodes.values()) if (!n.alive) this.restart(n.id);
@@ -289,22 +411,25 @@ export class Simulation {
           core.proposeConfChange({ type: 'promote', node: id });
           this.log(`propose promote ${id} at leader ${l.id}`);
           this.stats.confChanges++;
+          this.stormOnConfChange(l.id);
         } else if (r.chance(0.1)) {
           core.proposeConfChange({ type: 'remove', node: id });
           this.log(`propose remove learner ${id} at leader ${l.id}`);
           this.stats.confChanges++;
         }
-      } else if (choice === 0 && conf.voters.length < 5 && this.nodes.size < 12) {
+      } else if (choice === 0 && conf.voters.length < this.maxVoters && this.nodes.size < this.maxNodes) {
         const n = this.addNode();
         n.start();
         core.proposeConfChange({ type: 'add_learner', node: n.id, addr: `sim://${n.id}` });
         this.log(`propose add learner ${n.id} at leader ${l.id}`);
         this.stats.confChanges++;
+        this.stormOnConfChange(l.id);
       } else if (choice === 1 && conf.voters.length > 3) {
         const victim = r.pick(conf.voters);
         core.proposeConfChange({ type: 'remove', node: victim });
         this.log(`propose remove voter ${victim} at leader ${l.id}`);
         this.stats.confChanges++;
+        this.stormOnConfChange(l.id);
       }
     } catch (e) {
       if (!(e instanceof ConfChangeError || e instanceof NotLeaderError || e instanceof RaftError)) throw e;
@@ -428,7 +553,7 @@ export class Simulation {
     // State machine safety: every node applies the same entry at an index.
     const c = this.committed.get(e.index);
     if (c) {
-      if (c.term !== e.term || !Buffer.from(c.data).equals(Buffer.from(e.data))) {
+      if (c.term !== e.term || !sameBytes(c.data, e.data)) {
         this.fail(`state machine safety: node ${node.id} applied ${e.index}@${e.term}, committed is ${c.index}@${c.term}`);
       }
     } else {
@@ -463,18 +588,52 @@ export class Simulation {
       if (c && c.term !== s.term) this.fail(`node ${id} installed snapshot ${s.index}@${s.term}, committed is @${c.term}`);
       this.log(`node ${id} installs snapshot at ${s.index}@${s.term}`);
     }
-    // Log matching: entries with the same index and term have the same data and the same predecessor term.
-    const core = node.core;
-    for (const e of r.entries) {
-      const k = `${e.index}:${e.term}`;
-      const prevTerm = core?.log.term(e.index - 1);
-      const seen = this.logMatch.get(k);
-      if (seen) {
-        if (!Buffer.from(seen.data).equals(Buffer.from(e.data))) this.fail(`log matching: two different entries at ${k}`);
-        if (seen.prevTerm !== undefined && prevTerm !== undefined && seen.prevTerm !== prevTerm) {
-          this.fail(`log matching: entry ${k} follows term ${prevTerm} on node ${id} but ${seen.prevTerm} elsewhere`);
-        }
-      } else this.logMatch.set(k, { prevTerm, data: e.data });
+    const v = this.logMatching.checkWrite(id, node.disk, r.entries);
+    if (v) this.fail(v);
+  }
+
+  /**
+   * The in-memory log of a node: terms never go down along it and it agrees with every other log
+   * (log matching). Only entries after the last verified one are checked: while that entry object is
+   * still at its index, nothing before it changed (truncation removes suffixes, compaction prefixes).
+   */
+  private checkMemoryLog(n: SimNode): void {
+    const log = (n.core as NonNullable<SimNode['core']>).log;
+    const v = this.verified.get(n.id);
+    const unchanged = v !== undefined && v.entry !== null && log.entry(v.index) === v.entry;
+    const from = unchanged ? v.index + 1 : log.offset + 1;
+    let prevTerm = log.term(from - 1);
+    for (let i = from; i <= log.lastIndex(); i++) {
+      const e = log.entry(i) as Entry;
+      const violation = this.logMatching.check(n.id, 'memory', e, prevTerm);
+      if (violation) this.fail(violation);
+      prevTerm = e.term;
+    }
+    const last = log.lastIndex();
+    this.verified.set(n.id, { index: last, entry: log.entry(last) ?? null });
+  }
+
+  /**
+   * Durability: an entry a leader counts as committed is on the disks of enough voters of its
+   * configuration that every quorum holds it (a majority for an odd group), so no crash of any
+   * minority and no election can lose it. Checked each time a leader's commit index moves, and for
+   * the highest committed entry every step (a later truncation or lost write would show there).
+   */
+  private checkDurable(leader: SimNode, index: number, what: string): void {
+    const core = leader.core as NonNullable<SimNode['core']>;
+    const voters = core.conf.voters;
+    const term = this.committed.get(index)?.term ?? core.log.term(index);
+    if (term === undefined) return;
+    let holders = 0;
+    for (const v of voters) {
+      const disk = this.nodes.get(v)?.disk;
+      if (!disk) continue;
+      // A snapshot at or past the index holds it in the state it captured.
+      if (disk.offset >= index || disk.termAt(index) === term) holders++;
+    }
+    const quorum = Math.floor(voters.length / 2) + 1;
+    if (holders < voters.length - quorum + 1) {
+      this.fail(`durability: ${what} ${index}@${term} is on the disks of ${holders} of voters ${voters.join(',')} (leader ${leader.id}, term ${core.term}): a quorum without it exists`);
     }
   }
 
@@ -509,12 +668,19 @@ export class Simulation {
       for (let i = from; i <= core.log.committed; i++) {
         const e = core.log.entry(i);
         const c = this.committed.get(i);
-        if (e && c && (e.term !== c.term || !Buffer.from(e.data).equals(Buffer.from(c.data)))) {
+        if (e && c && (e.term !== c.term || !sameBytes(e.data, c.data))) {
           this.fail(`node ${n.id} has committed ${i}@${e.term} but ${i}@${c.term} was committed`);
         }
       }
       if (core.applied > core.log.committed) this.fail(`node ${n.id} applied ${core.applied} beyond commit ${core.log.committed}`);
+      this.checkMemoryLog(n);
+      if (core.role === 'leader' && core.log.committed > (this.durableChecked.get(n.id) ?? 0)) {
+        this.durableChecked.set(n.id, core.log.committed);
+        this.checkDurable(n, core.log.committed, 'commit index');
+      }
     }
+    const l = this.leader();
+    if (l && this.maxCommitted > 0) this.checkDurable(l, this.maxCommitted, 'committed entry');
   }
 
   private checkLiveness(): void {
@@ -534,6 +700,8 @@ export class Simulation {
 
   private checkLinearizable(): void {
     const res = checkOperations(kvModel, this.history);
+    if (res.ok === true) this.stats.linearizableOps = this.history.length;
+    if (res.ok === 'unknown') this.stats.linearizabilityGaveUp = 1;
     if (res.ok === false) {
       const part = kvModel.partition ? kvModel.partition(this.history)[res.partition] : this.history;
       const lines = part.slice(-40).map((o) => `  client ${o.clientId} ${JSON.stringify(o.input)} call ${o.call} ret ${o.ret ?? '?'} -> ${o.output ?? ''}`);
