@@ -134,14 +134,18 @@ function summary(t: Totals, seconds: number): string {
   );
 }
 
+/** The figures so far (complete: false while running, so a long hunt cut short still tells what it covered). */
+function writeJson(t: Totals, seconds: number, complete: boolean): void {
+  if (!jsonOut) return;
+  mkdirSync(dirname(jsonOut), { recursive: true });
+  writeFileSync(jsonOut, JSON.stringify({ start, seeds, steps, profile, voters: voters ?? null, faults, workers, seconds, complete, totals: t }, null, 2) + '\n');
+}
+
 function finish(t: Totals, t0: number): void {
   const seconds = (Date.now() - t0) / 1000;
   console.log(summary(t, seconds));
   if (Object.keys(t.byProfile).length > 1 || profile === 'mixed') console.log(`  seeds by profile ${JSON.stringify(t.byProfile)}, by voters ${JSON.stringify(t.byVoters)}`);
-  if (jsonOut) {
-    mkdirSync(dirname(jsonOut), { recursive: true });
-    writeFileSync(jsonOut, JSON.stringify({ start, seeds, steps, profile, voters: voters ?? null, faults, workers, seconds, totals: t }, null, 2) + '\n');
-  }
+  writeJson(t, seconds, true);
 }
 
 async function parent(): Promise<void> {
@@ -184,6 +188,7 @@ async function parent(): Promise<void> {
         const rate = total.seeds / ((Date.now() - t0) / 1000);
         const eta = (seeds - total.seeds) / rate;
         console.error(`  ${total.seeds}/${seeds} seeds, ${rate.toFixed(1)} seeds/s, ETA ${Math.ceil(eta)} s`);
+        writeJson(total, (Date.now() - t0) / 1000, false);
       }
     }
   };
