@@ -84,7 +84,10 @@ function add(a: Totals, b: Totals): void {
 }
 
 function optionsFor(seed: number): SimOptions {
-  if (profile === 'mixed') return { ...sim.mixedOptions(seed, steps), faults };
+  if (profile === 'mixed') {
+    const o = sim.mixedOptions(seed, steps);
+    return { ...o, faults, voters: voters ?? o.voters };
+  }
   return { seed, steps, faults, profile, voters };
 }
 
