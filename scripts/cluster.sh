@@ -35,7 +35,7 @@ alive() { local p; p="$(pid_of "$1")"; [ -n "$p" ] && kill -0 "$p" 2>/dev/null; 
 launch() { # id [extra env...]
   local id="$1"; shift
   if alive "$id"; then echo "node $id already running (pid $(pid_of "$id"))"; return; fi
-  mkdir -p "$RUN_DIR/data/$id"
+  (umask 077; mkdir -p "$RUN_DIR/data/$id") # the node refuses a data directory others can read
   env STRATA_NODE_ID="$id" STRATA_PORT="$((BASE_PORT + id))" STRATA_HOST=127.0.0.1 \
     STRATA_DATA_DIR="$RUN_DIR/data/$id" "$@" \
     nohup node --import tsx packages/server/src/main.ts >> "$RUN_DIR/logs/$id.log" 2>&1 &

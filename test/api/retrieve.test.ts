@@ -171,6 +171,9 @@ describe('retrieve over consolidated memory', () => {
     const benKey = await client.createApiKey({ user_ids: ['ben'], role: 'read' });
     const other = new StrataClient({ baseUrl: server.url, apiKey: acmeKey.key });
     try {
+      // ana's data was written with unscoped credentials: she is of no org until an admin says so (CONTRACT §1)
+      expect((await other.raw('POST', `/v1/users/ana/streams/${S1}/retrieve`, { body: { query: 'billing', org_id: 'acme' } })).status).toBe(403);
+      expect((await client.raw('PUT', '/v1/users/ana/org', { body: { org_id: 'acme' } })).status).toBe(200);
       expect((await other.retrieve('ana', S1, { query: 'billing', org_id: 'acme' })).results.length).toBeGreaterThan(0);
       const wrongOrg = await other.raw('POST', `/v1/users/ana/streams/${S1}/retrieve`, { body: { query: 'billing', org_id: 'globex' } });
       expect(wrongOrg.status).toBe(403);

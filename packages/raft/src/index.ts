@@ -11,6 +11,7 @@ export { RaftHost, seededRandom, type RaftHostOptions } from './driver/host';
 export { RaftGroup, DEFAULT_GROUP_OPTIONS, type GroupOptions, type GroupStatus, type MemberStatus, type ProposeResult } from './driver/group';
 export type { StateMachine, AppliedEntry, SnapshotData, EntryKind } from './driver/state-machine';
 export { LevelStorage, type StoredGroup, type BatchOp } from './storage/level-storage';
-export { HttpTransport, startRaftServer, sign, type HttpTransportOptions } from './transport/http';
+export { HttpTransport, startRaftServer, sign, signedHeaders, bodyDigest, type HttpTransportOptions, type SignedHeaders } from './transport/http';
+export { ReplayGuard } from './transport/replay';
 export { LocalTransportHub, type Transport, type InboundHandler } from './transport/transport';
 export { encodeBatch, decodeBatch, type GroupMessage } from './transport/codec';

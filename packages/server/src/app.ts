@@ -3,7 +3,10 @@ import express, { type NextFunction, type Request, type Response } from 'express
 import type { Logger } from 'pino';
 import { StrataError, notFound } from '@strata/store';
 import type { AuthService } from './auth/service';
-import { requireOrg, requireRole, requireUser, type Principal } from './auth/principal';
+import { requireRole, type Principal } from './auth/principal';
+import { authorizeRoute, defaultScope, precheckRoute, type ScopeGuard } from './auth/scope';
+import { routeWrites } from './cluster/forward';
+import { jsonBodyReader } from './http/body';
 import type { RouteContext, RouteSpec } from './http/route';
 import type { Metrics } from './metrics';
 import { checkIdentifier, checkUuid, type Validator } from './validation';
@@ -11,6 +14,8 @@ import { checkIdentifier, checkUuid, type Validator } from './validation';
 export interface AppDeps {
   routes: RouteSpec[];
   auth: AuthService;
+  /** the scope checks every route goes through (auth/scope.ts) */
+  scope: ScopeGuard;
   validator: Validator;
   metrics: Metrics;
   logger: Logger;
@@ -39,27 +44,10 @@ function sendError(res: Response, err: StrataError): void {
 
 /** Maps anything thrown to the contract's envelope; unknown errors are 500 `internal`, logged with the request id. */
 function toStrataError(err: unknown, logger: Logger, req: Request): StrataError {
-  if (err instanceof StrataError) return err;
-  const e = err as { type?: string; status?: number; message?: string };
-  switch (e.type) {
-    case 'entity.parse.failed':
-      return new StrataError(400, 'invalid_json', 'The request body is not valid JSON (an object or array is expected).');
-    case 'entity.too.large':
-      return new StrataError(413, 'payload_too_large', 'The request body is larger than server.body_limit.');
-    case 'encoding.unsupported':
-    case 'charset.unsupported':
-      return new StrataError(415, 'unsupported_media_type', 'The body must be UTF-8 JSON.');
-    case 'request.aborted':
-    case 'request.size.invalid':
-      return new StrataError(400, 'invalid_request', 'The request body was incomplete.');
-  }
+  if (err instanceof StrataError) return err; // body errors too: http/body.ts maps them
   if (err instanceof URIError) return new StrataError(400, 'invalid_request', 'The URL has malformed percent-encoding.');
   logger.error({ err, request_id: req.headers['x-request-id'] }, 'unhandled error');
   return new StrataError(500, 'internal', 'Internal error; the server log has details under this request id.');
-}
-
-function hasBody(req: Request): boolean {
-  return req.headers['transfer-encoding'] !== undefined || Number(req.headers['content-length'] ?? 0) > 0;
 }
 
 /** A fixed one-second window per client address: enough to shed a runaway client without shared state. */
@@ -105,14 +93,9 @@ export function createApp(deps: AppDeps): express.Express {
 
   app.use(rateLimiter(deps.rateLimitPerSecond));
 
-  const json = express.json({ limit: deps.bodyLimit, type: () => true });
-  app.use((req, res, next) => {
-    if (!['POST', 'PUT', 'PATCH', 'DELETE'].includes(req.method) || !hasBody(req)) return next();
-    if (!req.is('application/json') && !req.is('application/*+json')) {
-      return next(new StrataError(415, 'unsupported_media_type', 'Send the body as JSON with Content-Type: application/json.'));
-    }
-    json(req, res, next);
-  });
+  // Read by a matched route once the caller is authenticated (handle): no unauthenticated client makes
+  // the node inflate and parse a body, and credentials are judged before the body is.
+  const readBody = jsonBodyReader(deps.bodyLimit);
 
   app.use((req, _res, next) => {
     const retired = RETIRED.find(([pattern]) => pattern.test(req.path));
@@ -123,7 +106,7 @@ export function createApp(deps: AppDeps): express.Express {
   for (const route of deps.routes) {
     app[route.method](route.path, (req: Request, res: Response, next: NextFunction) => {
       res.locals.route = route.path;
-      handle(route, req, res, deps).catch(next);
+      handle(route, req, res, deps, readBody).catch(next);
     });
   }
 
@@ -148,31 +131,28 @@ function pathMatches(pattern: string, path: string): boolean {
   return re.test(path);
 }
 
-async function handle(route: RouteSpec, req: Request, res: Response, deps: AppDeps): Promise<void> {
+async function handle(route: RouteSpec, req: Request, res: Response, deps: AppDeps, readBody: (req: Request, res: Response) => Promise<void>): Promise<void> {
   let principal: Principal | null = null;
   if (route.auth !== 'public') {
     const key = req.headers['x-api-key'];
     principal = await deps.auth.authenticate(req.headers.authorization, Array.isArray(key) ? key[0] : key);
     requireRole(principal, route.auth);
   }
+  await readBody(req, res);
   const params: Record<string, string> = { ...(req.params as Record<string, string>) };
-  if (params.user_id !== undefined) {
-    checkIdentifier(params.user_id, '/user_id');
-    if (principal) requireUser(principal, params.user_id);
-  }
-  if (params.org_id !== undefined) {
-    checkIdentifier(params.org_id, '/org_id');
-    if (principal) requireOrg(principal, params.org_id);
-  }
+  if (params.user_id !== undefined) checkIdentifier(params.user_id, '/user_id');
+  if (params.org_id !== undefined) checkIdentifier(params.org_id, '/org_id');
+  const scope = route.scope ?? defaultScope(route.path);
+  if (principal) precheckRoute(principal, scope, params);
   if (params.stream_id !== undefined) params.stream_id = checkUuid(params.stream_id, '/stream_id');
   let body: unknown = req.body;
   if (route.body) {
     body = deps.validator.check(route.body, body ?? {});
-    const org = (body as { org_id?: string | null }).org_id;
-    if (principal) requireOrg(principal, org);
   }
   const ctx: RouteContext = { req, res, principal, params, query: req.query as Record<string, unknown>, body };
   const run = async () => {
+    // On the node that runs the route (after forwarding), against its replica: see auth/scope.ts.
+    if (principal) await authorizeRoute(deps.scope, principal, scope, { params, body, query: ctx.query, write: routeWrites(route) });
     const answer = await route.handler(ctx);
     if (!res.headersSent) res.status(200).json(answer);
   };

@@ -21,6 +21,10 @@ export interface Config {
     shutdown_grace_s: number;
     /** requests per second per client address on /v1 (0 = unlimited) */
     rate_limit_per_s: number;
+    /** milliseconds a client has to send the whole header block (then 408) */
+    headers_timeout_ms: number;
+    /** milliseconds a client has to send the whole request, body included (then 408); bounds a dribbled body */
+    request_timeout_ms: number;
   };
   storage: { data_dir: string };
   auth: {
@@ -32,6 +36,10 @@ export interface Config {
     login_max_attempts: number;
     /** seconds */
     login_window: number;
+    /** password hashes (scrypt, on libuv's shared thread pool) computed at once; more wait in a queue */
+    hash_concurrency: number;
+    /** logins waiting for a hash slot at most; beyond, 503 with Retry-After */
+    hash_queue: number;
   };
   ingest: { max_batch: number; metadata_max_bytes: number; idempotency_ttl: number; max_content_bytes: number };
   retrieval: { max_limit: number; max_media_bytes: number };
@@ -46,6 +54,10 @@ export interface Config {
     join: string | null;
     /** this node's own base URL as peers reach it (default: from peers, else http://127.0.0.1:<port>) */
     advertise_url: string | null;
+    /** seconds a signed peer request's timestamp may differ from this node's clock (older or newer: 401) */
+    peer_clock_skew_s: number;
+    /** bytes of peer request bodies received at once, all peers together (beyond: 503, Raft resends) */
+    peer_inflight_bytes: number;
   };
   raft: { auto_initialize: boolean; bootstrap_seed_node_id: number | null; tick_ms: number; election_ticks: number; heartbeat_ticks: number };
   embedding: { provider: 'local' | 'openai' | 'hashing'; base_url: string | null; api_key: string | null; model: string | null; dimensions: number | null };
@@ -74,6 +86,11 @@ export interface Config {
     prune_scan_per_pass: number;
     /** units deleted per pass and shard at most */
     prune_max_per_pass: number;
+    /**
+     * bytes (estimated) of per-user derived indexes a node keeps, over all its shards; beyond, the least
+     * recently used users are dropped and rebuilt from LevelDB on next use (indexes/index-cache.ts)
+     */
+    index_cache_bytes: number;
   };
   log: { level: 'trace' | 'debug' | 'info' | 'warn' | 'error' | 'fatal' | 'silent' };
 }
@@ -96,6 +113,8 @@ export const CONFIG_SCHEMA = {
       metrics_auth: bool(false),
       shutdown_grace_s: int(0, 10),
       rate_limit_per_s: int(0, 0),
+      headers_timeout_ms: int(100, 10_000),
+      request_timeout_ms: int(100, 60_000),
     }),
     storage: section({ data_dir: { ...str, minLength: 1, default: './data' } }),
     auth: section({
@@ -105,6 +124,8 @@ export const CONFIG_SCHEMA = {
       api_key: { type: ['string', 'null'], minLength: 8, default: null },
       login_max_attempts: int(1, 5),
       login_window: int(1, 15 * 60),
+      hash_concurrency: int(1, 1),
+      hash_queue: int(0, 16),
     }),
     ingest: section({
       max_batch: int(1, 1000),
@@ -124,6 +145,8 @@ export const CONFIG_SCHEMA = {
       forward_timeout_ms: int(100, 5000),
       join: { type: ['string', 'null'], pattern: '^https?://', default: null },
       advertise_url: { type: ['string', 'null'], pattern: '^https?://', default: null },
+      peer_clock_skew_s: int(1, 30, 3600),
+      peer_inflight_bytes: int(1 << 20, 128 << 20),
     }),
     raft: section({
       auto_initialize: bool(true),
@@ -151,6 +174,7 @@ export const CONFIG_SCHEMA = {
       prune_interval_ms: int(1000, 3_600_000),
       prune_scan_per_pass: int(1, 5000),
       prune_max_per_pass: int(1, 200),
+      index_cache_bytes: int(0, 256 * 1024 * 1024),
     }),
     log: section({ level: { enum: ['trace', 'debug', 'info', 'warn', 'error', 'fatal', 'silent'], default: 'info' } }),
   },
@@ -272,6 +296,9 @@ export function validateConfig(raw: Raw, sources = new Map<string, string>()): C
     throw new ConfigError(`Invalid configuration: ${[...new Set(messages)].join('; ')}`);
   }
   const config = copy as unknown as Config;
+  if (config.server.headers_timeout_ms > config.server.request_timeout_ms) {
+    throw new ConfigError(`Invalid configuration: 'server.headers_timeout_ms' (${config.server.headers_timeout_ms}) must not exceed 'server.request_timeout_ms' (${config.server.request_timeout_ms}): the headers are part of the request`);
+  }
   if (config.cluster.peers.length > 0 && !config.cluster.peers.some((p) => p.id === config.cluster.node_id)) {
     throw new ConfigError(`Invalid configuration: 'cluster.node_id' ${config.cluster.node_id} is not one of the ids in 'cluster.peers' (STRATA_PEERS)`);
   }

@@ -1,8 +1,11 @@
 import { ConfigError, loadConfig } from './config';
 import { StrataNode } from './node';
+import { OWNER_ONLY_UMASK } from './data-dir';
 
 /** `strata [--config file.toml]`: start one node and stop it gracefully on SIGTERM/SIGINT. */
 async function main(): Promise<void> {
+  // Before anything is created: LevelDB files, the admin password file and logs are owner-only.
+  process.umask(OWNER_ONLY_UMASK);
   const args = process.argv.slice(2);
   const at = args.indexOf('--config');
   let config;
@@ -30,6 +33,11 @@ async function main(): Promise<void> {
 }
 
 main().catch((err) => {
+  // A configuration the node refuses only once it looks at it (the data directory's modes): exit 2 too.
+  if (err instanceof ConfigError) {
+    process.stderr.write(`strata: ${err.message}\n`);
+    process.exit(2);
+  }
   process.stderr.write(`strata: failed to start: ${err instanceof Error ? err.message : String(err)}\n`);
   process.exit(1);
 });

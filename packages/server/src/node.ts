@@ -10,15 +10,21 @@ import { ClusterRuntime, RAFT_PREFIX, selfUrlOf } from './cluster/runtime';
 import { startCluster } from './cluster/start';
 import { clusterRoutes } from './routes/cluster';
 import { createApp } from './app';
+import { answerClientErrors } from './http/client-errors';
+import { prepareDataDir } from './data-dir';
+import { ScopeGuard } from './auth/scope';
 import { AuthService } from './auth/service';
+import { UserOrgs } from './auth/user-orgs';
 import type { Config } from './config';
 import type { RouteSpec } from './http/route';
 import { Metrics } from './metrics';
 import { authRoutes } from './routes/auth';
+import { userRoutes } from './routes/users';
 import { eventRoutes } from './routes/events';
 import { healthRoutes } from './routes/health';
 import { metricsRoutes } from './routes/metrics';
 import { statusRoutes } from './routes/status';
+import { failedEventRoutes } from './routes/failed-events';
 import { memoryRoutes } from './routes/memories';
 import { edgeRoutes } from './routes/edges';
 import { memoryMaintenanceRoutes } from './routes/memory-maintenance';
@@ -26,6 +32,7 @@ import { orgRoutes } from './routes/org';
 import { taskRoutes } from './routes/tasks';
 import { createProviders } from './providers';
 import { DerivedIndexes } from './indexes/derived';
+import { IndexCache } from './indexes/index-cache';
 import { RetrievalService } from './indexes/retrieval-service';
 import { contextRoutes } from './routes/context';
 import { retrieveRoutes } from './routes/retrieve';
@@ -35,6 +42,16 @@ import { ReinforcementBatcher, reinforcementSettings } from './workers/reinforce
 import type { Services } from './services';
 import { ShardRouter, type Shard } from './shards';
 import { Validator } from './validation';
+
+/**
+ * How long a client may take to send a request (Node's defaults keep a dribbled request open for
+ * 300 s). Node checks these at an interval (default 30 s); checking at a quarter of the headers
+ * timeout (at most every second) keeps the actual limit close to the configured one.
+ */
+function serverTimeouts(config: Config) {
+  const { headers_timeout_ms: headersTimeout, request_timeout_ms: requestTimeout } = config.server;
+  return { headersTimeout, requestTimeout, connectionsCheckingInterval: Math.max(25, Math.min(1000, Math.floor(headersTimeout / 4))) };
+}
 
 /** Refuses to open a data directory made with another shard count: users would land on the wrong shard. */
 function checkLayout(dataDir: string, shards: number): void {
@@ -77,7 +94,7 @@ export class StrataNode {
 
   static async start(config: Config, options: { logger?: Logger } = {}): Promise<StrataNode> {
     const logger = options.logger ?? pino({ level: config.log.level, base: { node_id: config.cluster.node_id } });
-    mkdirSync(config.storage.data_dir, { recursive: true });
+    prepareDataDir(config.storage.data_dir); // 0700, refused when open to others (before any store opens)
     checkLayout(config.storage.data_dir, config.cluster.shards);
     // Before any storage is opened: a provider that cannot be built (e.g. local vectors not prepared) stops the start.
     const providers = await createProviders(config);
@@ -87,7 +104,8 @@ export class StrataNode {
       res.writeHead(503, { 'content-type': 'application/json', 'retry-after': '1' }).end('{"error":"The node is starting; retry shortly.","code":"unavailable"}');
     };
     let raft: RequestListener = serve;
-    const server = createServer((req, res) => ((req.url ?? '').startsWith(RAFT_PREFIX) ? raft(req, res) : serve(req, res)));
+    const server = createServer(serverTimeouts(config), (req, res) => ((req.url ?? '').startsWith(RAFT_PREFIX) ? raft(req, res) : serve(req, res)));
+    answerClientErrors(server);
     await new Promise<void>((resolve, reject) => {
       server.once('error', reject);
       server.listen(config.server.port, config.server.host, () => resolve());
@@ -101,11 +119,16 @@ export class StrataNode {
     // Raft snapshot install replaces the whole state: the shard then gets a fresh manager (built
     // lazily from LevelDB), and the one listener always feeds the current manager.
     const indexes = new Map<number, DerivedIndexes>();
+    // One byte budget for the users' indexes of every shard (memory.index_cache_bytes).
+    const indexCache = new IndexCache(config.memory.index_cache_bytes);
     for (const shard of shards) {
-      const fresh = () => new DerivedIndexes({ db: shard.db, embedder: providers.embedder, logger });
+      const fresh = () => new DerivedIndexes({ db: shard.db, embedder: providers.embedder, logger, cache: indexCache });
       indexes.set(shard.id, fresh());
       shard.sm.onApplied((_index, command, result) => indexes.get(shard.id)!.onApplied(command, result));
-      shard.sm.onRestored(() => indexes.set(shard.id, fresh()));
+      shard.sm.onRestored(() => {
+        indexes.get(shard.id)?.release(); // its entries leave the shared budget
+        indexes.set(shard.id, fresh());
+      });
     }
     // Retrieval reinforcement: answers note their top units; one memory.reinforce per shard every few seconds.
     const reinforcement = new ReinforcementBatcher({ shardOf: (userId) => router.forUser(userId), logger, ...reinforcementSettings(config) });
@@ -115,8 +138,9 @@ export class StrataNode {
     const metrics = new Metrics();
     const auth = new AuthService(config, router.meta().db, router.meta().log, logger);
     let open = true;
+    const userOrgs = new UserOrgs(router);
     const services: Services = {
-      config, logger, metrics, auth, shards: router, retrieval, providers,
+      config, logger, metrics, auth, scope: new ScopeGuard(userOrgs), userOrgs, shards: router, retrieval, providers,
       isReady: () => open && shards.every((s) => s.log.isLeader() || s.log.status().leader !== null),
     };
     metrics.gauge('strata_pending_events', 'Events waiting for consolidation on this node', async () =>
@@ -124,6 +148,10 @@ export class StrataNode {
     const sumCounter = async (name: string) => (await Promise.all(shards.map((s) => s.db.counter(name)))).reduce((a, b) => a + b, 0);
     metrics.gauge('strata_failed_events', 'Events consolidation gave up on (on this node)', () => sumCounter('failed'));
     metrics.gauge('strata_memory_units', 'L1 and L2 memory units stored on this node', () => sumCounter('units'));
+    metrics.gauge('strata_index_cache_bytes', "Estimated bytes of the users' derived indexes held (budget: memory.index_cache_bytes)", () => indexCache.bytes);
+    metrics.gauge('strata_index_cache_entries', 'Users whose derived indexes are held', () => indexCache.size);
+    metrics.gauge('strata_index_cache_evictions', 'Users dropped from the index cache to stay within its budget, since start', () => indexCache.evictions);
+    metrics.gauge('strata_index_cache_builds', "Users' derived indexes built from LevelDB (first use or after eviction), since start", () => indexCache.builds);
     for (const shard of shards) {
       metrics.gauge(`strata_applied_index_shard_${shard.id}`, `Applied log index of shard ${shard.id}`, () => shard.sm.appliedIndex());
     }
@@ -144,8 +172,10 @@ export class StrataNode {
       ...healthRoutes(services, () => routes),
       ...metricsRoutes(services),
       ...authRoutes(services),
+      ...userRoutes(services),
       ...eventRoutes(services),
       ...statusRoutes(services),
+      ...failedEventRoutes(services),
       ...memoryRoutes(services),
       ...taskRoutes(services),
       ...edgeRoutes(services),
@@ -156,7 +186,7 @@ export class StrataNode {
       ...contextRoutes(services.retrieval),
     );
     const app = createApp({
-      routes, auth, validator: new Validator(), metrics, logger,
+      routes, auth, scope: services.scope, validator: new Validator(), metrics, logger,
       bodyLimit: config.server.body_limit, rateLimitPerSecond: config.server.rate_limit_per_s,
       // A write reaching a node that does not lead its shard runs on the leader (CONTRACT.md §10).
       forward: (route, ctx, run) => routeWrites(route)

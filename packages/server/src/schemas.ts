@@ -7,8 +7,12 @@ import { RELATIONS } from '@strata/store';
 
 const nullable = (schema: Record<string, unknown>) => ({ ...schema, type: [schema.type as string, 'null'] });
 
-/** user_id, org_id, agent_id: 1 to 256 bytes of UTF-8, no control characters (bytes are checked in code). */
-export const IDENTIFIER = { type: 'string', minLength: 1, maxLength: 256, pattern: '^[^\\u0000-\\u001f\\u007f]+$' } as const;
+/**
+ * user_id, org_id, agent_id: 1 to 256 bytes of UTF-8, no control characters (C0, DEL, C1). maxLength
+ * counts characters, so `x-max-bytes` (validation.ts) bounds the bytes; maxLength stays as the hint
+ * for generators and readers of the OpenAPI document.
+ */
+export const IDENTIFIER = { type: 'string', minLength: 1, maxLength: 256, 'x-max-bytes': 256, pattern: '^[^\\u0000-\\u001f\\u007f-\\u009f]+$' } as const;
 export const UUID_PATTERN = '^[0-9a-fA-F]{8}-[0-9a-fA-F]{4}-[0-9a-fA-F]{4}-[0-9a-fA-F]{4}-[0-9a-fA-F]{12}$';
 export const UUID = { type: 'string', pattern: UUID_PATTERN } as const;
 
@@ -78,6 +82,10 @@ export const SCHEMAS = {
       user_ids: { type: ['array', 'null'], items: IDENTIFIER, minItems: 1, maxItems: 10000 },
       role: { type: ['string', 'null'], enum: ['read', 'write', 'admin', null], description: 'default write' },
     },
+  },
+  UserOrg: {
+    type: 'object', required: ['org_id'],
+    properties: { org_id: { ...nullable(IDENTIFIER), description: "the user's organization; null: none" } },
   },
   Event: EVENT,
   EventBatch: {

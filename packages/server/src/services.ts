@@ -1,5 +1,7 @@
 import type { Logger } from 'pino';
+import type { ScopeGuard } from './auth/scope';
 import type { AuthService } from './auth/service';
+import type { UserOrgs } from './auth/user-orgs';
 import type { Config } from './config';
 import type { RetrievalService } from './indexes/retrieval-service';
 import type { Metrics } from './metrics';
@@ -12,6 +14,10 @@ export interface Services {
   logger: Logger;
   metrics: Metrics;
   auth: AuthService;
+  /** the scope checks (CONTRACT §1) every surface goes through */
+  scope: ScopeGuard;
+  /** the user → organization records (replicated) */
+  userOrgs: UserOrgs;
   shards: ShardRouter;
   /** hybrid retrieval over the derived indexes of every local shard (retrieve and context routes) */
   retrieval: RetrievalService;

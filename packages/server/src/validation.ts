@@ -1,5 +1,6 @@
-import Ajv, { type ErrorObject, type ValidateFunction } from 'ajv';
+import Ajv, { type ErrorObject, type SchemaValidateFunction, type ValidateFunction } from 'ajv';
 import addFormats from 'ajv-formats';
+import { fullFormats } from 'ajv-formats/dist/formats';
 import { badRequest, type ErrorDetail } from '@strata/store';
 import { SCHEMAS, type SchemaName } from './schemas';
 
@@ -22,6 +23,11 @@ export class Validator {
   constructor() {
     const ajv = new Ajv({ allErrors: true, strict: false });
     addFormats(ajv);
+    // RFC 3339 allows a leap second (23:59:60) and lowercase t/z; a JavaScript Date holds neither the
+    // one nor, on every engine, the other. A time the server could not store is refused here, as 400.
+    const rfc3339 = fullFormats['date-time'] as { validate: (s: string) => boolean };
+    ajv.addFormat('date-time', { type: 'string', validate: (s: string) => rfc3339.validate(s) && Number.isFinite(Date.parse(s)) });
+    ajv.addKeyword({ keyword: MAX_BYTES, type: 'string', schemaType: 'number', validate: maxBytes });
     for (const name of Object.keys(SCHEMAS) as SchemaName[]) this.compiled.set(name, ajv.compile(SCHEMAS[name]));
   }
 
@@ -40,11 +46,23 @@ export class Validator {
   }
 }
 
+/** The schema keyword that bounds a string's length in bytes of UTF-8 (maxLength counts characters). */
+export const MAX_BYTES = 'x-max-bytes';
+
+const maxBytes: SchemaValidateFunction = (max: number, data: string): boolean => {
+  if (Buffer.byteLength(data, 'utf8') <= max) return true;
+  maxBytes.errors = [{ keyword: MAX_BYTES, message: `must be at most ${max} bytes of UTF-8`, params: { limit: max } }];
+  return false;
+};
+
+/** Control characters (C0, DEL and C1): never part of an identifier. */
+// eslint-disable-next-line no-control-regex
+const CONTROL = /[\u0000-\u001f\u007f-\u009f]/;
+
 /** 1 to 256 bytes of UTF-8 without control characters (user_id, org_id, agent_id). */
 export function checkIdentifier(value: string, path: string): string {
   const bytes = Buffer.byteLength(value, 'utf8');
-  // eslint-disable-next-line no-control-regex
-  if (bytes < 1 || bytes > 256 || /[\u0000-\u001f\u007f]/.test(value)) {
+  if (bytes < 1 || bytes > 256 || CONTROL.test(value)) {
     throw badRequest('invalid_id', `${path} must be 1 to 256 bytes of UTF-8 without control characters.`, [{ path, message: 'invalid identifier' }]);
   }
   return value;
@@ -56,4 +74,46 @@ const UUID_RE = /^[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}$/
 export function checkUuid(value: string, path: string): string {
   if (!UUID_RE.test(value)) throw badRequest('invalid_id', `${path} must be a UUID.`, [{ path, message: 'must be a UUID' }]);
   return value.toLowerCase();
+}
+
+/** How deep JSON may nest (CONTRACT.md §0): bodies, and the `content` of `json` events. */
+export const MAX_JSON_DEPTH = 64;
+
+/**
+ * True when JSON text nests arrays and objects deeper than `limit` levels (the outermost is level 1).
+ * A linear scan that skips strings and needs no recursion, so it measures any depth safely and before
+ * anything parses or walks the document. Works on UTF-8 bytes as on strings: the structural characters
+ * are ASCII, which never occurs inside a multi-byte UTF-8 sequence.
+ */
+export function jsonDeeperThan(text: string | Uint8Array, limit = MAX_JSON_DEPTH): boolean {
+  const at = typeof text === 'string' ? (i: number) => text.charCodeAt(i) : (i: number) => text[i];
+  let depth = 0;
+  let inString = false;
+  for (let i = 0; i < text.length; i++) {
+    const c = at(i);
+    if (inString) {
+      if (c === 0x5c) i++; // backslash: the next character is escaped
+      else if (c === 0x22) inString = false;
+    } else if (c === 0x22) {
+      inString = true;
+    } else if (c === 0x5b || c === 0x7b) {
+      if (++depth > limit) return true;
+    } else if (c === 0x5d || c === 0x7d) {
+      depth--;
+    }
+  }
+  return false;
+}
+
+/**
+ * A query parameter that must be a decimal integer from `min` to `max` (no hex, exponent, sign,
+ * fraction or spaces, and not repeated); `def` when absent or empty. 400 validation_failed otherwise.
+ */
+export function queryInt(value: unknown, name: string, def: number, min: number, max: number): number {
+  if (value === undefined || value === '') return def;
+  const n = typeof value === 'string' && /^[0-9]{1,15}$/.test(value) ? Number(value) : NaN;
+  if (!(n >= min && n <= max)) {
+    throw badRequest('validation_failed', `${name} must be a decimal integer from ${min} to ${max}.`, [{ path: `/${name}`, message: `must be a decimal integer from ${min} to ${max}` }]);
+  }
+  return n;
 }

@@ -298,6 +298,23 @@ export interface PruneCommand {
   units: PruneCandidate[];
 }
 
+// ---- users and their organization (CONTRACT §1 scopes) ----
+
+/**
+ * The organization a user belongs to, which decides what org-scoped credentials may act on the user.
+ * `set` (an admin's `PUT /v1/users/:user_id/org`) records `org_id`, or clears it with null. `claim`
+ * (the first write for a user made with an org-scoped key) records it only when the user has no org
+ * and no data yet, so an org key cannot take over an existing user; the answer says which org the
+ * user belongs to afterwards, and the proposer refuses the write when it is not the key's.
+ */
+export interface UserOrgCommand {
+  type: 'user.set_org';
+  user_id: string;
+  org_id: string | null;
+  mode: 'set' | 'claim';
+  at: string;
+}
+
 export type Command =
   | IngestCommand
   | AuthBootstrapCommand
@@ -314,7 +331,8 @@ export type Command =
   | SemanticPlanCommand
   | SemanticExecuteCommand
   | ReinforceCommand
-  | PruneCommand;
+  | PruneCommand
+  | UserOrgCommand;
 
 export type CommandType = Command['type'];
 
@@ -404,4 +422,10 @@ export interface ReinforceAnswer {
 /** What pruning removed, and the units it kept after all (with the check that kept them). */
 export interface PruneAnswer extends MemoryDeleteAnswer {
   kept: { unit_id: string; reason: string }[];
+}
+
+/** Answer of `user.set_org`: the user's org after the command, and whether the command changed it. */
+export interface UserOrgAnswer {
+  org_id: string | null;
+  changed: boolean;
 }

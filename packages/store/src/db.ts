@@ -61,6 +61,13 @@ export interface UnitStats {
   last_retrieved_at: string;
 }
 
+/** The organization recorded for a user, when, and how (an admin set it, or an org-scoped key's first write claimed it). */
+export interface UserOrgRecord {
+  org_id: string;
+  at: string;
+  by: 'set' | 'claim';
+}
+
 export interface IdempotencyRecord {
   answer: unknown;
   expires_at: string;
@@ -117,6 +124,10 @@ export class StateDb {
   readonly orgUnits: Sub<string>;
   /** user \0 unit_id → UnitStats: retrieval counts of units (written by `memory.reinforce`, removed with the unit) */
   readonly unitStats: Sub<UnitStats>;
+  /** user → UserOrgRecord: the organization the user belongs to (in the user's shard; `user.set_org`) */
+  readonly userOrgs: Sub<UserOrgRecord>;
+  /** org \0 user → user: the users of each organization (the same records, by org) */
+  readonly orgUsers: Sub<string>;
 
   private constructor(readonly level: Level<string, unknown>) {
     const json = { valueEncoding: 'json' } as const;
@@ -143,6 +154,8 @@ export class StateDb {
     this.planExpiry = level.sublevel<string, string>('plan_expiry', json);
     this.orgUnits = level.sublevel<string, string>('org_units', json);
     this.unitStats = level.sublevel<string, UnitStats>('unit_stats', json);
+    this.userOrgs = level.sublevel<string, UserOrgRecord>('user_orgs', json);
+    this.orgUsers = level.sublevel<string, string>('org_users', json);
   }
 
   static async open(path: string): Promise<StateDb> {

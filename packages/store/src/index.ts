@@ -8,5 +8,6 @@ export * from './state-machine';
 export * from './command-log';
 export * from './local-log';
 export * from './queries';
+export * from './user-orgs';
 export * from './snapshot';
 export * from './raft-log';

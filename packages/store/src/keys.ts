@@ -2,17 +2,40 @@
  * Key layout. Every per-user key starts with the user id, then NUL, so one user's data is one key
  * range (user ids cannot contain control characters, see the contract). Positions are zero-padded
  * decimal so that lexicographic order is numeric order.
+ *
+ * Range ends are computed from the prefix, never from a "highest character": LevelDB compares the UTF-8
+ * bytes of keys, and a bound such as prefix + '\xff' (UTF-8 C3 BF) cuts off every key whose next
+ * component starts at U+00FF or above (user ids, org contributors, subjects). Since SEP is the byte 00
+ * and no component holds it, every key under `prefix + SEP` sorts below `prefix + '\x01'` and every other
+ * key sorts outside [prefix + SEP, prefix + '\x01'): the range is exact for any component, whatever its
+ * characters (docs/security.md, "Key encoding").
  */
 export const SEP = '\x00';
+/** The character right after SEP: `x + SEP_END` bounds every key `x + SEP + …` from above. */
+export const SEP_END = '\x01';
 
 export function join(...parts: string[]): string {
   return parts.join(SEP);
 }
 
-/** The key range of everything under a prefix (prefix + SEP + anything). */
+/** The key range of everything under a prefix (prefix + SEP + anything), exact whatever the parts hold. */
 export function prefixRange(...parts: string[]): { gt: string; lt: string } {
-  const p = join(...parts) + SEP;
-  return { gt: p, lt: p + '\xff' };
+  const p = join(...parts);
+  return { gt: p + SEP, lt: p + SEP_END };
+}
+
+/** The first key after every key of a prefix (prefix + SEP + anything): a seek target to skip past it. */
+export function afterPrefix(...parts: string[]): string {
+  return join(...parts) + SEP_END;
+}
+
+/**
+ * Compares two strings as LevelDB orders their keys (UTF-8 bytes, i.e. code points). JavaScript's `<`
+ * compares UTF-16 code units, which puts U+E000..U+FFFF after astral characters (surrogates D800-DFFF):
+ * code that compares keys it read must use this, or it disagrees with the iteration order.
+ */
+export function compareKeys(a: string, b: string): number {
+  return Buffer.compare(Buffer.from(a, 'utf8'), Buffer.from(b, 'utf8'));
 }
 
 /** Stream position of an event: the log index of its command and its place in that command. */

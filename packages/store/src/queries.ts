@@ -1,8 +1,8 @@
 import { goalKey, taskKey } from './apply/l3';
-import { subjectPrefix, unitKey } from './apply/memory';
+import { subjectRange, unitKey } from './apply/memory';
 import type { SemanticPlanRecord } from './commands';
 import { decodeVector, type AdjacencyEntry, type UnitStats, type DroppedRecord, type FailedRecord, type L3Source, type PendingEntry, type StateDb } from './db';
-import { join, prefixRange, SEP } from './keys';
+import { afterPrefix, compareKeys, join, prefixRange, SEP } from './keys';
 import type { Edge, EventRecord, Goal, L3Task, MemoryUnit } from './types';
 
 export interface EventPage {
@@ -102,9 +102,8 @@ export async function userVectors(db: StateDb, userId: string): Promise<Map<stri
 
 /** Units (current or not) that state a fact about this subject and attribute. */
 export async function unitsBySubjectAttribute(db: StateDb, userId: string, subject: string, attribute: string): Promise<MemoryUnit[]> {
-  const prefix = subjectPrefix(userId, subject, attribute);
   const units: MemoryUnit[] = [];
-  for await (const unitId of db.unitBySubject.values({ gt: prefix, lt: prefix + '\xff' })) {
+  for await (const unitId of db.unitBySubject.values(subjectRange(userId, subject, attribute))) {
     const unit = await db.units.get(unitKey(userId, unitId));
     if (unit) units.push(unit);
   }
@@ -180,8 +179,8 @@ export async function unindexedPending(db: StateDb, limit: number): Promise<Pend
 
 /** The first user with pending entries whose id sorts after `after` (null: the first of all), one seek. */
 async function nextPendingUser(db: StateDb, after: string | null): Promise<string | null> {
-  // Every key of user u sorts below u + SEP + \xff (user ids hold no control characters), and above it the next user's.
-  const range = after === null ? { limit: 1 } : { gt: after + SEP + '\xff', limit: 1 };
+  // Every key of user u (u + SEP + seq) sorts below afterPrefix(u), and every key of a later user above it.
+  const range = after === null ? { limit: 1 } : { gte: afterPrefix(after), limit: 1 };
   for await (const key of db.pendingByUser.keys(range)) return key.slice(0, key.indexOf(SEP));
   return null;
 }
@@ -195,7 +194,8 @@ export async function pendingUsersFrom(db: StateDb, after: string | null, max: n
   let cursor = after;
   for (let wrapped = after === null; users.length < max;) {
     const user = await nextPendingUser(db, cursor);
-    if (user === null || (wrapped && after !== null && user > after)) {
+    // compareKeys, not `>`: the keys come in byte order, which `>` on UTF-16 disagrees with (keys.ts)
+    if (user === null || (wrapped && after !== null && compareKeys(user, after) > 0)) {
       if (wrapped) break;
       wrapped = true;
       cursor = null;

@@ -5,6 +5,7 @@ import { applyPrune, applyReinforce } from './apply/importance';
 import { applyL3Plan, applyTaskStatus } from './apply/l3';
 import { applyEdgeAdd, applyMemoryDelete, applySemanticExecute, applySemanticPlan } from './apply/maintenance';
 import { applyConsolidate, applyConsolidationFailed, applyInsights, indexPendingByUser } from './apply/memory';
+import { applyUserOrg } from './apply/users';
 import type { Command, IngestCommand } from './commands';
 import type { StateDb } from './db';
 import { restoreImage, snapshotImage } from './snapshot';
@@ -36,6 +37,7 @@ const HANDLERS: Record<Command['type'], Handler> = {
   'semantic.execute': applySemanticExecute as Handler,
   'memory.reinforce': applyReinforce as Handler,
   'memory.prune': applyPrune as Handler,
+  'user.set_org': applyUserOrg as Handler,
 };
 
 export type AppliedListener = (index: number, command: Command, result: unknown) => void;

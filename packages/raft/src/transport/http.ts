@@ -2,13 +2,17 @@
  * Raft peer transport over HTTP. Outbound: undici with keep-alive, one request in flight per peer and
  * everything queued meanwhile sent as the next batch (so batching grows with load). Inbound: a plain
  * Node request handler to mount under a path prefix on an existing server (no express needed).
- * Every request is signed: HMAC-SHA256 of sender id, sender URL and body under the cluster secret, so
- * the secret never travels and a tampered or unauthenticated batch is refused with 401.
+ * Every request is signed in its headers (HMAC-SHA256 under the cluster secret, which never travels)
+ * over the method, path, sender id and URL, a timestamp, a nonce and the body's SHA-256. The receiver
+ * checks all of it BEFORE reading the body: an unsigned, forged, replayed or stale request is answered
+ * 401 at once and its connection closed, so nobody without the secret can make a node buffer bytes;
+ * signed bodies in flight are capped too (beyond: 503, the sender drops the batch and Raft resends).
  */
-import { createHmac, timingSafeEqual } from 'node:crypto';
+import { createHash, createHmac, randomBytes, timingSafeEqual } from 'node:crypto';
 import http from 'node:http';
 import { Agent, request } from 'undici';
 import { decodeBatch, encodeBatch, type GroupMessage } from './codec';
+import { ReplayGuard } from './replay';
 import type { InboundHandler, Transport } from './transport';
 
 export interface HttpTransportOptions {
@@ -22,9 +26,17 @@ export interface HttpTransportOptions {
   maxBatchBytes?: number;
   /** errors (peer down) are reported here, rate-limited by the caller if wanted */
   onError?: (peer: number, err: Error) => void;
+  /** how far a request's timestamp may be from this node's clock (default 30 s) */
+  maxClockSkewMs?: number;
+  /** bytes of signed request bodies being received at once, all peers together (default 128 MiB) */
+  maxInflightBytes?: number;
+  /** the clock (tests) */
+  now?: () => number;
 }
 
 const MAX_BODY = 64 << 20;
+const DEFAULT_SKEW_MS = 30_000;
+const DEFAULT_INFLIGHT_BYTES = 128 << 20;
 
 interface PeerQueue {
   url: string;
@@ -35,8 +47,54 @@ interface PeerQueue {
 /** Requests in flight per peer, pipelined on one connection (HTTP/1.1 keeps them in order). */
 const MAX_INFLIGHT = 4;
 
-export function sign(secret: string, from: number, fromUrl: string, body: Buffer): string {
-  return createHmac('sha256', secret).update(`${from}\n${fromUrl}\n`).update(body).digest('hex');
+/** What a peer request's signature covers; every field travels in a header of the same name. */
+export interface SignedHeaders {
+  method: string;
+  path: string;
+  from: number;
+  fromUrl: string;
+  /** ms since the epoch, the sender's clock */
+  ts: number;
+  /** `<boot id>.<sequence>`: unique per sender process and request */
+  nonce: string;
+  /** hex SHA-256 of the body */
+  digest: string;
+}
+
+export function sign(secret: string, h: SignedHeaders): string {
+  return createHmac('sha256', secret)
+    .update(`raft\n${h.method}\n${h.path}\n${h.from}\n${h.fromUrl}\n${h.ts}\n${h.nonce}\n${h.digest}`)
+    .digest('hex');
+}
+
+export const bodyDigest = (body: Uint8Array): string => createHash('sha256').update(body).digest('hex');
+
+/** The headers of a signed peer request (also used by tests to forge and replay requests). */
+export function signedHeaders(secret: string, h: SignedHeaders): Record<string, string> {
+  return {
+    'x-raft-from': String(h.from),
+    'x-raft-from-url': h.fromUrl,
+    'x-raft-ts': String(h.ts),
+    'x-raft-nonce': h.nonce,
+    'x-raft-digest': h.digest,
+    'x-raft-sig': sign(secret, h),
+  };
+}
+
+function digestMatches(body: Buffer, digest: string): boolean {
+  const got = createHash('sha256').update(body).digest();
+  return timingSafeEqual(got, Buffer.from(digest, 'hex'));
+}
+
+const header = (req: http.IncomingMessage, name: string): string => {
+  const v = req.headers[name];
+  return typeof v === 'string' ? v : '';
+};
+
+/** Answers without reading the body, and closes the connection so the unread body is never drained. */
+function refuse(res: http.ServerResponse, status: number): void {
+  res.writeHead(status, { connection: 'close', ...(status === 503 ? { 'retry-after': '1' } : {}) }).end();
+  res.once('finish', () => res.req.socket.destroy());
 }
 
 export class HttpTransport implements Transport {
@@ -45,12 +103,23 @@ export class HttpTransport implements Transport {
   private readonly agent: Agent;
   private readonly prefix: string;
   private closed = false;
+  /** random per process: with the sequence below it makes every request's nonce unique */
+  private readonly boot = randomBytes(8).toString('hex');
+  private seq = 0;
+  private readonly replays: ReplayGuard;
+  /** requests signed before this process started are refused: nothing captured earlier replays after a restart */
+  private readonly startedAt: number;
+  private readonly now: () => number;
+  private inflightBytes = 0;
   /** counters for metrics and the benchmark */
-  stats = { requestsSent: 0, messagesSent: 0, sendErrors: 0, requestsReceived: 0, rejected: 0 };
+  stats = { requestsSent: 0, messagesSent: 0, sendErrors: 0, requestsReceived: 0, rejected: 0, busy: 0 };
 
   constructor(private readonly opts: HttpTransportOptions) {
     if (!opts.secret) throw new Error('the raft transport needs a cluster secret');
     this.prefix = (opts.prefix ?? '/raft/').replace(/\/?$/, '/');
+    this.now = opts.now ?? Date.now;
+    this.startedAt = this.now();
+    this.replays = new ReplayGuard(2 * (opts.maxClockSkewMs ?? DEFAULT_SKEW_MS));
     // One connection per peer: one batch in flight at a time keeps messages in order, and undici is
     // measurably faster on a single kept-alive connection than spread over several.
     this.agent = new Agent({ keepAliveTimeout: 30_000, keepAliveMaxTimeout: 60_000, connections: 1, pipelining: MAX_INFLIGHT });
@@ -84,17 +153,16 @@ export class HttpTransport implements Transport {
 
   private async post(to: number, p: PeerQueue, batch: GroupMessage[]): Promise<void> {
     const body = encodeBatch(batch);
+    const path = `${this.prefix}msgs`;
+    const signed = signedHeaders(this.opts.secret, {
+      method: 'POST', path, from: this.opts.nodeId, fromUrl: this.opts.selfUrl, ts: this.now(), nonce: `${this.boot}.${++this.seq}`, digest: bodyDigest(body),
+    });
     try {
-      const res = await request(`${p.url.replace(/\/$/, '')}${this.prefix}msgs`, {
+      const res = await request(`${p.url.replace(/\/$/, '')}${path}`, {
         method: 'POST',
         dispatcher: this.agent,
         body,
-        headers: {
-          'content-type': 'application/octet-stream',
-          'x-raft-from': String(this.opts.nodeId),
-          'x-raft-from-url': this.opts.selfUrl,
-          'x-raft-sig': sign(this.opts.secret, this.opts.nodeId, this.opts.selfUrl, body),
-        },
+        headers: { 'content-type': 'application/octet-stream', ...signed },
         headersTimeout: 5000,
         bodyTimeout: 5000,
       });
@@ -128,34 +196,53 @@ export class HttpTransport implements Transport {
 
   /** Request handler for `${prefix}msgs`; answers 404 for other paths under the prefix. */
   readonly handle = (req: http.IncomingMessage, res: http.ServerResponse): void => {
-    const url = req.url ?? '';
-    if (req.method !== 'POST' || url.split('?')[0] !== `${this.prefix}msgs`) {
-      res.writeHead(404).end();
+    req.on('error', () => undefined);
+    const path = (req.url ?? '').split('?')[0];
+    if (req.method !== 'POST' || path !== `${this.prefix}msgs`) {
+      refuse(res, 404);
       return;
     }
-    const chunks: Buffer[] = [];
+    const signed = this.verifyHeaders(req, path);
+    if (!signed) {
+      this.stats.rejected++;
+      refuse(res, 401);
+      return;
+    }
+    const length = Number(req.headers['content-length']);
+    if (!Number.isSafeInteger(length) || length < 0) {
+      refuse(res, 411);
+      return;
+    }
+    if (length > MAX_BODY) {
+      refuse(res, 413);
+      return;
+    }
+    // one request is always let through when nothing else is in flight, so a batch larger than the cap still progresses
+    if (this.inflightBytes > 0 && this.inflightBytes + length > (this.opts.maxInflightBytes ?? DEFAULT_INFLIGHT_BYTES)) {
+      this.stats.busy++;
+      refuse(res, 503);
+      return;
+    }
+    this.inflightBytes += length;
+    let released = false;
+    const release = () => {
+      if (!released) this.inflightBytes -= length;
+      released = true;
+    };
+    req.once('close', release);
+    const body = Buffer.allocUnsafe(length);
     let size = 0;
-    let aborted = false;
     req.on('data', (c: Buffer) => {
+      // Node's parser never passes more than Content-Length bytes; the guard keeps the copy in bounds regardless
+      if (size + c.length <= length) c.copy(body, size);
       size += c.length;
-      if (size > MAX_BODY) {
-        aborted = true;
-        res.writeHead(413).end();
-        req.destroy();
-        return;
-      }
-      chunks.push(c);
     });
     req.on('end', () => {
-      if (aborted) return;
-      const body = Buffer.concat(chunks);
-      const from = Number(req.headers['x-raft-from']);
-      const fromUrl = String(req.headers['x-raft-from-url'] ?? '');
-      const sig = String(req.headers['x-raft-sig'] ?? '');
-      const want = sign(this.opts.secret, from, fromUrl, body);
-      if (!Number.isInteger(from) || from <= 0 || sig.length !== want.length || !timingSafeEqual(Buffer.from(sig), Buffer.from(want))) {
+      release();
+      if (res.headersSent) return;
+      if (size !== length || !digestMatches(body, signed.digest)) {
         this.stats.rejected++;
-        res.writeHead(401).end();
+        refuse(res, 401); // the body is not the one that was signed
         return;
       }
       let msgs: GroupMessage[];
@@ -167,10 +254,32 @@ export class HttpTransport implements Transport {
       }
       this.stats.requestsReceived++;
       res.writeHead(204).end();
-      this.handler?.(from, fromUrl || null, msgs);
+      this.handler?.(signed.from, signed.fromUrl || null, msgs);
     });
-    req.on('error', () => undefined);
   };
+
+  /**
+   * The signature, the timestamp (within the skew, and not from before this process started) and the
+   * nonce (first use) of a request, from its headers alone; null when any is wrong.
+   */
+  private verifyHeaders(req: http.IncomingMessage, path: string): SignedHeaders | null {
+    const h: SignedHeaders = {
+      method: req.method ?? '', path,
+      from: Number(header(req, 'x-raft-from')), fromUrl: header(req, 'x-raft-from-url'),
+      ts: Number(header(req, 'x-raft-ts')), nonce: header(req, 'x-raft-nonce'), digest: header(req, 'x-raft-digest'),
+    };
+    const sig = header(req, 'x-raft-sig');
+    if (!Number.isInteger(h.from) || h.from <= 0 || !Number.isSafeInteger(h.ts) || !/^[0-9a-f]{64}$/.test(h.digest)) return null;
+    const nonce = /^([0-9a-f]{1,32})\.([1-9][0-9]{0,15})$/.exec(h.nonce);
+    if (!nonce) return null;
+    const want = sign(this.opts.secret, h);
+    if (sig.length !== want.length || !timingSafeEqual(Buffer.from(sig), Buffer.from(want))) return null;
+    const now = this.now();
+    if (Math.abs(now - h.ts) > (this.opts.maxClockSkewMs ?? DEFAULT_SKEW_MS) || h.ts < this.startedAt) return null;
+    // only after the signature: an unsigned request cannot fill the replay guard
+    if (!this.replays.accept(`${h.from}/${nonce[1]}`, Number(nonce[2]), now)) return null;
+    return h;
+  }
 
   async close(): Promise<void> {
     this.closed = true;

@@ -11,22 +11,13 @@ export interface Principal {
   user_ids: string[] | null;
 }
 
-const RANK: Record<ApiKeyRole, number> = { read: 0, write: 1, admin: 2 };
+/** Roles in order: each may do what the ones below it may. */
+export const ROLE_RANK: Record<ApiKeyRole, number> = { read: 0, write: 1, admin: 2 };
 
 export function requireRole(principal: Principal, needed: ApiKeyRole): void {
-  if (RANK[principal.role] < RANK[needed]) {
+  if (ROLE_RANK[principal.role] < ROLE_RANK[needed]) {
     throw forbidden(`This route needs the '${needed}' role; the credentials have '${principal.role}'.`);
   }
 }
 
-export function requireUser(principal: Principal, userId: string): void {
-  if (principal.user_ids && !principal.user_ids.includes(userId)) {
-    throw forbidden(`These credentials may not act on user '${userId}'.`);
-  }
-}
-
-export function requireOrg(principal: Principal, orgId: string | null | undefined): void {
-  if (orgId && principal.org_id && principal.org_id !== orgId) {
-    throw forbidden(`These credentials may not act on organization '${orgId}'.`);
-  }
-}
+// What a principal may act on (users, orgs, keys) is decided in scope.ts.

@@ -8,7 +8,7 @@ import {
 } from '@strata/store';
 import type { Config } from '../config';
 import { hashApiKey, newApiKey } from './api-keys';
-import { hashPassword, randomPassword, verifyPassword } from './passwords';
+import { HashGate, hashPassword, randomPassword, verifyPassword } from './passwords';
 import type { Principal } from './principal';
 import { LoginThrottle } from './throttle';
 
@@ -21,6 +21,8 @@ export const ADMIN = 'admin';
  */
 export class AuthService {
   private readonly throttle: LoginThrottle;
+  /** every password hash of this node goes through it, so logins cannot starve the thread pool */
+  private readonly hashes: HashGate;
 
   constructor(
     private readonly config: Config,
@@ -29,6 +31,7 @@ export class AuthService {
     private readonly logger: Logger,
   ) {
     this.throttle = new LoginThrottle(config.auth.login_max_attempts, config.auth.login_window * 1000);
+    this.hashes = new HashGate(config.auth.hash_concurrency, config.auth.hash_queue);
   }
 
   /** Creates the admin account (and the JWT secret) on the first start of the service; no-op after. */
@@ -38,7 +41,7 @@ export class AuthService {
     const password = configured ?? randomPassword();
     const { created } = settle<{ created: boolean }>(await this.log.propose({
       type: 'auth.bootstrap',
-      account: { username: ADMIN, password_hash: await hashPassword(password), must_change_password: !configured, updated_at: new Date().toISOString() },
+      account: { username: ADMIN, password_hash: await this.hashes.run(() => hashPassword(password)), must_change_password: !configured, updated_at: new Date().toISOString() },
       jwt_secret: randomBytes(32).toString('base64'),
     }));
     if (created && !configured) {
@@ -52,15 +55,19 @@ export class AuthService {
   }
 
   async login(username: string, password: string, address: string): Promise<{ token: string; expires_in: number; must_change_password: boolean }> {
-    const wait = this.throttle.retryAfter(address);
+    // Counted before the hash is checked, so simultaneous guesses cannot all slip under the limit.
+    const wait = this.throttle.attempt(address);
     if (wait > 0) throw new StrataError(429, 'rate_limited', `Too many failed logins from this address; try again in ${wait} s.`, undefined, wait);
     const account = await this.db.account(username);
-    // Verify against a dummy hash for unknown users too, so timing does not reveal which names exist.
-    const ok = await verifyPassword(password, account?.password_hash ?? DUMMY_HASH);
-    if (!account || !ok) {
-      this.throttle.recordFailure(address);
-      throw unauthenticated('Wrong username or password.');
+    let ok: boolean;
+    try {
+      // Verify against a dummy hash for unknown users too, so timing does not reveal which names exist.
+      ok = await this.hashes.run(() => verifyPassword(password, account?.password_hash ?? DUMMY_HASH));
+    } catch (err) {
+      this.throttle.cancel(address); // refused before any password was checked (hash queue full)
+      throw err;
     }
+    if (!account || !ok) throw unauthenticated('Wrong username or password.');
     this.throttle.recordSuccess(address);
     const ttl = this.config.auth.token_ttl;
     const token = jwt.sign({ sub: username }, await this.jwtSecret(), { algorithm: 'HS256', expiresIn: ttl });
@@ -69,11 +76,11 @@ export class AuthService {
 
   async changePassword(username: string, current: string, next: string): Promise<void> {
     const account = await this.db.account(username);
-    if (!account || !(await verifyPassword(current, account.password_hash))) {
+    if (!account || !(await this.hashes.run(() => verifyPassword(current, account.password_hash)))) {
       throw unauthenticated('The current password is wrong.');
     }
     if (next.length < 8) throw badRequest('validation_failed', 'The new password must have at least 8 characters.', [{ path: '/new_password', message: 'must have at least 8 characters' }]);
-    settle(await this.log.propose({ type: 'auth.set_password', username, password_hash: await hashPassword(next), at: new Date().toISOString() }));
+    settle(await this.log.propose({ type: 'auth.set_password', username, password_hash: await this.hashes.run(() => hashPassword(next)), at: new Date().toISOString() }));
   }
 
   /** Resolves the credentials of a request, or throws 401. */

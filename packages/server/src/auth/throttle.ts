@@ -2,6 +2,10 @@
  * Failed-login throttle: after `maxAttempts` failures from one client address within `windowMs`,
  * that address is refused until the window since its first counted failure has passed. Per node, in
  * memory (a login attempt is not state worth replicating).
+ *
+ * An attempt is counted as a failure when it starts (`attempt`), before its password hash is checked,
+ * and forgiven only when it succeeds: otherwise N simultaneous guesses would all pass the check while
+ * none of them had failed yet (30 concurrent wrong passwords were all answered 401 with a limit of 5).
  */
 export class LoginThrottle {
   private readonly failures = new Map<string, number[]>();
@@ -15,10 +19,22 @@ export class LoginThrottle {
     return Math.max(1, Math.ceil((recent[0] + this.windowMs - this.now()) / 1000));
   }
 
-  recordFailure(address: string): void {
+  /**
+   * Counts an attempt from `address` now, as a failure until `recordSuccess` says otherwise. Returns 0
+   * when the attempt may proceed, else the seconds to wait (the attempt is then not counted).
+   */
+  attempt(address: string): number {
+    const wait = this.retryAfter(address);
+    if (wait > 0) return wait;
     const recent = this.recent(address);
     recent.push(this.now());
     this.failures.set(address, recent);
+    return 0;
+  }
+
+  /** Takes back the attempt `attempt` counted last, when it never got to check a password (server busy). */
+  cancel(address: string): void {
+    this.failures.get(address)?.pop();
   }
 
   recordSuccess(address: string): void {

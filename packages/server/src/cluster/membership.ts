@@ -3,30 +3,61 @@
  * each shard's part runs on that shard's leader (reached over HTTP with the caller's credentials and
  * `?shard_id=`), so with several shards whose leaders differ every group still gets the change.
  */
-import { createHmac, timingSafeEqual } from 'node:crypto';
+import { createHmac, randomBytes, timingSafeEqual } from 'node:crypto';
+import { ReplayGuard } from '@strata/raft';
 import { NotLeaderStrataError, StrataError, badRequest, conflict, notFound, unavailable } from '@strata/store';
 import type { ClusterRuntime } from './runtime';
 import type { Forwarder } from './forward';
 
 export const JOIN_SIG_HEADER = 'x-strata-join-sig';
 export const JOIN_TS_HEADER = 'x-strata-join-ts';
-/** how long a signed self-join request stays valid */
-const JOIN_SIG_WINDOW_MS = 5 * 60_000;
+export const JOIN_NONCE_HEADER = 'x-strata-join-nonce';
 /** a join waits for the new node to catch up; removal waits for a commit */
 const JOIN_TIMEOUT_MS = 90_000;
 
 export type ShardJoin = { shard_id: number; status: 'joined' | 'already_joined' };
 export type ShardRemove = { shard_id: number; status: 'removed' | 'not_member' };
 
-/** Pure: HMAC a node signs its own join request with (the cluster secret never travels). */
-export function joinSignature(secret: string, nodeId: number, address: string, ts: number): string {
-  return createHmac('sha256', secret).update(`join\n${nodeId}\n${address}\n${ts}`).digest('hex');
+/**
+ * Pure: HMAC a join request is signed with (the cluster secret never travels). It covers the route,
+ * the body's fields (the only ones a join reads), a timestamp and a nonce `<boot id>.<sequence>`.
+ */
+export function joinSignature(secret: string, nodeId: number, address: string, ts: number, nonce: string): string {
+  return createHmac('sha256', secret).update(`join\nPOST\n/v1/cluster/join\n${nodeId}\n${address}\n${ts}\n${nonce}`).digest('hex');
 }
 
-export function checkJoinSignature(secret: string | null, nodeId: number, address: string, ts: number, sig: string, now: number): boolean {
-  if (!secret || !Number.isFinite(ts) || Math.abs(now - ts) > JOIN_SIG_WINDOW_MS) return false;
-  const want = joinSignature(secret, nodeId, address, ts);
-  return sig.length === want.length && timingSafeEqual(Buffer.from(sig), Buffer.from(want));
+/**
+ * Signs and checks join requests. A signature is single-use: its nonce is remembered (per signer
+ * process, a window of sequence numbers, so memory stays bounded) and a timestamp further than the
+ * clock skew from now is refused, so a captured join cannot be replayed, now or later.
+ */
+export class JoinSigner {
+  private readonly boot = randomBytes(8).toString('hex');
+  private seq = 0;
+  private readonly seen: ReplayGuard;
+
+  constructor(private readonly secret: string | null, private readonly skewMs: number, private readonly now: () => number = Date.now) {
+    this.seen = new ReplayGuard(2 * skewMs);
+  }
+
+  /** Headers that make a join of `input` authorized by the cluster secret (fresh for every request). */
+  sign(input: { node_id: number; address: string }): Record<string, string> {
+    if (!this.secret) return {};
+    const ts = this.now();
+    const nonce = `${this.boot}.${++this.seq}`;
+    return { [JOIN_SIG_HEADER]: joinSignature(this.secret, input.node_id, input.address, ts, nonce), [JOIN_TS_HEADER]: String(ts), [JOIN_NONCE_HEADER]: nonce };
+  }
+
+  /** True for a valid signature of `input`, within the skew, never seen before (it is used up now). */
+  verify(input: { node_id: number; address: string }, h: { sig: string; ts: string; nonce: string }): boolean {
+    const ts = Number(h.ts);
+    const nonce = /^([0-9a-f]{1,32})\.([1-9][0-9]{0,15})$/.exec(h.nonce);
+    const now = this.now();
+    if (!this.secret || !nonce || !Number.isSafeInteger(ts) || Math.abs(now - ts) > this.skewMs) return false;
+    const want = joinSignature(this.secret, input.node_id, input.address, ts, h.nonce);
+    if (h.sig.length !== want.length || !timingSafeEqual(Buffer.from(h.sig), Buffer.from(want))) return false;
+    return this.seen.accept(`join/${nonce[1]}`, Number(nonce[2]), now);
+  }
 }
 
 /** Pure: validates a join body; errors name the field as the contract's details do. */
@@ -43,7 +74,11 @@ export function parseJoin(body: unknown): { node_id: number; address: string } {
 class Moved extends Error {}
 
 export class ClusterService {
-  constructor(private readonly rt: ClusterRuntime, private readonly fwd: Forwarder) {}
+  readonly joins: JoinSigner;
+
+  constructor(private readonly rt: ClusterRuntime, private readonly fwd: Forwarder) {
+    this.joins = new JoinSigner(rt.config.cluster.secret, rt.config.cluster.peer_clock_skew_s * 1000);
+  }
 
   get nodeId(): number {
     return this.rt.config.cluster.node_id;
@@ -76,11 +111,16 @@ export class ClusterService {
     return out;
   }
 
-  async join(input: { node_id: number; address: string }, headers: Record<string, string>, onlyShard: number | null) {
+  /**
+   * `signed`: the request was authorized by a join signature (not admin credentials); each hop to a
+   * shard's leader then carries a fresh signature of this node, since a signature is single-use.
+   */
+  async join(input: { node_id: number; address: string }, headers: Record<string, string>, onlyShard: number | null, signed = false) {
     if (this.removedIds().has(input.node_id)) throw removedConflict(input.node_id);
     const shards: ShardJoin[] = [];
+    const hopHeaders = () => (signed ? { ...headers, ...this.joins.sign(input) } : headers);
     for (const shard of onlyShard === null ? this.rt.shardIds() : [onlyShard]) {
-      shards.push(await this.onLeader(shard, 'post', '/v1/cluster/join', headers, input, onlyShard !== null, JOIN_TIMEOUT_MS,
+      shards.push(await this.onLeader(shard, 'post', '/v1/cluster/join', hopHeaders, input, onlyShard !== null, JOIN_TIMEOUT_MS,
         async () => ({ shard_id: shard, status: await this.joinLocal(shard, input) }),
         (answer) => (answer as { shards: ShardJoin[] }).shards[0]));
     }
@@ -127,7 +167,7 @@ export class ClusterService {
    * route on the leader with `?shard_id=` (answer picked by `pick`). A hop (`pinned`) only runs locally.
    */
   private async onLeader<T>(
-    shard: number, method: string, path: string, headers: Record<string, string>, body: unknown, pinned: boolean, timeoutMs: number,
+    shard: number, method: string, path: string, headers: Record<string, string> | (() => Record<string, string>), body: unknown, pinned: boolean, timeoutMs: number,
     local: () => Promise<T>, pick: (answer: unknown) => T,
   ): Promise<T> {
     const deadline = Date.now() + this.rt.config.cluster.forward_timeout_ms;
@@ -144,7 +184,7 @@ export class ClusterService {
       if (pinned) throw unavailable(`This node no longer leads shard ${shard}; retry.`, 'no_leader');
       let answer;
       try {
-        answer = await this.fwd.call(leader.url, method, `${path}?shard_id=${shard}`, headers, body, Date.now() + timeoutMs);
+        answer = await this.fwd.call(leader.url, method, `${path}?shard_id=${shard}`, typeof headers === 'function' ? headers() : headers, body, Date.now() + timeoutMs);
       } catch (err) {
         if (Date.now() >= deadline) throw unavailable(`The leader of shard ${shard} could not be reached: ${(err as Error).message}`, 'no_leader');
         await new Promise((r) => setTimeout(r, 50));

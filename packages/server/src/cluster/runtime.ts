@@ -73,6 +73,7 @@ export class ClusterRuntime {
     let lastError = 0;
     const transport = new HttpTransport({
       nodeId: config.cluster.node_id, selfUrl, secret, prefix: RAFT_PREFIX,
+      maxClockSkewMs: config.cluster.peer_clock_skew_s * 1000, maxInflightBytes: config.cluster.peer_inflight_bytes,
       onError: (peer, err) => {
         if (Date.now() - lastError < 5000) return; // a down peer fails every send: log it at most every 5 s
         lastError = Date.now();

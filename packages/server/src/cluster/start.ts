@@ -10,7 +10,7 @@ import { StrataError } from '@strata/store';
 import type { AuthService } from '../auth/service';
 import { ADMIN } from '../auth/service';
 import type { Shard } from '../shards';
-import { JOIN_SIG_HEADER, JOIN_TS_HEADER, joinSignature } from './membership';
+import { JoinSigner } from './membership';
 import { startPlan, type ClusterRuntime } from './runtime';
 
 const sleep = (ms: number) => new Promise((r) => setTimeout(r, ms));
@@ -73,15 +73,14 @@ async function joinLoop(rt: ClusterRuntime, logger: Logger, stopped: () => boole
     logger.error('STRATA_JOIN needs the cluster secret (STRATA_CLUSTER_SECRET) to sign the join request');
     return;
   }
+  const signer = new JoinSigner(secret, rt.config.cluster.peer_clock_skew_s * 1000);
   for (let attempt = 1; !stopped(); attempt++) {
-    const ts = Date.now();
     try {
       const res = await request(`${target}/v1/cluster/join`, {
         method: 'POST',
         headers: {
           'content-type': 'application/json',
-          [JOIN_SIG_HEADER]: joinSignature(secret, node_id, rt.selfUrl, ts),
-          [JOIN_TS_HEADER]: String(ts),
+          ...signer.sign({ node_id, address: rt.selfUrl }), // fresh every attempt: a signature is single-use
           ...(rt.config.auth.api_key ? { 'x-api-key': rt.config.auth.api_key } : {}),
         },
         body: JSON.stringify({ node_id, address: rt.selfUrl }),

@@ -1,6 +1,7 @@
 import type { Request, Response } from 'express';
 import type { ApiKeyRole } from '@strata/store';
 import type { Principal } from '../auth/principal';
+import type { RouteScope } from '../auth/scope';
 import type { SchemaName } from '../schemas';
 
 export interface RouteContext {
@@ -27,6 +28,8 @@ export interface RouteSpec {
   /** `public`, or the least role that may call it */
   auth: 'public' | ApiKeyRole;
   body?: SchemaName;
+  /** what the route acts on, for the scope checks of auth/scope.ts (default: defaultScope(path)) */
+  scope?: RouteScope;
   /** query parameters, for the OpenAPI document */
   queryParams?: { name: string; schema: Record<string, unknown>; description?: string }[];
   /**

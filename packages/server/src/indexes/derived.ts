@@ -4,6 +4,11 @@
  * the perceptual hashes of image assets; per organization the same over the org's units of every user
  * of the shard.
  *
+ * - Bounded: the users' indexes held are a least-recently-used cache within the node's byte budget
+ *   (`memory.index_cache_bytes`, index-cache.ts); an evicted user is built again from LevelDB on next
+ *   use. A user with no memory gets no entry at all: its retrieval reads one key and answers from a
+ *   shared empty index, so retrievals for ids that hold nothing (typos, probes, 50,000 made-up users)
+ *   cost no memory (docs/security.md, "Memory bounds").
  * - Built lazily: a user's indexes on the first retrieval for that user, the organizations' on the
  *   first retrieval with an `org_id` (one scan of the shard's units). Figures (scripts/bench-retrieval-http.ts):
  *   a user with 20,000 units builds in 0.8 s while /livez answers within 36 ms at worst (text index
@@ -24,8 +29,9 @@ import type { GraphNeighbor } from '@strata/memory/src/retrieval/types';
 import {
   decodeVector, join, prefixRange, type Command, type Edge, type MemoryUnit, type StateDb, type StateMachine, type UnitStats,
 } from '@strata/store';
-import { TextIndex, VectorIndex, type TextIndexOptions } from '@strata/store/src/indexes';
+import { SIZE, TextIndex, valueBytes, VectorIndex, type TextIndexOptions } from '@strata/store/src/indexes';
 import { memoryChangesOf, type MemoryChange } from './changes';
+import { IndexCache } from './index-cache';
 
 export interface DerivedIndexesOptions {
   db: StateDb;
@@ -50,6 +56,8 @@ export interface DerivedIndexesOptions {
    * ("How was the meteor shower?" / "breathtaking!" / "I felt tiny and in awe").
    */
   previousTurns?: number;
+  /** the node's budget for users' indexes, shared by its shards (default: unbounded) */
+  cache?: IndexCache;
 }
 
 /** Text of the events around a unit's source, appended to its document (not to its content). */
@@ -107,6 +115,13 @@ interface Entry {
   context?: SourceContext | null;
 }
 
+/**
+ * What an empty unit set costs beyond its contents: its objects, the four indexes' objects and initial
+ * arrays, the cache entry and build chain (measured: a 3-unit user's heap is ~6 KiB above the sum of
+ * its contents' estimates; scripts/bench-index-memory.ts prints estimate against measured heap).
+ */
+const UNIT_SET_FIXED_BYTES = 6 * 1024;
+
 /** One searchable set of units (a user's memory, or an organization's knowledge on this shard). */
 export class UnitSet {
   readonly units = new Map<string, MemoryUnit>();
@@ -126,6 +141,22 @@ export class UnitSet {
 
   get size(): number {
     return this.units.size;
+  }
+
+  /**
+   * Estimated bytes held (see @strata/store sizes.ts): the records (with their id strings), the three
+   * text indexes' postings, the vectors, the image hashes and the stream sets.
+   */
+  estimatedBytes(): number {
+    let n = UNIT_SET_FIXED_BYTES;
+    for (const unit of this.units.values()) n += SIZE.mapEntry + valueBytes(unit);
+    n += this.text.estimatedBytes() + this.vector.estimatedBytes();
+    for (const f of TEXT_FIELDS) n += this.fields[f].estimatedBytes();
+    n += SIZE.map;
+    for (const hashes of this.images.values()) n += SIZE.mapEntry + valueBytes(hashes);
+    n += SIZE.map;
+    for (const ids of this.byStream.values()) n += SIZE.mapEntry + SIZE.map + SIZE.mapEntry * ids.size;
+    return n;
   }
 
   put(unit: MemoryUnit, vector: Float32Array | null, context: SourceContext | null = null): void {
@@ -201,6 +232,14 @@ export class UserIndex extends UnitSet {
     return this.edges.size;
   }
 
+  /** The unit set's estimate plus the graph: the edge records and both adjacency lists of each edge. */
+  override estimatedBytes(): number {
+    let n = super.estimatedBytes() + 2 * SIZE.map;
+    for (const edge of this.edges.values()) n += SIZE.mapEntry + valueBytes(edge);
+    for (const list of this.adjacency.values()) n += SIZE.mapEntry + SIZE.array + list.length * (SIZE.slot + SIZE.object + 5 * SIZE.property + 16);
+    return n;
+  }
+
   putEdge(edge: Edge): void {
     if (this.edges.has(edge.edge_id)) this.removeEdge(edge.edge_id);
     if (edge.source_id === edge.target_id) return;
@@ -242,10 +281,17 @@ export class UserIndex extends UnitSet {
 }
 
 interface UserEntry {
+  userId: string;
   index: UserIndex;
   /** the build, then every refresh, in order */
   chain: Promise<void>;
   stale: boolean;
+}
+
+/** Whether the user holds any memory unit (edges and stats need units): one key read. */
+async function hasUnits(db: StateDb, userId: string): Promise<boolean> {
+  for await (const _key of db.units.keys({ ...prefixRange(userId), limit: 1 })) return true;
+  return false;
 }
 
 /** Per-shard manager of the derived indexes; `attach` it to the shard's state machine. */
@@ -260,12 +306,19 @@ export class DerivedIndexes {
   private readonly embedder: Embedder;
   private readonly logger: Logger;
   private readonly chunk: number;
+  private readonly cache: IndexCache;
+  /** entries refreshed since last measured (measured together, once per turn of the event loop) */
+  private readonly unmeasured = new Set<UserEntry>();
+  private measureScheduled = false;
+  /** what a user with no memory is answered from: never written to, never cached */
+  private emptyIndex: UserIndex | null = null;
 
   constructor(private readonly options: DerivedIndexesOptions) {
     this.db = options.db;
     this.embedder = options.embedder;
     this.logger = options.logger;
     this.chunk = options.chunk ?? 500;
+    this.cache = options.cache ?? new IndexCache(Infinity);
   }
 
   attach(sm: StateMachine): void {
@@ -280,7 +333,15 @@ export class DerivedIndexes {
   private onChange(change: MemoryChange): void {
     const entry = this.users.get(change.user_id);
     if (entry) {
-      entry.chain = entry.chain.then(() => (change.whole_user ? this.buildUser(change.user_id, entry) : this.refreshUser(entry, change)));
+      entry.chain = entry.chain.then(async () => {
+        if (change.whole_user) {
+          await this.buildUser(change.user_id, entry);
+          this.measured(change.user_id, entry);
+        } else {
+          await this.refreshUser(entry, change);
+          this.remeasureSoon(entry);
+        }
+      });
       entry.chain = entry.chain.catch((err) => this.markStale(entry, err));
     }
     if (this.orgChain) {
@@ -293,25 +354,66 @@ export class DerivedIndexes {
     }
   }
 
-  /** The user's indexes, built if needed and current with every command applied before the call. */
+  /**
+   * The user's indexes, built if needed and current with every command applied before the call. A user
+   * with no memory gets an empty index and no entry (a command applied before the call is in LevelDB,
+   * so the probe sees it; one applied during the call may or may not be seen, as with any read).
+   */
   async forUser(userId: string): Promise<UserIndex> {
     let entry = this.users.get(userId);
     if (!entry) {
-      const fresh: UserEntry = { index: new UserIndex(this.options), chain: Promise.resolve(), stale: false };
-      fresh.chain = this.buildUser(userId, fresh);
+      const known = await hasUnits(this.db, userId);
+      entry = this.users.get(userId); // another call may have built it meanwhile
+      if (!entry && !known) return (this.emptyIndex ??= new UserIndex(this.options));
+    }
+    if (!entry) {
+      const fresh: UserEntry = { userId, index: new UserIndex(this.options), chain: Promise.resolve(), stale: false };
+      // In the map before the build starts: commands applied from now on queue behind the build.
       this.users.set(userId, fresh);
+      this.cache.touch(fresh, () => this.drop(userId, fresh));
+      fresh.chain = this.buildUser(userId, fresh).then(() => this.measured(userId, fresh));
       entry = fresh;
     } else if (entry.stale) {
       const e = entry;
       e.stale = false;
-      e.chain = e.chain.then(() => this.buildUser(userId, e));
+      e.chain = e.chain.then(() => this.buildUser(userId, e)).then(() => this.measured(userId, e));
     }
     const e = entry;
+    if (this.users.get(userId) === e) this.cache.touch(e, () => this.drop(userId, e));
     await e.chain.catch((err) => {
       this.markStale(e, err);
       throw err;
     });
     return e.index;
+  }
+
+  /** Forgets a user's entry (evicted, or left without memory); readers holding its index keep using it. */
+  private drop(userId: string, entry: UserEntry): void {
+    if (this.users.get(userId) === entry) this.users.delete(userId);
+    this.cache.remove(entry);
+    this.unmeasured.delete(entry);
+  }
+
+  /** After a build or refresh: the entry's size goes to the budget (which may evict others); an empty user is dropped. */
+  private measured(userId: string, entry: UserEntry): void {
+    if (this.users.get(userId) !== entry) return;
+    if (entry.index.size === 0 && entry.index.edgeCount === 0) this.drop(userId, entry);
+    else this.cache.resize(entry, entry.index.estimatedBytes());
+  }
+
+  /** After a refresh: measured with the others refreshed in the same turn (a walk of the index each). */
+  private remeasureSoon(entry: UserEntry): void {
+    this.unmeasured.add(entry);
+    if (this.measureScheduled) return;
+    this.measureScheduled = true;
+    setImmediate(() => {
+      this.measureScheduled = false;
+      const entries = [...this.unmeasured];
+      this.unmeasured.clear();
+      for (const e of entries) {
+        if (this.cache.has(e)) this.measured(e.userId, e);
+      }
+    });
   }
 
   /** The organization's knowledge on this shard (undefined when it has none), current like forUser. */
@@ -332,6 +434,16 @@ export class DerivedIndexes {
     let orgUnits = 0;
     for (const s of this.orgs?.values() ?? []) orgUnits += s.size;
     return { users: this.users.size, units, orgs: this.orgs?.size ?? 0, org_units: orgUnits };
+  }
+
+  /** Gives every user's entry up (this manager is being replaced, e.g. after a snapshot install). */
+  release(): void {
+    for (const [userId, entry] of [...this.users]) this.drop(userId, entry);
+  }
+
+  /** Whether a user's indexes are held (tests). */
+  holds(userId: string): boolean {
+    return this.users.has(userId);
   }
 
   /** Resolves when every queued build and refresh is done (tests, benchmarks, clean stop). */

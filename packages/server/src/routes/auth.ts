@@ -1,6 +1,7 @@
 import { notFound, type ApiKeyRecord, type ApiKeyRole } from '@strata/store';
 import type { RouteSpec } from '../http/route';
 import type { Services } from '../services';
+import { covers, requireMintable } from '../auth/scope';
 import { ADMIN } from '../auth/service';
 import { checkUuid } from '../validation';
 
@@ -21,7 +22,7 @@ export function authRoutes(services: Services): RouteSpec[] {
       },
     },
     {
-      method: 'post', path: '/v1/dashboard/auth/password', tag: 'auth', auth: 'admin', body: 'ChangePassword',
+      method: 'post', path: '/v1/dashboard/auth/password', tag: 'auth', auth: 'admin', body: 'ChangePassword', scope: 'service',
       summary: "Change the password of the token's account (the admin account for an admin API key).",
       handler: async ({ body, principal }) => {
         const { current_password, new_password } = body as { current_password: string; new_password: string };
@@ -30,29 +31,34 @@ export function authRoutes(services: Services): RouteSpec[] {
       },
     },
     {
-      method: 'post', path: '/v1/dashboard/api-keys', tag: 'auth', auth: 'admin', body: 'CreateApiKey',
-      summary: 'Create an API key; the key itself is shown only in this answer.',
-      handler: async ({ body }) => {
+      method: 'post', path: '/v1/dashboard/api-keys', tag: 'auth', auth: 'admin', body: 'CreateApiKey', scope: 'scoped',
+      summary: 'Create an API key (never wider than the credentials creating it: role and scope); the key itself is shown only in this answer.',
+      handler: async ({ body, principal }) => {
         const input = body as { name?: string | null; org_id?: string | null; user_ids?: string[] | null; role?: ApiKeyRole | null };
-        const { key, record } = await auth.createKey({
-          name: input.name ?? null, org_id: input.org_id ?? null, user_ids: input.user_ids ?? null, role: input.role ?? 'write',
-        });
+        const scope = { org_id: input.org_id ?? null, user_ids: input.user_ids ?? null, role: input.role ?? 'write' };
+        if (principal) requireMintable(principal, scope);
+        const { key, record } = await auth.createKey({ name: input.name ?? null, ...scope });
         return { ...keyView(record), key };
       },
     },
     {
-      method: 'get', path: '/v1/dashboard/api-keys', tag: 'auth', auth: 'admin', summary: 'List API keys (never the keys themselves).',
-      handler: async () => ({ api_keys: (await auth.listKeys()).map(keyView) }),
+      method: 'get', path: '/v1/dashboard/api-keys', tag: 'auth', auth: 'admin', scope: 'scoped',
+      summary: 'List API keys (never the keys themselves); scoped credentials see the keys within their scope.',
+      handler: async ({ principal }) => ({ api_keys: (await auth.listKeys()).filter((k) => !principal || covers(principal, k)).map(keyView) }),
     },
     {
-      method: 'delete', path: '/v1/dashboard/api-keys/:key_id', tag: 'auth', auth: 'admin', summary: 'Revoke an API key.',
-      handler: async ({ params }) => {
+      method: 'delete', path: '/v1/dashboard/api-keys/:key_id', tag: 'auth', auth: 'admin', scope: 'scoped',
+      summary: 'Revoke an API key (scoped credentials: a key within their scope; others are not found).',
+      handler: async ({ params, principal }) => {
         let keyId: string;
         try {
           keyId = checkUuid(params.key_id, '/key_id');
         } catch {
           throw notFound(`No API key with id '${params.key_id}'.`);
         }
+        // A key outside the caller's scope is answered like an unknown one: its existence is not revealed.
+        const record = (await auth.listKeys()).find((k) => k.key_id === keyId);
+        if (!record || (principal && !covers(principal, record))) throw notFound(`No API key with id '${params.key_id}'.`);
         await auth.revokeKey(keyId);
         return { status: 'revoked', key_id: keyId };
       },

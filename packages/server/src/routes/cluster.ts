@@ -1,13 +1,14 @@
 import { badRequest, type StrataError } from '@strata/store';
 import { requireRole } from '../auth/principal';
+import { requireUnscoped } from '../auth/scope';
 import type { AuthService } from '../auth/service';
-import { checkJoinSignature, JOIN_SIG_HEADER, JOIN_TS_HEADER, parseJoin, type ClusterService } from '../cluster/membership';
+import { JOIN_NONCE_HEADER, JOIN_SIG_HEADER, JOIN_TS_HEADER, parseJoin, type ClusterService } from '../cluster/membership';
 import type { RouteContext, RouteSpec } from '../http/route';
 
-/** Credentials passed on when a cluster operation continues on a shard's leader. */
+/** Credentials passed on when a cluster operation continues on a shard's leader (a join signature is single-use: the hop signs anew). */
 function passHeaders(ctx: RouteContext): Record<string, string> {
   const out: Record<string, string> = {};
-  for (const name of ['authorization', 'x-api-key', JOIN_SIG_HEADER, JOIN_TS_HEADER, 'x-request-id']) {
+  for (const name of ['authorization', 'x-api-key', 'x-request-id']) {
     const v = ctx.req.headers[name];
     if (typeof v === 'string') out[name] = v;
   }
@@ -18,8 +19,8 @@ function passHeaders(ctx: RouteContext): Record<string, string> {
 function onlyShard(ctx: RouteContext, shards: number[]): number | null {
   const raw = ctx.query.shard_id;
   if (raw === undefined) return null;
-  const n = Number(raw);
-  if (!Number.isInteger(n) || !shards.includes(n)) throw badRequest('validation_failed', 'shard_id names no shard of this cluster.', [{ path: '/shard_id', message: 'unknown shard' }]);
+  const n = typeof raw === 'string' && /^[0-9]{1,6}$/.test(raw) ? Number(raw) : NaN;
+  if (!shards.includes(n)) throw badRequest('validation_failed', 'shard_id names no shard of this cluster.', [{ path: '/shard_id', message: 'unknown shard' }]);
   return n;
 }
 
@@ -29,14 +30,17 @@ function header(ctx: RouteContext, name: string): string {
 }
 
 /**
- * Cluster operations (CONTRACT.md §10), admin only. Join also accepts a request signed with the
- * cluster secret: that is how a node started with STRATA_JOIN asks to be added.
+ * Cluster operations (CONTRACT.md §10), admin only, with unscoped credentials (the routes' default
+ * scope `service`). Join also accepts a request signed with the cluster secret: that is how a node
+ * started with STRATA_JOIN asks to be added.
  */
 export function clusterRoutes(deps: { auth: AuthService; cluster: ClusterService; secret: string | null; shardIds: () => number[] }): RouteSpec[] {
   const { auth, cluster } = deps;
   const admin = async (ctx: RouteContext) => {
     const key = ctx.req.headers['x-api-key'];
-    requireRole(await auth.authenticate(ctx.req.headers.authorization, Array.isArray(key) ? key[0] : key), 'admin');
+    const principal = await auth.authenticate(ctx.req.headers.authorization, Array.isArray(key) ? key[0] : key);
+    requireRole(principal, 'admin');
+    requireUnscoped(principal, 'A cluster operation');
   };
   return [
     {
@@ -48,18 +52,29 @@ export function clusterRoutes(deps: { auth: AuthService; cluster: ClusterService
       method: 'post', path: '/v1/cluster/join', tag: 'cluster', auth: 'public', writes: false,
       summary: 'Add a node to every shard group (learner, then voter once caught up). Admin credentials, or a join request signed with the cluster secret.',
       handler: async (ctx) => {
-        const input = parseJoin(ctx.req.body);
-        const signed = checkJoinSignature(deps.secret, input.node_id, input.address, Number(header(ctx, JOIN_TS_HEADER)), header(ctx, JOIN_SIG_HEADER), Date.now());
+        // Credentials before the body: unauthenticated callers learn nothing about what a valid join
+        // looks like. A signature covers the body's fields, so it can only be checked on a body that
+        // parses; one that does not leaves the caller to be judged by its credentials (401 without).
+        let signed = false;
+        if (header(ctx, JOIN_SIG_HEADER) !== '') {
+          try {
+            const claimed = parseJoin(ctx.req.body);
+            signed = cluster.joins.verify(claimed, { sig: header(ctx, JOIN_SIG_HEADER), ts: header(ctx, JOIN_TS_HEADER), nonce: header(ctx, JOIN_NONCE_HEADER) });
+          } catch {
+            signed = false;
+          }
+        }
         if (!signed) await admin(ctx);
-        return cluster.join(input, passHeaders(ctx), onlyShard(ctx, deps.shardIds()));
+        const input = parseJoin(ctx.req.body);
+        return cluster.join(input, passHeaders(ctx), onlyShard(ctx, deps.shardIds()), signed);
       },
     },
     {
       method: 'delete', path: '/v1/cluster/nodes/:node_id', tag: 'cluster', auth: 'admin', writes: false,
       summary: 'Remove a node from every shard group (leadership is handed over first when it leads); 404 when not a member.',
       handler: async (ctx) => {
-        const id = Number(ctx.params.node_id);
-        if (!Number.isInteger(id) || id < 1) throw badRequest('invalid_id', 'node_id must be a positive integer.') as StrataError;
+        const id = /^[0-9]{1,9}$/.test(ctx.params.node_id) ? Number(ctx.params.node_id) : NaN; // decimal only: not 0x2, 2e0
+        if (!(id >= 1)) throw badRequest('invalid_id', 'node_id must be a positive integer.') as StrataError;
         return cluster.remove(id, passHeaders(ctx), onlyShard(ctx, deps.shardIds()));
       },
     },

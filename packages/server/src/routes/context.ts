@@ -1,11 +1,10 @@
 /**
  * `POST /v1/memory/context` (CONTRACT.md §4): retrieval, then rendering within a token budget
- * (`@strata/memory` context). The user is named in the body, so the user scope of the credentials is
- * checked here (the path-based check in app.ts does not see it).
+ * (`@strata/memory` context). The user is named in the body: the route declares scope `user`, and
+ * auth/scope.ts reads body.user_id.
  */
 import { renderContext, type ContextFormat } from '@strata/memory/src/context/render';
 import { badRequest } from '@strata/store';
-import { requireUser } from '../auth/principal';
 import type { RouteContext, RouteSpec } from '../http/route';
 import type { RetrievalService, RetrieveFields } from '../indexes/retrieval-service';
 import { checkIdentifier, checkUuid } from '../validation';
@@ -34,12 +33,11 @@ export function budgetOf(ctx: RouteContext, body: ContextBody): number | undefin
 export function contextRoutes(retrieval: RetrievalService): RouteSpec[] {
   return [
     {
-      method: 'post', path: '/v1/memory/context', tag: 'retrieval', auth: 'read', body: 'Context', writes: false,
+      method: 'post', path: '/v1/memory/context', tag: 'retrieval', auth: 'read', body: 'Context', writes: false, scope: 'user',
       summary: 'Retrieval rendered as prompt context (text or XML) within a BPE token budget; X-Memory-Budget header when the body has none.',
       handler: async (ctx) => {
         const body = ctx.body as ContextBody;
         const userId = checkIdentifier(body.user_id, '/user_id');
-        if (ctx.principal) requireUser(ctx.principal, userId);
         const streamId = body.stream_id ? checkUuid(body.stream_id, '/stream_id') : null;
         const budget = budgetOf(ctx, body);
         const answer = await retrieval.retrieve(userId, streamId, { ...body, limit: body.limit ?? DEFAULT_CONTEXT_LIMIT });

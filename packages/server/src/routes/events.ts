@@ -3,6 +3,7 @@ import { badRequest, listEvents, payloadTooLarge, settle, type EventRecord, type
 import { prepareEvent, type EventInput } from '@strata/memory';
 import type { RouteContext, RouteSpec } from '../http/route';
 import type { Services } from '../services';
+import { MAX_JSON_DEPTH, jsonDeeperThan, queryInt } from '../validation';
 
 const IDEMPOTENCY_KEY_MAX = 256;
 
@@ -30,6 +31,7 @@ async function ingest(services: Services, ctx: RouteContext, inputs: EventInput[
   const { user_id, stream_id } = ctx.params;
   const { ingest: limits } = services.config;
   const now = new Date().toISOString();
+  inputs.forEach((input, i) => refuseDeepJsonContent(input, pathOf(i)));
   const prepared = inputs.map((input, i) => prepareEvent(input, {
     user_id, stream_id, event_id: randomUUID(), now, path: pathOf(i),
     metadataMaxBytes: limits.metadata_max_bytes, maxContentBytes: limits.max_content_bytes,
@@ -46,18 +48,19 @@ async function ingest(services: Services, ctx: RouteContext, inputs: EventInput[
   return answer;
 }
 
+/**
+ * A `json` event nested deeper than the body itself may be (CONTRACT.md §0) is refused here, at ingest:
+ * accepted, it would only fail consolidation later, and forever.
+ */
+function refuseDeepJsonContent(input: EventInput, path: string): void {
+  if (input.content_type === 'json' && jsonDeeperThan(input.content, MAX_JSON_DEPTH)) {
+    throw badRequest('json_too_deep', `${path}/content nests JSON deeper than ${MAX_JSON_DEPTH} levels.`, [{ path: `${path}/content`, message: `must not nest deeper than ${MAX_JSON_DEPTH} levels` }]);
+  }
+}
+
 function dedupeAssets(assets: { asset_id: string; data_b64: string }[]) {
   const seen = new Set<string>();
   return assets.filter((a) => !seen.has(a.asset_id) && seen.add(a.asset_id));
-}
-
-function parseLimit(value: unknown, def: number, max: number): number {
-  if (value === undefined || value === '') return def;
-  const n = Number(value);
-  if (!Number.isInteger(n) || n < 1 || n > max) {
-    throw badRequest('validation_failed', `limit must be an integer from 1 to ${max}.`, [{ path: '/limit', message: `must be an integer from 1 to ${max}` }]);
-  }
-  return n;
 }
 
 export function eventRoutes(services: Services): RouteSpec[] {
@@ -93,7 +96,7 @@ export function eventRoutes(services: Services): RouteSpec[] {
       ],
       handler: async ({ params, query }) => {
         if (query.consistency === 'linearizable') await services.shards.forUser(params.user_id).log.readBarrier();
-        const limit = parseLimit(query.limit, 100, 1000);
+        const limit = queryInt(query.limit, 'limit', 100, 1, 1000);
         const after = typeof query.after === 'string' && query.after !== '' ? query.after : null;
         if (after !== null && !/^\d{21}$/.test(after)) throw badRequest('validation_failed', 'after must be a next_cursor returned by this route.', [{ path: '/after', message: 'is not a cursor' }]);
         const page = await listEvents(services.shards.forUser(params.user_id).db, params.user_id, params.stream_id, after, limit);

@@ -6,6 +6,7 @@
 import { badRequest, listDropped, listUnits, type MemoryUnit } from '@strata/store';
 import type { RouteSpec } from '../http/route';
 import type { Services } from '../services';
+import { queryInt } from '../validation';
 
 /**
  * The contract's unit view (CONTRACT.md §3), plus when and by what a unit stopped being current, and its
@@ -25,10 +26,7 @@ function invalidQuery(name: string, message: string) {
 }
 
 function parseLimit(value: unknown): number {
-  if (value === undefined || value === '') return 100;
-  const n = Number(value);
-  if (!Number.isInteger(n) || n < 1 || n > 1000) throw invalidQuery('limit', 'must be an integer from 1 to 1000');
-  return n;
+  return queryInt(value, 'limit', 100, 1, 1000);
 }
 
 function parseBool(name: string, value: unknown): boolean {

@@ -13,6 +13,8 @@ import {
   allUnits, badRequest, forbidden, getSemanticPlan, getUnit, notFound, settle, userEvents, userVectors,
   type MemoryDeleteAnswer, type MemoryUnit, type SemanticExecuteAnswer, type SemanticPlanAnswer, type SemanticPlanRecord, type StateDb,
 } from '@strata/store';
+import type { Principal } from '../auth/principal';
+import { requireNamedOrgs } from '../auth/scope';
 import type { RouteSpec } from '../http/route';
 import type { Services } from '../services';
 import { domain } from './domain-errors';
@@ -96,7 +98,7 @@ async function findPlan(services: Services, userId: string, planId: string): Pro
   return undefined;
 }
 
-async function execute(services: Services, userId: string, body: ExecuteBody) {
+async function execute(services: Services, principal: Principal | null, userId: string, body: ExecuteBody) {
   if (body.confirm !== true) {
     throw badRequest('validation_failed', 'confirm must be true to execute a plan; preview it first, then send "confirm": true.', [{ path: '/confirm', message: 'must be true' }]);
   }
@@ -104,6 +106,8 @@ async function execute(services: Services, userId: string, body: ExecuteBody) {
   const record = await findPlan(services, userId, planId);
   if (!record) throw notFound(`No plan '${body.plan_id}' to execute (unknown, expired or executed already); make a new preview.`);
   if (record.user_id !== userId) throw forbidden('This plan belongs to another user.');
+  // A plan about an org's memory of the user is executed only with credentials that may name that org.
+  if (principal) requireNamedOrgs(principal, [record.org_id]);
   const plan = record.plan as unknown as SemanticPlan;
   const { db, log } = services.shards.forUser(userId);
   const listed = [
@@ -161,7 +165,7 @@ export function memoryMaintenanceRoutes(services: Services): RouteSpec[] {
     {
       method: 'post', path: '/v1/users/:user_id/memories/semantic/execute', tag: 'memory', auth: 'write', body: 'SemanticExecute',
       summary: 'Execute a previewed plan exactly as shown (confirm must be true).',
-      handler: ({ params, body }) => execute(services, params.user_id, body as ExecuteBody),
+      handler: ({ params, body, principal }) => execute(services, principal, params.user_id, body as ExecuteBody),
     },
     {
       method: 'delete', path: '/v1/users/:user_id/memories/:id', tag: 'memory', auth: 'write',

@@ -8,8 +8,7 @@ import {
   knowledgeDetail, knowledgePartial, listKnowledgeShard, mergeKnowledgePages, mergePartials, metricsOf, orgKnowledgeFromUnits,
   parseKnowledgeQuery, type OrgKnowledgeRecord,
 } from '@strata/memory/src/org';
-import { forbidden, notFound, orgUnitsOf } from '@strata/store';
-import type { Principal } from '../auth/principal';
+import { notFound, orgUnitsOf } from '@strata/store';
 import type { RouteSpec } from '../http/route';
 import type { Services } from '../services';
 import { domain } from './domain-errors';
@@ -17,16 +16,6 @@ import { domain } from './domain-errors';
 /** The org's knowledge records of each shard (one list per shard, from its local replica). */
 async function shardRecords(services: Services, orgId: string): Promise<OrgKnowledgeRecord[][]> {
   return Promise.all(services.shards.all().map(async (shard) => orgKnowledgeFromUnits(orgId, await orgUnitsOf(shard.db, orgId))));
-}
-
-/**
- * Credentials limited to some users and to no org may not read an organization's knowledge (it is made
- * of other users' memory); org-limited ones are checked against the path by app.ts.
- */
-function requireOrgReader(principal: Principal | null): void {
-  if (principal && principal.user_ids && !principal.org_id) {
-    throw forbidden('These credentials are limited to some users; organization knowledge needs credentials of the organization.');
-  }
 }
 
 const QUERY_PARAMS = [
@@ -43,8 +32,7 @@ export function orgRoutes(services: Services): RouteSpec[] {
     {
       method: 'get', path: '/v1/organizations/:org_id/knowledge', tag: 'organizations', auth: 'read', queryParams: QUERY_PARAMS,
       summary: "The organization's knowledge over all shards: filtered, sorted, paged by cursor, with a summary.",
-      handler: async ({ params, query, principal }) => {
-        requireOrgReader(principal);
+      handler: async ({ params, query }) => {
         const q = await domain(() => parseKnowledgeQuery(query));
         const perShard = await shardRecords(services, params.org_id);
         return mergeKnowledgePages(perShard.map((records) => listKnowledgeShard(records, q)), q);
@@ -53,8 +41,7 @@ export function orgRoutes(services: Services): RouteSpec[] {
     {
       method: 'get', path: '/v1/organizations/:org_id/knowledge/metrics', tag: 'organizations', auth: 'read',
       summary: "Counts of the organization's knowledge over all shards.",
-      handler: async ({ params, principal }) => {
-        requireOrgReader(principal);
+      handler: async ({ params }) => {
         const perShard = await shardRecords(services, params.org_id);
         return metricsOf(params.org_id, mergePartials(perShard.map((records) => knowledgePartial(records))));
       },
@@ -62,8 +49,7 @@ export function orgRoutes(services: Services): RouteSpec[] {
     {
       method: 'get', path: '/v1/organizations/:org_id/knowledge/:id', tag: 'organizations', auth: 'read',
       summary: 'One knowledge item with its contributions (404 when absent or of another organization).',
-      handler: async ({ params, principal }) => {
-        requireOrgReader(principal);
+      handler: async ({ params }) => {
         const id = params.id.toLowerCase();
         for (const records of await shardRecords(services, params.org_id)) {
           const found = records.find((r) => r.unit.id === id);

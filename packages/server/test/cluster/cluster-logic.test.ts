@@ -1,13 +1,13 @@
 /** The pure decisions of cluster mode: who initializes, which shard a request targets, what writes, join checks. */
 import { routeWrites, targetShard } from '../../src/cluster/forward';
-import { checkJoinSignature, joinSignature, parseJoin } from '../../src/cluster/membership';
+import { JOIN_NONCE_HEADER, JOIN_SIG_HEADER, JOIN_TS_HEADER, JoinSigner, parseJoin } from '../../src/cluster/membership';
 import { seedNodeId, selfUrlOf, startPlan } from '../../src/cluster/runtime';
 import { shardOf } from '../../src/shards';
 
 const cfg = (over: { node_id?: number; peers?: { id: number; url: string }[]; join?: string | null; auto?: boolean; seed?: number | null; advertise?: string | null }) => ({
   cluster: {
     node_id: over.node_id ?? 1, peers: over.peers ?? [], secret: 's', shards: 1, forward_timeout_ms: 1000,
-    join: over.join ?? null, advertise_url: over.advertise ?? null,
+    join: over.join ?? null, advertise_url: over.advertise ?? null, peer_clock_skew_s: 30, peer_inflight_bytes: 1 << 27,
   },
   raft: { auto_initialize: over.auto ?? true, bootstrap_seed_node_id: over.seed ?? null, tick_ms: 50, election_ticks: 10, heartbeat_ticks: 1 },
 });
@@ -53,13 +53,25 @@ describe('join requests', () => {
     expect(() => parseJoin({ node_id: 0, address: 'ftp://x' })).toThrow(expect.objectContaining({ status: 400, details: [expect.objectContaining({ path: '/node_id' }), expect.objectContaining({ path: '/address' })] }));
   });
 
-  it('accepts a join signed with the cluster secret within the window only', () => {
-    const now = 1_000_000;
-    const sig = joinSignature('secret', 4, 'http://h:1', now);
-    expect(checkJoinSignature('secret', 4, 'http://h:1', now, sig, now + 1000)).toBe(true);
-    expect(checkJoinSignature('other', 4, 'http://h:1', now, sig, now)).toBe(false);
-    expect(checkJoinSignature('secret', 5, 'http://h:1', now, sig, now)).toBe(false);
-    expect(checkJoinSignature('secret', 4, 'http://h:1', now, sig, now + 10 * 60_000)).toBe(false);
-    expect(checkJoinSignature(null, 4, 'http://h:1', now, sig, now)).toBe(false);
+  it('accepts a join signed with the cluster secret once, within the clock skew only', () => {
+    let now = 1_000_000;
+    const clock = () => now;
+    const input = { node_id: 4, address: 'http://h:1' };
+    const signer = new JoinSigner('secret', 30_000, clock);
+    const parts = (h: Record<string, string>) => ({ sig: h[JOIN_SIG_HEADER], ts: h[JOIN_TS_HEADER], nonce: h[JOIN_NONCE_HEADER] });
+    const fresh = () => new JoinSigner('secret', 30_000, clock);
+    const a = parts(signer.sign(input));
+    expect(fresh().verify({ node_id: 5, address: 'http://h:1' }, a)).toBe(false); // other body
+    expect(new JoinSigner('other', 30_000, clock).verify(input, a)).toBe(false);
+    expect(new JoinSigner(null, 30_000, clock).verify(input, a)).toBe(false);
+    expect(fresh().verify(input, { ...a, nonce: a.nonce.replace(/\.1$/, '.2') })).toBe(false); // the nonce is signed
+    const verifier = fresh();
+    now += 1000;
+    expect(verifier.verify(input, a)).toBe(true);
+    expect(verifier.verify(input, a)).toBe(false); // single-use
+    expect(verifier.verify(input, parts(signer.sign(input)))).toBe(true); // a new signature is fine
+    const late = parts(signer.sign(input));
+    now += 31_000;
+    expect(verifier.verify(input, late)).toBe(false); // beyond the skew
   });
 });

@@ -5,7 +5,7 @@ import type {
 } from '../commands';
 import type { StateDb } from '../db';
 import { failure, forbidden, notFound, StrataError, type ApplyFailure } from '../errors';
-import { join, prefixRange, SEP } from '../keys';
+import { afterPrefix, join, prefixRange, SEP } from '../keys';
 import { RELATIONS } from '../types';
 import { orgUnitKey, removeEdge, subjectKey, unitKey, writeEdge, writeUnit } from './memory';
 
@@ -96,8 +96,8 @@ export async function applySemanticPlan(db: StateDb, ctx: ApplyContext, cmd: Sem
   const r = cmd.record;
   if ((await ctx.get(db.semanticPlans, r.plan_id)) !== undefined) return invalid(`semantic.plan: plan ${r.plan_id} exists already`);
   let pruned = 0;
-  // Keys are expires_at \0 plan_id: everything up to `at` \0 \xff has expired at the command's time.
-  for await (const [key, planId] of db.planExpiry.iterator({ lt: join(cmd.at, '\xff'), limit: PRUNE_BATCH })) {
+  // Keys are expires_at \0 plan_id: every key below afterPrefix(at) has expired at the command's time.
+  for await (const [key, planId] of db.planExpiry.iterator({ lt: afterPrefix(cmd.at), limit: PRUNE_BATCH })) {
     ctx.del(db.planExpiry, key);
     ctx.del(db.semanticPlans, planId);
     pruned++;

@@ -5,7 +5,7 @@ import type {
 } from '../commands';
 import { encodeVector, type StateDb } from '../db';
 import { failure, StrataError, type ApplyFailure } from '../errors';
-import { eventSeq, join, SEP } from '../keys';
+import { eventSeq, join, prefixRange, SEP } from '../keys';
 import type { Edge, MemoryUnit } from '../types';
 
 /**
@@ -28,8 +28,8 @@ export function subjectKey(userId: string, subject: string, attribute: string, u
 }
 
 /** The `unit_by_subject` key range of one subject+attribute of a user. */
-export function subjectPrefix(userId: string, subject: string, attribute: string): string {
-  return join(userId, keyPart(subject), keyPart(attribute)) + SEP;
+export function subjectRange(userId: string, subject: string, attribute: string): { gt: string; lt: string } {
+  return prefixRange(userId, keyPart(subject), keyPart(attribute));
 }
 
 /**

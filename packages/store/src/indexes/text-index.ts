@@ -7,6 +7,7 @@
  *
  * Query terms count once each (a repeated query word is not more evidence).
  */
+import { SIZE, stringBytes, typedArrayBytes } from './sizes';
 import { TopK } from './topk';
 import { tokenize, type TokenizerOptions } from './tokenizer';
 
@@ -139,6 +140,27 @@ export class TextIndex {
     this.lengths = new Int32Array(64);
     this.postings = new Map();
     this.totalLength = 0;
+  }
+
+  /**
+   * Estimated bytes held (sizes.ts): the postings (typed arrays and term strings), each document's term
+   * list and length, the id maps' slots. The id strings themselves are not counted: the records they name
+   * hold them and are counted by their owner.
+   */
+  estimatedBytes(): number {
+    let n = SIZE.object * 2 + SIZE.map + SIZE.mapEntry * this.docNo.size + SIZE.array + SIZE.slot * this.ids.length;
+    n += typedArrayBytes(this.lengths) + typedArrayBytes(this.scratch) + typedArrayBytes(this.touchedScratch);
+    n += SIZE.array + SIZE.slot * this.terms.length;
+    for (const terms of this.terms) {
+      if (!terms) continue;
+      // a document's terms are strings of its own (tokenizing makes new ones); the postings' keys are the
+      // first document's instances, so they are counted here once
+      n += SIZE.array + SIZE.slot * terms.length;
+      for (const t of terms) n += stringBytes(t);
+    }
+    n += SIZE.map;
+    for (const p of this.postings.values()) n += SIZE.mapEntry + SIZE.object + 4 * SIZE.property + typedArrayBytes(p.docs) + typedArrayBytes(p.tfs);
+    return n;
   }
 
   /** Replace the whole content from a source (the records), e.g. after a snapshot install. */

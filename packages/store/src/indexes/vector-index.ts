@@ -17,6 +17,7 @@
  */
 import { HierarchicalNSW } from 'hnswlib-node';
 import { WorkerHnswBuilder, type HnswBuilder } from './hnsw-builder';
+import { SIZE, typedArrayBytes } from './sizes';
 import { TopK } from './topk';
 
 export interface VectorIndexOptions {
@@ -124,6 +125,23 @@ export class VectorIndex {
 
   ids(): IterableIterator<string> {
     return this.idToLabel.keys();
+  }
+
+  /**
+   * Estimated bytes held (sizes.ts): the vector matrix (its capacity, not only the used rows), the label
+   * maps, and the HNSW graph when there is one (outside the JS heap, in RSS: per element the vector, the
+   * level-0 links (2·m), a label, a lock and a lookup entry, ~ +1/m for the upper levels). Id strings are
+   * counted by the records that hold them.
+   */
+  estimatedBytes(): number {
+    let n = SIZE.object * 2 + typedArrayBytes(this.matrix) + typedArrayBytes(this.alive);
+    n += SIZE.array + SIZE.slot * (this.labelToId.length + this.freeLabels.length);
+    n += SIZE.map + SIZE.mapEntry * this.idToLabel.size + SIZE.map + SIZE.mapEntry * this.touched.size;
+    if (this.graph) {
+      const perElement = this.dimensions * 4 + (2 * this.m + 1) * 4 + 8 + 4 + 40 + 40 + Math.ceil(((this.m + 1) * 4) / Math.max(1, Math.log(this.m)));
+      n += this.graph.getMaxElements() * perElement;
+    }
+    return n;
   }
 
   /** A copy of the stored (normalized) vector of an id. */
@@ -321,7 +339,9 @@ export class VectorIndex {
 
   private ensureCapacity(n: number): void {
     if (n <= this.capacity) return;
-    const cap = Math.max(64, this.capacity * 2, n);
+    // Doubling from a small start: most users hold a handful of units, and a first 64 rows (25 KiB at
+    // 100 dimensions, 384 KiB at 1536) would be most of a small user's indexes (see estimatedBytes).
+    const cap = Math.max(4, this.capacity * 2, n);
     const matrix = new Float32Array(cap * this.dimensions);
     matrix.set(this.matrix);
     const alive = new Uint8Array(cap);
