@@ -49,7 +49,18 @@ export class Validator {
 /** The schema keyword that bounds a string's length in bytes of UTF-8 (maxLength counts characters). */
 export const MAX_BYTES = 'x-max-bytes';
 
+/**
+ * A lone UTF-16 surrogate (possible in a JSON string) cannot be encoded: it would be stored as U+FFFD
+ * and share its keys with the real U+FFFD spelling of another id. With the u flag this class matches
+ * only unpaired surrogates.
+ */
+const LONE_SURROGATE = /[\uD800-\uDFFF]/u;
+
 const maxBytes: SchemaValidateFunction = (max: number, data: string): boolean => {
+  if (LONE_SURROGATE.test(data)) {
+    maxBytes.errors = [{ keyword: MAX_BYTES, message: 'must be well-formed Unicode (no lone surrogate)', params: { limit: max } }];
+    return false;
+  }
   if (Buffer.byteLength(data, 'utf8') <= max) return true;
   maxBytes.errors = [{ keyword: MAX_BYTES, message: `must be at most ${max} bytes of UTF-8`, params: { limit: max } }];
   return false;
@@ -62,7 +73,7 @@ const CONTROL = /[\u0000-\u001f\u007f-\u009f]/;
 /** 1 to 256 bytes of UTF-8 without control characters (user_id, org_id, agent_id). */
 export function checkIdentifier(value: string, path: string): string {
   const bytes = Buffer.byteLength(value, 'utf8');
-  if (bytes < 1 || bytes > 256 || CONTROL.test(value)) {
+  if (bytes < 1 || bytes > 256 || CONTROL.test(value) || LONE_SURROGATE.test(value)) {
     throw badRequest('invalid_id', `${path} must be 1 to 256 bytes of UTF-8 without control characters.`, [{ path, message: 'invalid identifier' }]);
   }
   return value;

@@ -56,6 +56,15 @@ describe('identifiers', () => {
     }
     expect(event('a\u00a0b')).not.toThrow();
   });
+
+  it('refuses a lone surrogate (it would be stored as U+FFFD, sharing keys with that id) and keeps paired ones', () => {
+    for (const bad of ['a\ud800', '\udc00b', 'x\udbff\u0041']) {
+      expect(event(bad)).toThrow(expect.objectContaining({ code: 'validation_failed' }));
+      expect(() => checkIdentifier(bad, '/user_id')).toThrow(expect.objectContaining({ code: 'invalid_id' }));
+    }
+    expect(event('emoji \ud83d\ude00')).not.toThrow();
+    expect(() => checkIdentifier('\ud83d\ude00', '/user_id')).not.toThrow();
+  });
 });
 
 describe('date-time', () => {

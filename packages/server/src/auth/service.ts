@@ -4,7 +4,7 @@ import { join } from 'node:path';
 import jwt from 'jsonwebtoken';
 import type { Logger } from 'pino';
 import {
-  StrataError, badRequest, settle, unauthenticated, type ApiKeyRecord, type ApiKeyRole, type CommandLog, type StateDb,
+  StrataError, badRequest, prefixRange, settle, unauthenticated, type ApiKeyRecord, type ApiKeyRole, type CommandLog, type StateDb,
 } from '@strata/store';
 import type { Config } from '../config';
 import { hashApiKey, newApiKey } from './api-keys';
@@ -108,7 +108,7 @@ export class AuthService {
 
   async listKeys(): Promise<ApiKeyRecord[]> {
     const keys: ApiKeyRecord[] = [];
-    for await (const value of this.db.auth.values({ gt: 'apikey\x00', lt: 'apikey\x00\xff' })) keys.push(value as ApiKeyRecord);
+    for await (const value of this.db.auth.values(prefixRange('apikey'))) keys.push(value as ApiKeyRecord);
     return keys.sort((a, b) => a.created_at.localeCompare(b.created_at) || a.key_id.localeCompare(b.key_id));
   }
 
