@@ -2,7 +2,7 @@
  * Mutation test of the simulator: plants each classic Raft bug in a copy of packages/raft/src and
  * runs the simulator on the copy until it reports a violation, printing the seed that caught each.
  * A bug the simulator misses within the seed budget fails the run.
- *   node --import tsx scripts/sim-mutants.ts [--seeds 3000] [--steps 3000] [--only name] [--json bench-results/sim-mutants.json]
+ *   node --import tsx scripts/sim-mutants.ts [--seeds 3000] [--steps 3000] [--profile mixed] [--voters N] [--only name] [--json out.json]
  * The copies live in .sim-mutants/ (ignored by git) so they resolve the repository's node_modules.
  */
 import { spawnSync } from 'node:child_process';
@@ -65,6 +65,8 @@ const root = join(__dirname, '..');
 const seeds = Number(arg('seeds', '3000'));
 const steps = Number(arg('steps', '3000'));
 const only = arg('only', '');
+const profile = arg('profile', 'mixed');
+const voters = arg('voters', '');
 const jsonOut = arg('json', '');
 
 interface Outcome {
@@ -94,7 +96,7 @@ for (const m of MUTANTS) {
   writeFileSync(file, text.slice(0, at) + m.replace + text.slice(at + m.find.length));
   const t0 = Date.now();
   // One worker keeps the first seed that catches the bug the lowest one (a deterministic figure).
-  const run = spawnSync(process.execPath, ['--import', 'tsx', join(root, 'scripts/sim.ts'), '--seed-start', '1', '--seeds', String(seeds), '--steps', String(steps), '--profile', 'mixed'], {
+  const run = spawnSync(process.execPath, ['--import', 'tsx', join(root, 'scripts/sim.ts'), '--seed-start', '1', '--seeds', String(seeds), '--steps', String(steps), '--profile', profile, ...(voters ? ['--voters', voters] : [])], {
     cwd: root,
     env: { ...process.env, STRATA_SIM_SRC: join(dir, 'src') },
     encoding: 'utf8',
@@ -117,7 +119,7 @@ for (const m of MUTANTS) {
 }
 if (jsonOut) {
   mkdirSync(dirname(jsonOut), { recursive: true });
-  writeFileSync(jsonOut, JSON.stringify({ seeds, steps, profile: 'mixed', outcomes }, null, 2) + '\n');
+  writeFileSync(jsonOut, JSON.stringify({ seeds, steps, profile, voters: voters || null, outcomes }, null, 2) + '\n');
 }
 if (existsSync(join(root, '.sim-mutants'))) rmSync(join(root, '.sim-mutants'), { recursive: true, force: true });
 process.exit(outcomes.every((o) => o.caught) ? 0 : 1);
