@@ -2,12 +2,15 @@
  * Mutation test of the simulator: plants each classic Raft bug in a copy of packages/raft/src and
  * runs the simulator on the copy until it reports a violation, printing the seed that caught each.
  * A bug the simulator misses within the seed budget fails the run.
- *   node --import tsx scripts/sim-mutants.ts [--seeds 3000] [--steps 3000] [--profile mixed] [--voters N] [--only name] [--json out.json]
+ *   node --import tsx scripts/sim-mutants.ts [--seeds 600] [--block 50] [--steps 3000] [--only name] [--json out.json]
+ * Every fault profile with 3, 5 and 7 voters is tried, round-robin in blocks of seeds, up to --seeds
+ * seeds each; the report names the schedule and seed that caught each bug and how many seeds ran.
  * The copies live in .sim-mutants/ (ignored by git) so they resolve the repository's node_modules.
  */
 import { spawnSync } from 'node:child_process';
 import { cpSync, existsSync, mkdirSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import { dirname, join } from 'node:path';
+import { FAULT_PROFILES } from '../packages/raft/src/sim/simulation';
 
 interface Mutant {
   name: string;
@@ -62,21 +65,43 @@ function arg(name: string, def: string): string {
 }
 
 const root = join(__dirname, '..');
-const seeds = Number(arg('seeds', '3000'));
+const seeds = Number(arg('seeds', '600'));
+const block = Number(arg('block', '50'));
 const steps = Number(arg('steps', '3000'));
 const only = arg('only', '');
-const profile = arg('profile', 'mixed');
-const voters = arg('voters', '');
 const jsonOut = arg('json', '');
+/** Every profile with 3, 5 and 7 voters, taken round-robin in blocks of seeds: each bug meets every schedule early. */
+const COMBOS: { profile: string; voters: number }[] = FAULT_PROFILES.flatMap((profile) => [3, 5, 7].map((voters) => ({ profile, voters })));
 
 interface Outcome {
   name: string;
   bug: string;
   caught: boolean;
+  profile: string | null;
+  voters: number | null;
   seed: number | null;
+  /** seeds run before the catch, over all schedules */
   seedsRun: number;
   violation: string;
+  reproduce: string;
   seconds: number;
+}
+
+/** Runs seeds [from, from+count) of one schedule on the mutated source; the catching seed and message, or null. */
+function runBlock(src: string, combo: { profile: string; voters: number }, from: number, count: number): { seed: number; message: string; reproduce: string; ran: number } | null {
+  const run = spawnSync(
+    process.execPath,
+    ['--import', 'tsx', join(root, 'scripts/sim.ts'), '--seed-start', String(from), '--seeds', String(count), '--steps', String(steps), '--profile', combo.profile, '--voters', String(combo.voters)],
+    { cwd: root, env: { ...process.env, STRATA_SIM_SRC: src }, encoding: 'utf8', maxBuffer: 64 * 1024 * 1024 },
+  );
+  const match = /VIOLATION at seed (\d+): (.*)/.exec(run.stderr);
+  if (match) {
+    const seed = Number(match[1]);
+    const repro = /reproduce: (.*)/.exec(run.stderr);
+    return { seed, message: match[2].slice(0, 300), reproduce: repro ? repro[1] : '', ran: seed - from + 1 };
+  }
+  if (run.status !== 0) throw new Error(`simulator exited ${run.status}: ${run.stderr.slice(-800)}`);
+  return null;
 }
 
 const outcomes: Outcome[] = [];
@@ -95,31 +120,31 @@ for (const m of MUTANTS) {
   }
   writeFileSync(file, text.slice(0, at) + m.replace + text.slice(at + m.find.length));
   const t0 = Date.now();
-  // One worker keeps the first seed that catches the bug the lowest one (a deterministic figure).
-  const run = spawnSync(process.execPath, ['--import', 'tsx', join(root, 'scripts/sim.ts'), '--seed-start', '1', '--seeds', String(seeds), '--steps', String(steps), '--profile', profile, ...(voters ? ['--voters', voters] : [])], {
-    cwd: root,
-    env: { ...process.env, STRATA_SIM_SRC: join(dir, 'src') },
-    encoding: 'utf8',
-    maxBuffer: 64 * 1024 * 1024,
-  });
-  const seconds = (Date.now() - t0) / 1000;
-  const match = /VIOLATION at seed (\d+): (.*)/.exec(run.stderr);
-  const o: Outcome = {
-    name: m.name,
-    bug: m.bug,
-    caught: run.status === 1 && match !== null,
-    seed: match ? Number(match[1]) : null,
-    seedsRun: match ? Number(match[1]) : seeds,
-    violation: match ? match[2].slice(0, 300) : '',
-    seconds,
-  };
+  const o: Outcome = { name: m.name, bug: m.bug, caught: false, profile: null, voters: null, seed: null, seedsRun: 0, violation: '', reproduce: '', seconds: 0 };
+  search: for (let from = 1; from <= seeds; from += block) {
+    const count = Math.min(block, seeds - from + 1);
+    for (const combo of COMBOS) {
+      const hit = runBlock(join(dir, 'src'), combo, from, count);
+      if (hit) {
+        Object.assign(o, { caught: true, profile: combo.profile, voters: combo.voters, seed: hit.seed, violation: hit.message, reproduce: hit.reproduce });
+        o.seedsRun += hit.ran;
+        break search;
+      }
+      o.seedsRun += count;
+    }
+  }
+  o.seconds = (Date.now() - t0) / 1000;
   outcomes.push(o);
-  console.log(o.caught ? `caught   ${m.name}: seed ${o.seed} (${o.seconds.toFixed(1)} s): ${o.violation}` : `MISSED   ${m.name}: ${seeds} seeds ran clean (${seconds.toFixed(1)} s)${run.status !== 0 ? `; exit ${run.status}: ${run.stderr.slice(-500)}` : ''}`);
+  console.log(
+    o.caught
+      ? `caught   ${m.name}: ${o.profile}/${o.voters} voters seed ${o.seed}, after ${o.seedsRun} seeds (${o.seconds.toFixed(1)} s): ${o.violation}\n         ${o.reproduce}`
+      : `MISSED   ${m.name}: ${o.seedsRun} seeds ran clean (${o.seconds.toFixed(1)} s)`,
+  );
   rmSync(dir, { recursive: true, force: true });
 }
 if (jsonOut) {
   mkdirSync(dirname(jsonOut), { recursive: true });
-  writeFileSync(jsonOut, JSON.stringify({ seeds, steps, profile, voters: voters || null, outcomes }, null, 2) + '\n');
+  writeFileSync(jsonOut, JSON.stringify({ seedsPerSchedule: seeds, block, steps, schedules: COMBOS, outcomes }, null, 2) + '\n');
 }
 if (existsSync(join(root, '.sim-mutants'))) rmSync(join(root, '.sim-mutants'), { recursive: true, force: true });
 process.exit(outcomes.every((o) => o.caught) ? 0 : 1);

@@ -31,10 +31,13 @@ export interface SimOptions {
  * they win (the Figure 8 shape: entries of an old term replicated by a new leader that dies before its
  * own entry spreads), with slow disks and single-entry Apps; `membership` proposes changes often and
  * meets each with a one-way partition of the leader and crashes of nodes whose write is in flight;
- * `lossy` loses, duplicates and reorders many messages.
+ * `lossy` loses, duplicates and reorders many messages; `reads` cuts an established leader off from
+ * its group (not from its clients) while half the clients keep reading from it and the others write
+ * through the new leader: the window in which a deposed leader that has not yet noticed could serve a
+ * stale read.
  */
-export type FaultProfile = 'classic' | 'churn' | 'membership' | 'lossy';
-export const FAULT_PROFILES: FaultProfile[] = ['classic', 'churn', 'membership', 'lossy'];
+export type FaultProfile = 'classic' | 'churn' | 'membership' | 'lossy' | 'reads';
+export const FAULT_PROFILES: FaultProfile[] = ['classic', 'churn', 'membership', 'lossy', 'reads'];
 
 interface FaultRates {
   crash: number;
@@ -51,14 +54,19 @@ interface FaultRates {
   storm: number;
   /** steps a crashed node stays down, at most */
   maxDowntime: number;
+  /** after a new leader: chance to isolate it from the group 15-60 steps later, once it has served */
+  isolateLater: number;
+  /** clients (of 4) that stay with the node they believe leads and mostly read from it */
+  stickyReaders: number;
   node: SimNodeFaults;
 }
 
 const RATES: Record<FaultProfile, FaultRates> = {
-  classic: { crash: 0.006, partition: 0.005, oneWay: 0.3, heal: 0.01, conf: 0.01, maxDrop: 0.2, maxDup: 0.1, crashWriting: 0, storm: 0, maxDowntime: 150, node: NO_NODE_FAULTS },
-  churn: { crash: 0.004, partition: 0.004, oneWay: 0.5, heal: 0.015, conf: 0.01, maxDrop: 0.3, maxDup: 0.1, crashWriting: 0.004, storm: 0.8, maxDowntime: 40, node: { singleEntryApps: 0.5, slowWrite: 0.15 } },
-  membership: { crash: 0.004, partition: 0.005, oneWay: 0.6, heal: 0.012, conf: 0.04, maxDrop: 0.2, maxDup: 0.1, crashWriting: 0.004, storm: 0.6, maxDowntime: 80, node: { singleEntryApps: 0.3, slowWrite: 0.1 } },
-  lossy: { crash: 0.003, partition: 0.003, oneWay: 0.3, heal: 0.01, conf: 0.01, maxDrop: 0.45, maxDup: 0.3, crashWriting: 0.002, storm: 0, maxDowntime: 150, node: { singleEntryApps: 0.2, slowWrite: 0.05 } },
+  classic: { crash: 0.006, partition: 0.005, oneWay: 0.3, heal: 0.01, conf: 0.01, maxDrop: 0.2, maxDup: 0.1, crashWriting: 0, storm: 0, maxDowntime: 150, isolateLater: 0, stickyReaders: 0, node: NO_NODE_FAULTS },
+  churn: { crash: 0.004, partition: 0.004, oneWay: 0.5, heal: 0.015, conf: 0.01, maxDrop: 0.3, maxDup: 0.1, crashWriting: 0.004, storm: 0.8, maxDowntime: 40, isolateLater: 0, stickyReaders: 0, node: { singleEntryApps: 0.5, slowWrite: 0.15 } },
+  membership: { crash: 0.004, partition: 0.005, oneWay: 0.6, heal: 0.012, conf: 0.04, maxDrop: 0.2, maxDup: 0.1, crashWriting: 0.004, storm: 0.6, maxDowntime: 80, isolateLater: 0, stickyReaders: 0, node: { singleEntryApps: 0.3, slowWrite: 0.1 } },
+  lossy: { crash: 0.003, partition: 0.003, oneWay: 0.3, heal: 0.01, conf: 0.01, maxDrop: 0.45, maxDup: 0.3, crashWriting: 0.002, storm: 0, maxDowntime: 150, isolateLater: 0, stickyReaders: 0, node: { singleEntryApps: 0.2, slowWrite: 0.05 } },
+  reads: { crash: 0.002, partition: 0.002, oneWay: 0.3, heal: 0.008, conf: 0.005, maxDrop: 0.1, maxDup: 0.05, crashWriting: 0, storm: 0, maxDowntime: 60, isolateLater: 0.7, stickyReaders: 2, node: NO_NODE_FAULTS },
 };
 
 /**
@@ -72,7 +80,9 @@ export function mixedOptions(seed: number, steps: number): SimOptions {
 
 interface ScheduledFault {
   at: number;
-  kind: 'crash' | 'isolate' | 'isolate_out' | 'crash_writing';
+  kind: 'crash' | 'isolate' | 'isolate_out' | 'crash_writing' | 'pause';
+  /** for a pause: how many steps */
+  steps?: number;
   node: number;
 }
 
@@ -162,6 +172,10 @@ export class Simulation {
   private readonly maxVoters: number;
   private readonly maxNodes: number;
   private scheduled: ScheduledFault[] = [];
+  /** node -> step until which its process is paused (no ticks, no disk, no messages: a GC or VM pause) */
+  private pausedUntil = new Map<number, number>();
+  /** nodes the non-sticky clients cannot reach (they are on the majority's side of an isolation) */
+  private clientCut = new Set<number>();
   private lastLeaderSeen = '';
   /** per node: the last in-memory log entry verified by checkMemoryLog (its prefix is unchanged while it is still there) */
   private verified = new Map<number, { index: number; entry: Entry | null }>();
@@ -227,8 +241,8 @@ export class Simulation {
         if (this.now === this.faultsEnd && this.faultsEnd > 0) this.heal();
         if (this.now < this.faultsEnd) this.injectFaults();
         this.deliver();
-        if (this.now % TICK_EVERY === 0) for (const n of this.nodes.values()) n.core?.tick();
-        for (const n of this.nodes.values()) n.process(this.now);
+        if (this.now % TICK_EVERY === 0) for (const n of this.nodes.values()) if (!this.paused(n.id)) n.core?.tick();
+        for (const n of this.nodes.values()) if (!this.paused(n.id)) n.process(this.now);
         this.clients();
         this.expire();
         // Membership keeps changing after the faults stop, but not in the final stretch that must settle.
@@ -267,7 +281,13 @@ export class Simulation {
     for (const f of this.net) (f.at <= this.now ? due : rest).push(f);
     this.net = rest;
     this.netRng.shuffle(due);
-    for (const { msg } of due) {
+    for (const f of due) {
+      const msg = f.msg;
+      // A paused process reads its socket only when it runs again.
+      if (this.paused(msg.to)) {
+        this.net.push({ at: this.pausedUntil.get(msg.to) as number, msg });
+        continue;
+      }
       if (this.cut.has(`${msg.from}>${msg.to}`)) continue;
       const node = this.nodes.get(msg.to);
       if (!node?.core) continue;
@@ -290,7 +310,7 @@ export class Simulation {
       const writing = live.filter((n) => n.writing);
       if (writing.length > 0) this.crash(r.pick(writing), ' (its write in flight is lost)');
     }
-    if (rates.storm > 0) this.stormOnNewLeader();
+    if (rates.storm > 0 || rates.isolateLater > 0) this.stormOnNewLeader();
     this.runScheduled();
     for (const [id, at] of this.restartAt) {
       if (at <= this.now) {
@@ -306,6 +326,7 @@ export class Simulation {
     }
     if (this.cut.size && r.chance(rates.heal)) {
       this.cut.clear();
+      this.clientCut.clear();
       this.log('partition healed');
     }
   }
@@ -335,7 +356,15 @@ export class Simulation {
     const key = l?.core ? `${l.id}@${l.core.term}` : '';
     if (key === this.lastLeaderSeen) return;
     this.lastLeaderSeen = key;
-    if (!l || !this.rng.chance(this.rates.storm)) return;
+    if (!l) return;
+    if (this.rates.isolateLater > 0 && this.rng.chance(this.rates.isolateLater)) {
+      // Cut off and paused past an election timeout: on waking it still believes it leads, while
+      // the others have elected a successor (the stale-read window ReadIndex's heartbeat round closes).
+      const at = this.now + this.rng.range(15, 60);
+      this.scheduled.push({ at, kind: 'isolate', node: l.id });
+      if (this.rng.chance(0.7)) this.scheduled.push({ at, kind: 'pause', node: l.id, steps: this.rng.range(20, 80) });
+    }
+    if (this.rates.storm === 0 || !this.rng.chance(this.rates.storm)) return;
     const x = this.rng.next();
     const kind = x < 0.6 ? 'crash' : x < 0.85 ? 'isolate' : 'isolate_out';
     this.scheduled.push({ at: this.now + this.rng.range(1, 12), kind, node: l.id });
@@ -357,11 +386,33 @@ export class Simulation {
       const n = this.nodes.get(f.node);
       if (!n?.alive) continue;
       if (f.kind === 'crash') this.crash(n, ' (targeted)');
+      else if (f.kind === 'pause') {
+        this.pausedUntil.set(n.id, this.now + (f.steps ?? 1));
+        this.log(`pause node ${n.id} for ${f.steps} steps`);
+      }
       else if (f.kind === 'crash_writing') {
         const writing = [...this.nodes.values()].filter((x) => x.alive && x.writing);
         if (writing.length > 0) this.crash(this.rng.pick(writing), ' (its write in flight is lost)');
       } else {
         this.partition([n.id], [...this.nodes.keys()].filter((x) => x !== n.id), f.kind === 'isolate_out');
+        if (f.kind === 'isolate' && this.rates.stickyReaders > 0) this.cutClientsOff(n.id);
+      }
+    }
+  }
+
+  /** The clients on the majority side lose their connections to an isolated node (sticky readers keep theirs). */
+  private cutClientsOff(node: number): void {
+    this.clientCut.add(node);
+    const stranded = (c: number, n: number) => n === node && c > this.rates.stickyReaders;
+    this.writes = this.writes.filter((w) => {
+      if (!stranded(w.client, w.node)) return true;
+      this.unknown(w.client, w.op);
+      return false;
+    });
+    for (const [ctx, r] of this.reads) {
+      if (stranded(r.client, r.node)) {
+        this.reads.delete(ctx);
+        this.unknown(r.client, r.op);
       }
     }
   }
@@ -376,8 +427,18 @@ export class Simulation {
     this.log(`restart node ${id} (disk last ${n.disk.lastIndex()}, term ${n.disk.hardState.term}, applied ${n.sm.applied})`);
   }
 
+  private paused(id: number): boolean {
+    const until = this.pausedUntil.get(id);
+    if (until === undefined) return false;
+    if (until > this.now) return true;
+    this.pausedUntil.delete(id);
+    return false;
+  }
+
   private heal(): void {
     this.cut.clear();
+    this.clientCut.clear();
+    this.pausedUntil.clear();
     this.dropRate = 0;
     this.dupRate = 0;
     for (const n of this.nodes.values()) n.calm();
@@ -443,12 +504,21 @@ export class Simulation {
       if (busy || !this.rng.chance(0.15)) continue;
       const ids = [...this.nodes.keys()];
       const hint = this.clientLeaderHint.get(c);
-      const target = hint && this.nodes.has(hint) && this.rng.chance(0.8) ? hint : this.rng.pick(ids);
+      // A sticky reader is a client on the old leader's side of a partition: it keeps its leader and mostly reads.
+      const sticky = c <= this.rates.stickyReaders;
+      let target = hint && this.nodes.has(hint) && (sticky || this.rng.chance(0.8)) ? hint : this.rng.pick(ids);
+      if (this.paused(target)) continue; // the request waits in the socket; the client tries again later
+      if (!sticky && this.clientCut.has(target)) {
+        const reachable = ids.filter((id) => !this.clientCut.has(id));
+        if (reachable.length === 0) continue;
+        target = this.rng.pick(reachable);
+      }
       const node = this.nodes.get(target) as SimNode;
       const key = `k${this.rng.int(3)}`;
       const kind = this.rng.int(10);
+      const readBelow = sticky ? 9 : 4;
       const input: KvInput =
-        kind < 4 ? { op: 'get', key } : kind < 7 ? { op: 'put', key, value: `v${++this.valueSeq}` } : { op: 'append', key, value: `a${++this.valueSeq};` };
+        kind < readBelow ? { op: 'get', key } : kind < 7 || sticky ? { op: 'put', key, value: `v${++this.valueSeq}` } : { op: 'append', key, value: `a${++this.valueSeq};` };
       const op: Operation<KvInput, string> = { clientId: c, input, call: ++this.clock };
       if (!node.core) continue;
       try {
