@@ -12,6 +12,7 @@ import { mkdirSync, writeFileSync } from 'node:fs';
 import { createInterface } from 'node:readline';
 import { dirname, resolve } from 'node:path';
 import type { FaultProfile, SimOptions } from '../packages/raft/src/sim/simulation';
+import { arg, intArg } from './cli-args';
 import * as real from '../packages/raft/src/sim/simulation';
 
 // STRATA_SIM_SRC points at another copy of packages/raft/src (the mutants of scripts/sim-mutants.ts).
@@ -19,21 +20,6 @@ type SimModule = typeof real;
 let sim: SimModule = real;
 const FAULT_PROFILES = real.FAULT_PROFILES;
 
-function arg(name: string): string | undefined {
-  const i = process.argv.indexOf(`--${name}`);
-  return i < 0 ? undefined : process.argv[i + 1];
-}
-
-function intArg(name: string, def: number): number {
-  const raw = arg(name);
-  if (raw === undefined) return def;
-  const v = Number(raw);
-  if (!Number.isInteger(v) || v < 0) {
-    console.error(`--${name} needs a non-negative integer`);
-    process.exit(2);
-  }
-  return v;
-}
 
 const start = intArg('seed-start', 1);
 const seeds = intArg('seeds', 10);

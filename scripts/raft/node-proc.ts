@@ -4,7 +4,7 @@
  * Config comes as JSON in RAFT_NODE_CONFIG: {id, port, dir, peers: {id: url}, secret, tickMs}.
  */
 import { RaftHost } from '../../packages/raft/src/driver/host';
-import type { AppliedEntry, SnapshotData, StateMachine } from '../../packages/raft/src/driver/state-machine';
+import type { AppliedEntry, SnapshotData, RaftStateMachine } from '../../packages/raft/src/driver/state-machine';
 import { LevelStorage } from '../../packages/raft/src/storage/level-storage';
 import { HttpTransport, startRaftServer } from '../../packages/raft/src/transport/http';
 import { RaftError } from '../../packages/raft/src/errors';
@@ -19,7 +19,7 @@ interface Config {
 }
 
 /** Counts commands and keeps a checksum of their payloads (in memory: replayed from the log on start). */
-class CounterMachine implements StateMachine {
+class CounterMachine implements RaftStateMachine {
   count = 0;
   sum = 0;
   applied = 0;

@@ -9,7 +9,7 @@
 import { randomBytes } from 'node:crypto';
 import { PNG } from 'pngjs';
 import { StrataClient, type EventInput, type RetrieveRequest, type RetrieveResponse } from '@strata/client';
-import { DEFAULT_WEIGHTS } from '@strata/memory/src/retrieval/pipeline';
+import { DEFAULT_WEIGHTS } from '@strata/memory/retrieval';
 import { loadConfig, StrataNode } from '@strata/server';
 import { removeDir, startServer, tempDir, type ServerProcess } from '../helpers/server-process';
 import { edge, seedMemory, unit } from '../helpers/seed-memory';

@@ -29,7 +29,7 @@ export async function seedMemory(propose: (userId: string, command: Command) => 
       type: 'memory.consolidate', user_id: u.user_id, at: '2026-01-01T00:00:00.000Z', consumed: [], embedder_id: 'none', method: 'offline',
       units: l1.map((x) => ({ unit: x, vector: [] })), reinforced: [], retired: [], edges: l2.length === 0 ? u.edges ?? [] : [], dropped: [],
     };
-    const answer = settle<{ applied: boolean; units_created: number; edges: number }>(await propose(u.user_id, command));
+    const answer = settle(await propose(u.user_id, command)) as { applied: boolean; units_created: number; edges: number };
     if (!answer.applied || answer.units_created !== l1.length || answer.edges !== command.edges.length) {
       throw new Error(`seeding ${u.user_id} failed: ${JSON.stringify(answer)}`);
     }
@@ -39,7 +39,7 @@ export async function seedMemory(propose: (userId: string, command: Command) => 
         type: 'memory.insights', user_id: u.user_id, at: '2026-01-01T00:00:00.000Z', embedder_id: 'none',
         create: l2.map((x) => ({ unit: x, vector: null })), update: [], edges: u.edges ?? [], removed_edges: [], reflected: [],
       };
-      const a = settle<{ created: number; edges: number }>(await propose(u.user_id, insights));
+      const a = settle(await propose(u.user_id, insights)) as { created: number; edges: number };
       if (a.created !== l2.length || a.edges !== insights.edges.length) throw new Error(`seeding ${u.user_id} insights failed: ${JSON.stringify(a)}`);
     }
   }

@@ -8,6 +8,7 @@ export * as consolidation from './consolidation';
 export * as insights from './insights';
 export * as planning from './planning';
 export * as semantic from './semantic';
+export * as text from './text';
 export * as org from './org';
 export * as retrieval from './retrieval';
 export * as context from './context';

@@ -1,7 +1,13 @@
-/** Errors callers can act on: retry elsewhere (not leader), retry later (no quorum), or fix the request. */
+/**
+ * Errors callers can act on: retry elsewhere (not leader), retry later (no quorum), or fix the request.
+ * Callers decide on the class and its typed fields (`code`, `leaderId`, `reason`), never on the message,
+ * which is for people and may be reworded.
+ */
+export type RaftErrorCode = 'not_leader' | 'no_quorum' | 'proposal_dropped' | 'conf_change_refused' | 'transfer_in_progress' | 'closed';
+
 export class RaftError extends Error {
   override name = 'RaftError';
-  constructor(message: string, readonly code: string) {
+  constructor(message: string, readonly code: RaftErrorCode) {
     super(message);
   }
 }
@@ -30,11 +36,27 @@ export class ProposalDroppedError extends RaftError {
   }
 }
 
-/** A membership change that the rules refuse (another change in progress, unknown node, ...). */
+/**
+ * Why a membership change (or a leadership transfer) was refused:
+ * - `unknown_node`: the node named is not a member;
+ * - `already_member`, `not_learner`, `not_voter`, `last_voter`, `no_other_voter`: the membership forbids it;
+ * - `in_progress`: another change is not committed yet, and `not_ready`: the leader has not committed an
+ *   entry of its term yet. Both pass by themselves: the only reasons worth retrying.
+ */
+export type ConfChangeReason =
+  | 'unknown_node' | 'already_member' | 'not_learner' | 'not_voter' | 'last_voter' | 'no_other_voter'
+  | 'in_progress' | 'not_ready';
+
+/** A membership change that the rules refuse; `reason` says why (see ConfChangeReason). */
 export class ConfChangeError extends RaftError {
   override name = 'ConfChangeError';
-  constructor(message: string) {
+  constructor(readonly reason: ConfChangeReason, message: string) {
     super(message, 'conf_change_refused');
+  }
+
+  /** Whether waiting may let the same change through (the one-change-at-a-time rule, a new leader). */
+  get retryable(): boolean {
+    return this.reason === 'in_progress' || this.reason === 'not_ready';
   }
 }
 

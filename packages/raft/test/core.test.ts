@@ -305,4 +305,36 @@ describe('reads, transfer and membership', () => {
     expect(nl[0].id).not.toBe(1);
     expect(nl[0].conf.voters).toEqual([2, 3, 4]);
   });
+
+  test('a refused membership change says why in a typed reason, retryable only when waiting can help', () => {
+    const c = new Cluster([1, 2, 3]);
+    c.node(1).campaign();
+    for (let i = 0; i < 6; i++) c.deliverOnly((m) => m.type !== MsgType.App);
+    const l = c.node(1);
+    const refusal = (f: () => void): ConfChangeError => {
+      try {
+        f();
+      } catch (e) {
+        if (e instanceof ConfChangeError) return e;
+      }
+      throw new Error('no ConfChangeError');
+    };
+    const early = refusal(() => l.proposeConfChange({ type: 'add_learner', node: 4, addr: 'http://x' }));
+    expect([early.reason, early.retryable]).toEqual(['not_ready', true]);
+    c.tickAll(1);
+    l.proposeConfChange({ type: 'add_learner', node: 4, addr: 'http://x' });
+    const busy = refusal(() => l.proposeConfChange({ type: 'remove', node: 2 }));
+    expect([busy.reason, busy.retryable]).toEqual(['in_progress', true]);
+    c.tickAll(3);
+    const cases: [() => void, string][] = [
+      [() => l.proposeConfChange({ type: 'remove', node: 9 }), 'unknown_node'],
+      [() => l.proposeConfChange({ type: 'add_learner', node: 2, addr: 'http://y' }), 'already_member'],
+      [() => l.proposeConfChange({ type: 'promote', node: 3 }), 'not_learner'],
+      [() => l.transferLeadership(4), 'not_voter'],
+    ];
+    for (const [f, reason] of cases) {
+      const e = refusal(f);
+      expect([e.reason, e.retryable]).toEqual([reason, false]);
+    }
+  });
 });

@@ -1,7 +1,7 @@
 /** A small in-memory state machine for driver tests: an ordered list of applied commands. */
-import type { AppliedEntry, SnapshotData, StateMachine } from '../src/driver/state-machine';
+import type { AppliedEntry, SnapshotData, RaftStateMachine } from '../src/driver/state-machine';
 
-export class ListMachine implements StateMachine {
+export class ListMachine implements RaftStateMachine {
   items: string[] = [];
   applied = 0;
   appliedTerm = 0;

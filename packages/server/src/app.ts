@@ -7,6 +7,7 @@ import { requireRole, type Principal } from './auth/principal';
 import { authorizeRoute, defaultScope, precheckRoute, type ScopeGuard } from './auth/scope';
 import { routeWrites } from './cluster/forward';
 import { jsonBodyReader } from './http/body';
+import { sendError } from './http/errors';
 import type { RouteContext, RouteSpec } from './http/route';
 import type { Metrics } from './metrics';
 import { checkIdentifier, checkUuid, type Validator } from './validation';
@@ -34,22 +35,6 @@ const RETIRED: [RegExp, string][] = [
   [/^\/health(\/|$)/, 'GET /livez and GET /readyz'],
 ];
 
-function sendError(res: Response, err: StrataError): void {
-  if (err.retryAfter !== undefined) res.setHeader('Retry-After', String(err.retryAfter));
-  if (err.status === 405 && err.details) res.setHeader('Allow', err.details.map((d) => d.message).join(', '));
-  const body: Record<string, unknown> = { error: err.message, code: err.code };
-  if (err.details && err.status !== 405) body.details = err.details;
-  res.status(err.status).json(body);
-}
-
-/** Maps anything thrown to the contract's envelope; unknown errors are 500 `internal`, logged with the request id. */
-function toStrataError(err: unknown, logger: Logger, req: Request): StrataError {
-  if (err instanceof StrataError) return err; // body errors too: http/body.ts maps them
-  if (err instanceof URIError) return new StrataError(400, 'invalid_request', 'The URL has malformed percent-encoding.');
-  logger.error({ err, request_id: req.headers['x-request-id'] }, 'unhandled error');
-  return new StrataError(500, 'internal', 'Internal error; the server log has details under this request id.');
-}
-
 /** A fixed one-second window per client address: enough to shed a runaway client without shared state. */
 function rateLimiter(perSecond: number) {
   const windows = new Map<string, { second: number; count: number }>();
@@ -63,7 +48,7 @@ function rateLimiter(perSecond: number) {
       windows.set(key, { second, count: 1 });
       return next();
     }
-    if (++w.count > perSecond) return next(new StrataError(429, 'rate_limited', 'Too many requests from this address; slow down.', undefined, 1));
+    if (++w.count > perSecond) return next(new StrataError('rate_limited', 'Too many requests from this address; slow down.', undefined, 1));
     next();
   };
 }
@@ -114,14 +99,15 @@ export function createApp(deps: AppDeps): express.Express {
   app.use((req, _res, next) => {
     const allowed = deps.routes.filter((r) => pathMatches(r.path, req.path)).map((r) => r.method.toUpperCase());
     if (allowed.length > 0) {
-      return next(new StrataError(405, 'method_not_allowed', `${req.method} is not allowed on ${req.path}; use ${allowed.join(' or ')}.`, allowed.map((m) => ({ path: req.path, message: m }))));
+      return next(new StrataError('method_not_allowed', `${req.method} is not allowed on ${req.path}; use ${allowed.join(' or ')}.`, allowed.map((m) => ({ path: req.path, message: m }))));
     }
     next(notFound(`No route ${req.method} ${req.path}; GET /openapi.json lists the routes.`, 'route_not_found'));
   });
 
   app.use((err: unknown, req: Request, res: Response, _next: NextFunction) => {
     if (res.headersSent) return;
-    sendError(res, toStrataError(err, logger, req));
+    // One envelope for everything (http/errors.ts); a bug is logged in full with the request id.
+    sendError(res, err, (bug) => logger.error({ err: bug, request_id: req.headers['x-request-id'] }, 'unhandled error'));
   });
   return app;
 }

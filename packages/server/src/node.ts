@@ -124,7 +124,7 @@ export class StrataNode {
     for (const shard of shards) {
       const fresh = () => new DerivedIndexes({ db: shard.db, embedder: providers.embedder, logger, cache: indexCache });
       indexes.set(shard.id, fresh());
-      shard.sm.onApplied((_index, command, result) => indexes.get(shard.id)!.onApplied(command, result));
+      shard.sm.onApplied((_index, _command, _result, effects) => indexes.get(shard.id)!.onApplied(effects));
       shard.sm.onRestored(() => {
         indexes.get(shard.id)?.release(); // its entries leave the shared budget
         indexes.set(shard.id, fresh());

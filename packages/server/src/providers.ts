@@ -3,9 +3,7 @@
  * once at start; a provider that cannot be built stops the start with a message that says what to do
  * (e.g. the local word vectors were never prepared).
  */
-import { createEmbedder, type EmbeddingConfig } from '@strata/memory/src/embedding/factory';
-import { OpenAiLlm } from '@strata/memory/src/providers/openai-llm';
-import type { Embedder, Llm } from '@strata/memory/src/providers/types';
+import { createEmbedder, OpenAiLlm, type Embedder, type EmbeddingConfig, type Llm } from '@strata/memory';
 import { ConfigError, type Config } from './config';
 
 export interface Providers {

@@ -3,7 +3,7 @@
  * details, and to build the OpenAPI document. Optional fields accept a missing key or null alike.
  */
 
-import { RELATIONS } from '@strata/store';
+import { EVENT_ROLES, RELATIONS } from '@strata/store';
 
 const nullable = (schema: Record<string, unknown>) => ({ ...schema, type: [schema.type as string, 'null'] });
 
@@ -17,7 +17,6 @@ export const UUID_PATTERN = '^[0-9a-fA-F]{8}-[0-9a-fA-F]{4}-[0-9a-fA-F]{4}-[0-9a
 export const UUID = { type: 'string', pattern: UUID_PATTERN } as const;
 
 export const CONTENT_TYPES = ['text', 'image', 'audio', 'video', 'json'] as const;
-export const ROLES = ['user', 'assistant', 'system', 'tool'] as const;
 
 export const EVENT = {
   type: 'object',
@@ -31,7 +30,7 @@ export const EVENT = {
     task_status: { type: ['string', 'null'], minLength: 1, maxLength: 64 },
     task_progress: { type: ['number', 'null'], minimum: 0, maximum: 1 },
     agent_id: nullable(IDENTIFIER),
-    role: { type: ['string', 'null'], enum: [...ROLES, null] },
+    role: { type: ['string', 'null'], enum: [...EVENT_ROLES, null] },
     valid_time: { type: ['string', 'null'], format: 'date-time' },
     metadata: { type: ['object', 'null'], description: 'free JSON, at most ingest.metadata_max_bytes' },
   },

@@ -1,4 +1,5 @@
 import type { Sub } from './db';
+import type { TrackedKind, TrackedWrite } from './effects';
 
 const DELETED = Symbol('deleted');
 
@@ -14,10 +15,14 @@ export class ApplyContext {
   readonly ops: Op[] = [];
   // sublevel → key → value written by this command
   private readonly overlay = new Map<Sub<unknown>, Map<string, unknown>>();
+  /** writes to record sublevels, in order: what the command's effects are made from (effects.ts) */
+  readonly tracked: TrackedWrite[] = [];
 
   constructor(
     /** log index of the command being applied */
     readonly index: number,
+    /** the record sublevels whose writes are effects (none: effects are not collected) */
+    private readonly tracking: ReadonlyMap<Sub<unknown>, TrackedKind> = new Map(),
   ) {}
 
   async get<V>(sub: Sub<V>, key: string): Promise<V | undefined> {
@@ -30,11 +35,15 @@ export class ApplyContext {
   put<V>(sub: Sub<V>, key: string, value: V): void {
     this.ops.push({ type: 'put', sublevel: sub, key, value });
     this.remember(sub as Sub<unknown>, key, value);
+    const kind = this.tracking.get(sub as Sub<unknown>);
+    if (kind) this.tracked.push({ kind, key, value });
   }
 
   del<V>(sub: Sub<V>, key: string): void {
     this.ops.push({ type: 'del', sublevel: sub, key });
     this.remember(sub as Sub<unknown>, key, DELETED);
+    const kind = this.tracking.get(sub as Sub<unknown>);
+    if (kind) this.tracked.push({ kind, key, value: undefined });
   }
 
   /** Adds `delta` to a counter kept in the meta sublevel. */

@@ -1,4 +1,5 @@
 import type { Command } from './commands';
+import type { CommandAnswer } from './state-machine';
 
 export interface LogStatus {
   role: 'leader' | 'follower' | 'candidate' | 'learner';
@@ -10,7 +11,7 @@ export interface LogStatus {
 }
 
 /**
- * Where every change of state goes. Every node uses a RaftLog per shard (a single node is a group of
+ * Where every change of state goes. Every node uses a RaftCommandLog per shard (a single node is a group of
  * one); LocalLog is the unreplicated variant for in-process tests. Nothing above this interface knows
  * which.
  */
@@ -20,7 +21,7 @@ export interface CommandLog {
    * (committed: on disk on a majority) and applied on this node. Rejects with a StrataError when it
    * cannot be committed (503) and never resolves for a command that was not committed.
    */
-  propose(command: Command): Promise<unknown>;
+  propose<C extends Command>(command: C): Promise<CommandAnswer<C['type']>>;
   /** Resolves once this replica has applied everything committed before the call (linearizable reads). */
   readBarrier(): Promise<void>;
   /** True when this node can propose right now (the leader, or a single node). */

@@ -335,6 +335,8 @@ export type Command =
   | UserOrgCommand;
 
 export type CommandType = Command['type'];
+/** The command of one type. */
+export type CommandOf<K extends CommandType> = Extract<Command, { type: K }>;
 
 /** Answer of `events.ingest`: the event ids in request order, and whether this was an idempotent replay. */
 export interface IngestAnswer {

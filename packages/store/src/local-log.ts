@@ -3,7 +3,7 @@ import type { CommandLog, LogStatus } from './command-log';
 import type { Command } from './commands';
 import { StrataError, unavailable } from './errors';
 import { padIndex } from './keys';
-import type { StateMachine } from './state-machine';
+import type { CommandAnswer, StateMachine } from './state-machine';
 
 interface Waiter {
   command: Command;
@@ -19,7 +19,7 @@ const MAX_BATCH = 512;
  * An unreplicated command log for in-process use (tests of workers, indexes and apply; tools): an
  * append-only LevelDB log with group commit (many proposals, one synced write), applied in order to
  * the state machine; on open it replays entries that were logged but not yet applied. Nodes never use
- * it: even a single node runs a Raft group of one (RaftLog).
+ * it: even a single node runs a Raft group of one (RaftCommandLog).
  */
 export class LocalLog implements CommandLog {
   private lastIndex = 0;
@@ -47,13 +47,13 @@ export class LocalLog implements CommandLog {
     return log;
   }
 
-  propose(command: Command): Promise<unknown> {
+  propose<C extends Command>(command: C): Promise<CommandAnswer<C['type']>> {
     if (this.closed) return Promise.reject(unavailable('The node is shutting down; retry on another node.'));
     if (this.broken) return Promise.reject(this.broken);
-    return new Promise((resolve, reject) => {
+    return new Promise<unknown>((resolve, reject) => {
       this.queue.push({ command, resolve, reject });
       this.kick();
-    });
+    }) as Promise<CommandAnswer<C['type']>>; // the state machine answers the command's own type
   }
 
   /** Starts the flush loop unless it runs; when it ends with work queued meanwhile, starts it again. */
@@ -107,7 +107,7 @@ export class LocalLog implements CommandLog {
           batch[i].resolve(await this.sm.apply(first + i, batch[i].command));
         } catch (err) {
           // An apply that throws is a bug or a dead disk: the state machine can no longer follow the log.
-          this.broken = new StrataError(500, 'internal', 'The state machine failed to apply a command.');
+          this.broken = new StrataError('internal', 'The state machine failed to apply a command.');
           for (const w of batch.slice(i)) w.reject(this.broken);
           for (const w of this.queue.splice(0)) w.reject(this.broken);
           throw err;

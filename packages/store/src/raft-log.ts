@@ -1,15 +1,16 @@
 /**
- * The command log of a cluster: one Raft group per shard. `RaftLog` is the CommandLog the server
+ * The command log of a cluster: one Raft group per shard. `RaftCommandLog` is the CommandLog the server
  * proposes to; `RaftApplier` is the Raft state machine that feeds committed entries to Strata's
  * StateMachine (commands are applied; no-op and membership entries only advance the applied index,
  * and membership entries also keep the member list and the removed node ids in the replicated state).
  */
 import {
   ClosedError, ConfChangeError, decodeConf, NoQuorumError, NotLeaderError, ProposalDroppedError, TransferInProgressError,
-  type AppliedEntry, type ConfState, type RaftGroup, type SnapshotData, type StateMachine as RaftStateMachine,
+  type AppliedEntry, type ConfState, type RaftGroup, type SnapshotData, type RaftStateMachine,
 } from '@strata/raft';
 import type { CommandLog, LogStatus } from './command-log';
 import type { Command } from './commands';
+import type { CommandAnswer } from './state-machine';
 import type { StateDb } from './db';
 import { StrataError, conflict, notFound, unavailable } from './errors';
 
@@ -103,12 +104,16 @@ export class RaftApplier implements RaftStateMachine {
 /** A 503 that also names the leader (when known), so a caller can forward instead. */
 export class NotLeaderStrataError extends StrataError {
   constructor(readonly leaderId: number | null, message: string) {
-    super(503, 'no_leader', message, undefined, 1);
+    super('no_leader', message, undefined, 1);
   }
 }
 
-/** Raft's errors as the contract's: every "cannot commit now" is a 503 with Retry-After. */
-export function toStrataError(err: unknown): unknown {
+/**
+ * Raft's errors as the contract's, decided on their classes and typed fields: every "cannot commit now"
+ * is a 503 with Retry-After; a membership change naming a node that is not a member is 404, any other
+ * refused change 409.
+ */
+export function fromRaftError(err: unknown): unknown {
   if (err instanceof StrataError) return err;
   if (err instanceof NotLeaderError) {
     return new NotLeaderStrataError(err.leaderId, err.leaderId ? `This node is not the leader of the shard (node ${err.leaderId} is); retry.` : 'No leader is known for the shard right now (election in progress or no quorum); retry shortly.');
@@ -117,7 +122,7 @@ export function toStrataError(err: unknown): unknown {
   if (err instanceof ProposalDroppedError || err instanceof TransferInProgressError) return unavailable('The leader changed before the write committed (it was not stored); retry.', 'no_leader');
   if (err instanceof ClosedError) return unavailable('The node is shutting down; retry on another node.');
   if (err instanceof ConfChangeError) {
-    return /not a member/.test(err.message) ? notFound(err.message) : conflict(err.message);
+    return err.reason === 'unknown_node' ? notFound(err.message) : conflict(err.message);
   }
   return err;
 }
@@ -128,17 +133,18 @@ function roleOf(role: string): LogStatus['role'] {
 }
 
 /** CommandLog over a Raft group: propose resolves once the command is committed and applied here. */
-export class RaftLog implements CommandLog {
+export class RaftCommandLog implements CommandLog {
   private closed = false;
 
   constructor(readonly group: RaftGroup, readonly applier: RaftApplier) {}
 
-  async propose(command: Command): Promise<unknown> {
+  async propose<C extends Command>(command: C): Promise<CommandAnswer<C['type']>> {
     if (this.closed) throw unavailable('The node is shutting down; retry on another node.');
     try {
-      return (await this.group.propose(Buffer.from(JSON.stringify(command), 'utf8'))).result;
+      // The applier returns what the state machine answered for this very command.
+      return (await this.group.propose(Buffer.from(JSON.stringify(command), 'utf8'))).result as CommandAnswer<C['type']>;
     } catch (err) {
-      throw toStrataError(err);
+      throw fromRaftError(err);
     }
   }
 
@@ -146,7 +152,7 @@ export class RaftLog implements CommandLog {
     try {
       await this.group.readBarrier();
     } catch (err) {
-      throw toStrataError(err);
+      throw fromRaftError(err);
     }
   }
 

@@ -1,3 +1,4 @@
+import { InvariantError } from '@strata/raft';
 import { ApplyContext } from './apply-context';
 import { applyApiKeyCreate, applyApiKeyRevoke, applyAuthBootstrap, applySetPassword } from './apply/auth';
 import { applyIngest } from './apply/events';
@@ -6,11 +7,13 @@ import { applyL3Plan, applyTaskStatus } from './apply/l3';
 import { applyEdgeAdd, applyMemoryDelete, applySemanticExecute, applySemanticPlan } from './apply/maintenance';
 import { applyConsolidate, applyConsolidationFailed, applyInsights, indexPendingByUser } from './apply/memory';
 import { applyUserOrg } from './apply/users';
-import type { Command, IngestCommand } from './commands';
-import type { StateDb } from './db';
+import type { Command, CommandOf, CommandType, IngestCommand } from './commands';
+import { NO_EFFECTS, resolveEffects, trackedSublevels, type ApplyEffects, type TrackedKind } from './effects';
+import type { StateDb, Sub } from './db';
 import { restoreImage, snapshotImage } from './snapshot';
 
-type Handler = (db: StateDb, ctx: ApplyContext, command: never) => Promise<unknown>;
+/** The apply function of one command type: the command narrowed to that type, its answer typed. */
+type HandlerOf<K extends CommandType> = (db: StateDb, ctx: ApplyContext, command: CommandOf<K>) => Promise<unknown>;
 
 /** Ingest, plus the per-user index of pending entries that the consolidation worker reads. */
 async function applyIngestIndexed(db: StateDb, ctx: ApplyContext, cmd: IngestCommand) {
@@ -20,27 +23,36 @@ async function applyIngestIndexed(db: StateDb, ctx: ApplyContext, cmd: IngestCom
 }
 
 /** One handler per command type: the whole write side of Strata, in one table. */
-const HANDLERS: Record<Command['type'], Handler> = {
-  'events.ingest': applyIngestIndexed as Handler,
-  'auth.bootstrap': applyAuthBootstrap as Handler,
-  'auth.set_password': applySetPassword as Handler,
-  'apikey.create': applyApiKeyCreate as Handler,
-  'apikey.revoke': applyApiKeyRevoke as Handler,
-  'memory.consolidate': applyConsolidate as Handler,
-  'memory.consolidation_failed': applyConsolidationFailed as Handler,
-  'memory.insights': applyInsights as Handler,
-  'l3.plan': applyL3Plan as Handler,
-  'l3.task_status': applyTaskStatus as Handler,
-  'graph.add_edge': applyEdgeAdd as Handler,
-  'memory.delete': applyMemoryDelete as Handler,
-  'semantic.plan': applySemanticPlan as Handler,
-  'semantic.execute': applySemanticExecute as Handler,
-  'memory.reinforce': applyReinforce as Handler,
-  'memory.prune': applyPrune as Handler,
-  'user.set_org': applyUserOrg as Handler,
-};
+const HANDLERS = {
+  'events.ingest': applyIngestIndexed,
+  'auth.bootstrap': applyAuthBootstrap,
+  'auth.set_password': applySetPassword,
+  'apikey.create': applyApiKeyCreate,
+  'apikey.revoke': applyApiKeyRevoke,
+  'memory.consolidate': applyConsolidate,
+  'memory.consolidation_failed': applyConsolidationFailed,
+  'memory.insights': applyInsights,
+  'l3.plan': applyL3Plan,
+  'l3.task_status': applyTaskStatus,
+  'graph.add_edge': applyEdgeAdd,
+  'memory.delete': applyMemoryDelete,
+  'semantic.plan': applySemanticPlan,
+  'semantic.execute': applySemanticExecute,
+  'memory.reinforce': applyReinforce,
+  'memory.prune': applyPrune,
+  'user.set_org': applyUserOrg,
+} satisfies { [K in CommandType]: HandlerOf<K> };
 
-export type AppliedListener = (index: number, command: Command, result: unknown) => void;
+/** What applying a command of type K answers (a deterministic failure is an answer too, see errors.ts). */
+export type CommandAnswer<K extends CommandType> = Awaited<ReturnType<(typeof HANDLERS)[K]>>;
+
+/** Runs the handler of the command's own type (TypeScript cannot correlate the union by itself). */
+function runHandler<K extends CommandType>(db: StateDb, ctx: ApplyContext, command: CommandOf<K>): Promise<CommandAnswer<K>> {
+  return (HANDLERS[command.type as K] as HandlerOf<K>)(db, ctx, command) as Promise<CommandAnswer<K>>;
+}
+
+/** Called after each apply, in log order, with what the command answered and what it changed (effects.ts). */
+export type AppliedListener = (index: number, command: Command, result: unknown, effects: ApplyEffects) => void;
 /** Called after the whole state was replaced by a snapshot: derived indexes rebuild from LevelDB. */
 export type RestoredListener = (index: number) => void;
 
@@ -59,8 +71,11 @@ export class StateMachine {
   private term = 0;
   private readonly listeners: AppliedListener[] = [];
   private readonly restoredListeners: RestoredListener[] = [];
+  private readonly tracking: ReadonlyMap<Sub<unknown>, TrackedKind>;
 
-  private constructor(readonly db: StateDb) {}
+  private constructor(readonly db: StateDb) {
+    this.tracking = trackedSublevels(db);
+  }
 
   static async open(db: StateDb): Promise<StateMachine> {
     const sm = new StateMachine(db);
@@ -93,6 +108,8 @@ export class StateMachine {
    */
   async advanceTo(index: number, term: number, meta: Record<string, unknown> = {}): Promise<void> {
     if (index !== this.applied + 1) throw new Error(`advance out of order: index ${index} after applied ${this.applied}`);
+    // Log terms never decrease along the log (Raft's log matching); a lower one is a log layer bug.
+    if (term < this.term) throw new InvariantError(`advance to index ${index} of term ${term} after term ${this.term}`);
     const ctx = new ApplyContext(index);
     for (const [key, value] of Object.entries(meta)) ctx.put(this.db.meta, key, value);
     ctx.put(this.db.meta, APPLIED_KEY, index);
@@ -130,17 +147,19 @@ export class StateMachine {
     if (index !== this.applied + 1) {
       throw new Error(`apply out of order: index ${index} after applied ${this.applied}`);
     }
-    const handler = HANDLERS[command.type];
-    if (!handler) throw new Error(`unknown command type '${(command as { type: string }).type}' at index ${index}`);
-    const ctx = new ApplyContext(index);
-    const result = await handler(this.db, ctx, command as never);
+    if (term < this.term) throw new InvariantError(`apply of index ${index} of term ${term} after term ${this.term}`);
+    if (!(command.type in HANDLERS)) throw new Error(`unknown command type '${(command as { type: string }).type}' at index ${index}`);
+    const ctx = new ApplyContext(index, this.tracking);
+    const result = await runHandler(this.db, ctx, command);
+    // Read before the batch is written: the state before the command tells created from changed.
+    const effects = ctx.tracked.length ? await resolveEffects(this.db, ctx.tracked) : NO_EFFECTS;
     ctx.put(this.db.meta, APPLIED_KEY, index);
     if (term !== this.term) ctx.put(this.db.meta, APPLIED_TERM_KEY, term);
     // Not synced: the log is the durable record; a lost state write is replayed from it on restart.
     await this.db.level.batch(ctx.ops as never);
     this.applied = index;
     this.term = term;
-    for (const listener of this.listeners) listener(index, command, result);
+    for (const listener of this.listeners) listener(index, command, result, effects);
     return result;
   }
 }

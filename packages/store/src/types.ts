@@ -18,6 +18,18 @@ export interface AssetRef {
   phash: string | null;
 }
 
+/**
+ * The roles an event may carry (`role` of an event): the parties of a chat exchange. The one list: the
+ * ingest schema enumerates it, and memory uses it to tell a role ("assistant") from a named speaker.
+ */
+export const EVENT_ROLES = ['user', 'assistant', 'system', 'tool'] as const;
+export type EventRole = (typeof EVENT_ROLES)[number];
+const EVENT_ROLE_SET: ReadonlySet<string> = new Set(EVENT_ROLES);
+/** Is this (already lowercased) name a role rather than a person or agent? */
+export function isEventRole(name: string): name is EventRole {
+  return EVENT_ROLE_SET.has(name);
+}
+
 /** A raw L0 event, as accepted. */
 export interface EventRecord {
   event_id: string;
@@ -29,6 +41,7 @@ export interface EventRecord {
   content_type: ContentType;
   org_id: string | null;
   agent_id: string | null;
+  /** One of EVENT_ROLES when set (the schema enforces it at ingest). */
   role: string | null;
   level: number | null;
   parent_id: string | null;

@@ -210,6 +210,20 @@ describe('apply of L3, edges, deletes and semantic plans', () => {
     expect(await getUnit(node.db, 'u', 'b')).toBeUndefined();
   });
 
+  it('semantic.execute never leaves an edge to a unit the same command deletes', async () => {
+    await withUnits(node, 'u', [unit('u', 'a'), unit('u', 'b'), unit('u', 'c')]);
+    const at = T1;
+    await node.run({ type: 'semantic.plan', at, record: { plan_id: 'p', user_id: 'u', org_id: null, created_at: at, expires_at: LATER, plan: { kind: 'forget' } } });
+    const answer = await node.run({
+      type: 'semantic.execute', user_id: 'u', at, plan_id: 'p', embedder_id: 'e', create: null, retire: [],
+      edges: [edge('u', 'ab', 'a', 'b'), edge('u', 'bc', 'b', 'c')], delete_unit_ids: ['a'], delete_event_ids: [],
+    }) as SemanticExecuteAnswer;
+    expect(answer).toMatchObject({ deleted_unit_ids: ['a'], edges: 1 });
+    expect((await listUserEdges(node.db, 'u')).map((e) => e.edge_id)).toEqual(['bc']);
+    expect(await edgesOfUnit(node.db, 'u', 'b')).toHaveLength(1);
+    expect(await node.db.counter('edges')).toBe(1);
+  });
+
   it('replays to the same state on another replica', async () => {
     const commands: Command[] = [];
     node.sm.onApplied((_index, command) => commands.push(command));

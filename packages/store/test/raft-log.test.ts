@@ -1,5 +1,5 @@
 /**
- * RaftLog and RaftApplier over real Raft hosts (in-process transport, LevelDB storage) and real state
+ * RaftCommandLog and RaftApplier over real Raft hosts (in-process transport, LevelDB storage) and real state
  * machines: commands replicate to every replica, no-op and membership entries advance the applied
  * index exactly, removed ids are kept in the replicated state, and a node added after the log was
  * compacted is brought up by a snapshot (restore listeners told). Plus the pure snapshot codec.
@@ -9,7 +9,7 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { LevelStorage, LocalTransportHub, RaftHost, seededRandom } from '@strata/raft';
 import {
-  RaftApplier, RaftLog, StateDb, StateMachine, decodeImage, encodeImage, removedAfter, type ApiKeyRecord, type Command,
+  RaftApplier, RaftCommandLog, StateDb, StateMachine, decodeImage, encodeImage, removedAfter, type ApiKeyRecord, type Command,
 } from '../src';
 
 interface Replica {
@@ -19,7 +19,7 @@ interface Replica {
   storage: LevelStorage;
   db: StateDb;
   sm: StateMachine;
-  log: RaftLog;
+  log: RaftCommandLog;
   restored: number[];
 }
 
@@ -47,7 +47,7 @@ async function open(id: number): Promise<Replica> {
   const restored: number[] = [];
   sm.onRestored((index) => restored.push(index));
   const applier = await RaftApplier.open(sm);
-  const log = new RaftLog(await host.openGroup(0, applier), applier);
+  const log = new RaftCommandLog(await host.openGroup(0, applier), applier);
   const r = { id, dir, host, storage, db, sm, log, restored };
   replicas.set(id, r);
   return r;
@@ -88,7 +88,7 @@ describe('snapshot image codec', () => {
   });
 });
 
-describe('RaftLog over a 3-node group', () => {
+describe('RaftCommandLog over a 3-node group', () => {
   it('replicates commands, advances over no-op/membership entries, snapshots a new member in, records removals', async () => {
     const [a] = await Promise.all([open(1), open(2), open(3)]);
     await a.log.group.initialize([1, 2, 3].map((id) => ({ id, url: `local://${id}` })));

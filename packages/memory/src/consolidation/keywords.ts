@@ -5,7 +5,7 @@
  * because those are what questions ask about. Light stemming (plural endings) makes "groups" match "group".
  * Deterministic: ties break by first position. Output is lowercase, at most `max` items.
  */
-import { STOPWORDS } from './stopwords';
+import { stemPlural as stem, STOPWORDS } from '../text';
 
 export interface KeywordOptions {
   max: number;
@@ -21,15 +21,6 @@ const DATE_PATTERNS = [
   new RegExp(`\\b\\d{1,2}(?:st|nd|rd|th)?\\s+(?:${MONTHS})\\.?(?:,?\\s+\\d{4})?\\b`, 'gi'),
   new RegExp(`\\b(?:${MONTHS})\\.?\\s+\\d{1,2}(?:st|nd|rd|th)?(?:,?\\s+\\d{4})?\\b`, 'gi'),
 ];
-
-/** Light stemmer: plural and possessive endings only (anything heavier mangles names and rare words). */
-export function stem(word: string): string {
-  let w = word.toLowerCase().replace(/'s$/, '').replace(/s'$/, 's');
-  if (w.length > 4 && w.endsWith('ies')) return `${w.slice(0, -3)}y`;
-  if (w.length > 4 && /(?:ches|shes|sses|xes|zes)$/.test(w)) return w.slice(0, -2);
-  if (w.length > 3 && w.endsWith('s') && !/(?:ss|us|is|ous)$/.test(w)) w = w.slice(0, -1);
-  return w;
-}
 
 interface Token { text: string; lower: string; index: number; sentenceStart: boolean; }
 

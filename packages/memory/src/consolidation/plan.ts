@@ -8,7 +8,7 @@
  * subject+attribute and value, or similarity ≥ duplicate threshold with compatible text and the same
  * speaker) → new unit, auto-linked to its most similar current units.
  */
-import type { Edge, MemoryUnit, Relation } from '@strata/store';
+import { isEventRole, type Edge, type MemoryUnit, type Relation } from '@strata/store';
 import { DEFAULT_KEYWORD_OPTIONS, extractKeywords, namedEntities } from './keywords';
 import { DEFAULT_TEXT_OPTIONS } from './text';
 import { DEFAULT_MIN_WORD_OVERLAP, DEFAULT_THRESHOLDS, compatibleText, cosine, wordOverlap } from './similarity';
@@ -41,7 +41,6 @@ interface Prepared {
 }
 
 const round4 = (x: number): number => Math.round(x * 10000) / 10000;
-const ROLES = new Set(['user', 'assistant', 'tool', 'system']);
 
 export async function planConsolidation(input: ConsolidationInput): Promise<ConsolidationPlan> {
   const opts: ConsolidationOptions = { ...DEFAULT_CONSOLIDATION_OPTIONS, ...input.options };
@@ -71,7 +70,7 @@ export async function planConsolidation(input: ConsolidationInput): Promise<Cons
     // "Actually, it's Denver" alone means nothing later: say which attribute it corrects.
     const annotation = fact && isBackReference(d.text) && !FACT_ANNOTATION.test(t.text) ? ` (${fact.attribute}: ${fact.value})` : '';
     const content = `${d.prefix}${t.text}${annotation}`;
-    const named = d.speaker && !ROLES.has(d.speaker) ? [d.speaker] : [];
+    const named = d.speaker && !isEventRole(d.speaker) ? [d.speaker] : [];
     const keywords = d.keywords && d.keywords.length > 0
       ? dedupeLower([...named, ...d.keywords]).slice(0, opts.keywords.max)
       : extractKeywords(d.event.content_type === 'json' ? jsonKeywordText(t.text) : t.text, opts.keywords, named);

@@ -9,8 +9,8 @@
  * measures the embedder on fixed probe pairs and places both thresholds between the observed groups.
  */
 import type { Embedder } from '../providers/types';
-import { stem } from './keywords';
-import { STOPWORDS } from './stopwords';
+import { cosine } from '../embedding/vector-math';
+import { stemPlural as stem, STOPWORDS } from '../text';
 
 export interface SimilarityThresholds {
   /** At or above: the same statement said again (when the texts are compatible). */
@@ -21,16 +21,7 @@ export interface SimilarityThresholds {
 
 export const DEFAULT_THRESHOLDS: SimilarityThresholds = { duplicate: 0.9, related: 0.5 };
 
-export function cosine(a: ArrayLike<number>, b: ArrayLike<number>): number {
-  if (a.length !== b.length) throw new Error(`vector dimensions differ: ${a.length} vs ${b.length}`);
-  let dot = 0, na = 0, nb = 0;
-  for (let i = 0; i < a.length; i++) {
-    dot += a[i] * b[i];
-    na += a[i] * a[i];
-    nb += b[i] * b[i];
-  }
-  return na === 0 || nb === 0 ? 0 : dot / Math.sqrt(na * nb);
-}
+export { cosine };
 
 /** Probe pairs: the same fact said again with trivial changes. */
 export const NEAR_DUPLICATE_PAIRS: [string, string][] = [

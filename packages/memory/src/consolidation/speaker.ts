@@ -8,7 +8,7 @@
  * vector retrieval match for questions like "When did Caroline …", and the original wording stays
  * quotable. Events of the plain `user` role get no prefix: there "I" already is the memory's owner.
  */
-import type { EventRecord } from '@strata/store';
+import { isEventRole, type EventRecord } from '@strata/store';
 
 export interface Speaker {
   /** Who said it: a name, an agent id, or a role (`user`, `assistant`, `tool`, `system`); null if unknown. */
@@ -21,7 +21,6 @@ export interface Speaker {
 
 /** "Caroline: …", "Dr. Smith: …", "Agent-7: …"; at most four words, no sentence punctuation, not a URL scheme or time. */
 const NAME_PREFIX = /^([\p{Lu}][\p{L}\p{N}'.\-_]*(?:\s+[\p{Lu}][\p{L}\p{N}'.\-_]*){0,3}):\s+(?=\S)/u;
-const ROLES = new Set(['user', 'assistant', 'system', 'tool']);
 
 export function resolveSpeaker(event: Pick<EventRecord, 'role' | 'agent_id' | 'metadata'>, text: string): Speaker {
   const meta = event.metadata?.speaker;
@@ -37,7 +36,7 @@ export function resolveSpeaker(event: Pick<EventRecord, 'role' | 'agent_id' | 'm
     body = text.slice(prefixed[0].length);
   } else if (event.agent_id && event.role !== 'user') {
     speaker = event.agent_id;
-  } else if (event.role && ROLES.has(event.role.toLowerCase())) {
+  } else if (event.role && isEventRole(event.role.toLowerCase())) {
     speaker = event.role.toLowerCase();
   }
   const prefix = speaker && speaker !== 'user' ? `${speaker}: ` : '';

@@ -4,6 +4,7 @@
  * "I'm N years old"), third person for birthdays ("X's birthday is Y"), and "actually, it's Y" which
  * refers to the speaker's previous subject/attribute (passed in as `previous`).
  */
+import { attributeLabel } from '../text';
 
 export interface SubjectAttribute {
   /** Normalized: the speaker's lowercased name, `user` for the memory owner, or the named person. */
@@ -33,14 +34,6 @@ const ACTUALLY = new RegExp(`^\\s*(?:actually|correction|sorry|oops|wait|no)[,:]
 /** "Sorry, it's been a long day" is not a correction: the softer openers need "I meant"/"make that"/"it's actually". */
 const ACTUALLY_STRICT = /^\s*(?:(?:actually|correction)[,:]?\s*(?:I\s+meant|it(?:'s| is)|make\s+that)|(?:sorry|oops|wait|no)[,:]?\s*(?:I\s+meant|make\s+that|it(?:'s| is)\s+actually))\b/i;
 
-const ATTRIBUTE_ALIASES: Record<string, string> = {
-  'phone': 'phone number', 'number': 'phone number', 'cell': 'phone number', 'mobile': 'phone number', 'email': 'email address',
-  'e-mail': 'email address', 'address': 'address', 'home address': 'address', 'job': 'occupation', 'bday': 'birthday',
-  'date of birth': 'birthday', 'hometown': 'hometown', 'fave color': 'favorite color', 'favourite color': 'favorite color',
-  'favourite colour': 'favorite color', 'favorite colour': 'favorite color',
-};
-
-/** "new phone" → "phone number"; drops "new/current/updated/latest", lowercases, collapses spaces. */
 /** True when the statement is a bare back-reference correction ("Actually, it's Denver"): it names no attribute itself. */
 export function isBackReference(text: string): boolean {
   return ACTUALLY_STRICT.test(text);
@@ -49,10 +42,8 @@ export function isBackReference(text: string): boolean {
 /** "… (residence: denver)": the annotation a back-reference correction gets, so its content says what changed. */
 export const FACT_ANNOTATION = /\(([a-z][a-z '-]{0,40}): ([^()]{1,80})\)\s*$/;
 
-export function normalizeAttribute(raw: string): string {
-  const a = raw.toLowerCase().replace(/^(?:new|current|updated|latest)\s+/, '').replace(/\s+/g, ' ').trim();
-  return ATTRIBUTE_ALIASES[a] ?? a;
-}
+/** The attribute a stored unit carries for "my X": the text toolkit's vocabulary (text/attributes.ts). */
+export const normalizeAttribute = attributeLabel;
 
 /** A time phrase at the end of a value is when, not what: "boston last month" → "boston". */
 const TRAILING_TIME = /\s+(?:yesterday|today|tonight|tomorrow|recently|lately|(?:last|next|this)\s+\w+|(?:\w+|\d+)\s+(?:days?|weeks?|months?|years?)\s+ago|in\s+\d{4}|(?:on|in|since)\s+(?:\w+\s+\d{1,2}|\d{1,2}\s+\w+|\d{4}-\d{2}-\d{2})(?:,?\s+\d{4})?)$/;

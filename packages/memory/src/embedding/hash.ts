@@ -20,7 +20,10 @@ function avalanche(h: number): number {
   return h >>> 0;
 }
 
-/** A small seeded PRNG (mulberry32) for reproducible pseudo-random vectors. */
+/**
+ * Memory's one seeded PRNG (mulberry32), for reproducible pseudo-random vectors. The same generator as raft's
+ * `seededRandom` (core/random.ts); one copy per layer, because memory does not depend on the consensus package.
+ */
 export function mulberry32(seed: number): () => number {
   let a = seed >>> 0;
   return () => {

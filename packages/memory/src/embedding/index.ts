@@ -6,4 +6,4 @@ export { OpenAiEmbedder, type OpenAiEmbedderOptions } from './openai-embedder';
 export { UseLiteEmbedder, type UseEmbedderOptions } from './use-embedder';
 export { EmbeddingError, EmbeddingSetupError, EmbeddingHttpError, EmbeddingResponseError, EmbeddingTransportError } from './errors';
 export { defaultEmbeddingsDir, PREPARE_COMMAND } from './paths';
-export { dot, normalizeInPlace, emptyTextVector } from './vector-math';
+export { cosine, dot, l2norm, normalizeInPlace, emptyTextVector } from './vector-math';

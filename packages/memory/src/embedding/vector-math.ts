@@ -17,6 +17,22 @@ export function dot(a: ArrayLike<number>, b: ArrayLike<number>): number {
   return s;
 }
 
+/**
+ * Cosine similarity, memory's one: 0 when either vector is all zeros (embedders return unit vectors, but
+ * stored or test vectors need not be). Vectors of different lengths come from different embedders and
+ * have no similarity, so they are refused rather than compared over a prefix.
+ */
+export function cosine(a: ArrayLike<number>, b: ArrayLike<number>): number {
+  if (a.length !== b.length) throw new RangeError(`cosine: vector dimensions differ: ${a.length} vs ${b.length}`);
+  let d = 0, na = 0, nb = 0;
+  for (let i = 0; i < a.length; i++) {
+    d += a[i] * b[i];
+    na += a[i] * a[i];
+    nb += b[i] * b[i];
+  }
+  return na === 0 || nb === 0 ? 0 : d / Math.sqrt(na * nb);
+}
+
 export function l2norm(v: ArrayLike<number>): number {
   let s = 0;
   for (let i = 0; i < v.length; i++) s += v[i] * v[i];

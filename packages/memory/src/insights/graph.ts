@@ -4,7 +4,7 @@
  * (another org, or private versus org knowledge) are never joined, so an insight never mixes them.
  */
 import type { Edge, MemoryUnit, Relation } from '@strata/store';
-import { cosine } from '../consolidation/similarity';
+import { cosine } from '../embedding/vector-math';
 
 export type Graph = Map<string, Map<string, number>>;
 

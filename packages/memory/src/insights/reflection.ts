@@ -3,7 +3,7 @@
  * stream, found again by its subject (`stream:<id>`) and attribute (`reflection`) and updated when the stream
  * has new events after a later quiet period.
  */
-import type { Edge, EventRecord, MemoryUnit } from '@strata/store';
+import { isEventRole, type Edge, type EventRecord, type MemoryUnit } from '@strata/store';
 import type { Embedder } from '../providers/types';
 import { resolveSpeaker } from '../consolidation/speaker';
 import { eventText } from '../consolidation/text';
@@ -35,7 +35,6 @@ export interface ReflectionPlan {
   edges: Edge[];
 }
 
-const ROLES = new Set(['user', 'assistant', 'tool', 'system']);
 const fmt = (iso: string): string => new Date(iso).toISOString().slice(0, 16).replace('T', ' ');
 
 export const reflectionSubject = (streamId: string): string => `stream:${streamId}`;
@@ -60,7 +59,7 @@ export async function planReflection(input: ReflectionInput): Promise<Reflection
     const s = resolveSpeaker(e, e.content_type === 'text' ? e.content : eventText(e).text).speaker ?? 'user';
     if (!who.includes(s)) who.push(s);
   }
-  const names = who.filter((s) => !ROLES.has(s));
+  const names = who.filter((s) => !isEventRole(s));
   const people = (names.length > 0 ? names : who).join(who.length === 2 || names.length === 2 ? ' and ' : ', ');
   const ranked = [...units].sort((a, b) => b.importance - a.importance || (a.id < b.id ? -1 : 1));
   const topics = sharedKeywords(ranked, 6, new Set(names.map((n) => n.toLowerCase())));

@@ -4,10 +4,8 @@
  * `Recurring topic: support group, lgbtq (4 memories, Caroline, 2023-05-07 to 2023-06-02). Key points:
  * Caroline: I went to a LGBTQ support group yesterday (2023-05-07)…; …`
  */
-import type { MemoryUnit } from '@strata/store';
+import { isEventRole, type MemoryUnit } from '@strata/store';
 import type { Graph } from './graph';
-
-const ROLES = new Set(['user', 'assistant', 'tool', 'system']);
 
 /** Members ordered by centrality within the group, then importance, then id. */
 export function rankByCentrality(members: MemoryUnit[], graph: Graph | null): MemoryUnit[] {
@@ -63,7 +61,7 @@ export interface CommunitySummary {
 export function summarizeCommunity(members: MemoryUnit[], graph: Graph | null, options = { points: 3, keywords: 8, pointChars: 160 }): CommunitySummary {
   const ranked = rankByCentrality(members, graph);
   const speakers = participants(ranked);
-  const names = speakers.filter((s) => !ROLES.has(s));
+  const names = speakers.filter((s) => !isEventRole(s));
   const keywords = sharedKeywords(ranked, options.keywords, new Set(names.map((n) => n.toLowerCase())));
   const span = timeSpan(members.map((m) => m.valid_time));
   const when = day(span.from) === day(span.to) ? day(span.from) : `${day(span.from)} to ${day(span.to)}`;

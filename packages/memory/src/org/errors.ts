@@ -1,17 +1,14 @@
-/** Typed errors of the org knowledge routes (CONTRACT §0 envelope: `code`, `status`, `details`). */
-export interface ErrorDetail {
-  path: string;
-  message: string;
-}
+/** Typed errors of the org knowledge routes: a StrataError `validation_failed` naming the bad field. */
+import { StrataError, type ErrorDetail } from '@strata/store';
 
-export class OrgError extends Error {
-  readonly code = 'validation_failed' as const;
-  readonly status = 400 as const;
-  readonly details: ErrorDetail[];
+export type { ErrorDetail };
+
+export class OrgError extends StrataError {
+  declare readonly code: 'validation_failed';
+  declare readonly details: ErrorDetail[];
 
   constructor(path: string, message: string) {
-    super(message);
+    super('validation_failed', message, [{ path, message }]);
     this.name = 'OrgError';
-    this.details = [{ path, message }];
   }
 }

@@ -12,7 +12,7 @@
  * - `source_content_preview` is the first 160 characters, cut at a word.
  */
 import type { MemoryUnit } from '@strata/store';
-import { clip, squash } from '../semantic/text';
+import { clip, squash } from '../text';
 
 export interface OrgUnitView {
   id: string;

@@ -1,25 +1,17 @@
 /**
- * Typed errors of the planning domain. `code` and `status` follow the error envelope of CONTRACT §0,
- * so the server maps them in one place without knowing planning's internals.
+ * Typed errors of the planning domain: StrataErrors with one of the codes below (CONTRACT §0), so the
+ * server maps them like any other without knowing planning's internals.
  */
+import { StrataError, type ErrorDetail } from '@strata/store';
+
+export type { ErrorDetail };
 export type PlanningErrorCode = 'validation_failed' | 'invalid_transition';
 
-export interface ErrorDetail {
-  path: string;
-  message: string;
-}
-
-export class PlanningError extends Error {
-  readonly code: PlanningErrorCode;
-  /** HTTP status of the envelope: 400 for bad input, 409 for a state that forbids the change. */
-  readonly status: 400 | 409;
-  readonly details?: ErrorDetail[];
+export class PlanningError extends StrataError {
+  declare readonly code: PlanningErrorCode;
 
   constructor(code: PlanningErrorCode, message: string, details?: ErrorDetail[]) {
-    super(message);
+    super(code, message, details);
     this.name = 'PlanningError';
-    this.code = code;
-    this.status = code === 'invalid_transition' ? 409 : 400;
-    if (details) this.details = details;
   }
 }

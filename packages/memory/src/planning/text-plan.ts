@@ -16,7 +16,7 @@
  * it. X and Y are matched to steps by shared content words; a clause naming no step is left in the
  * title as ordinary text. Edges that would close a cycle are dropped (explicit ones win).
  */
-import { capitalize, clip, contentStems, squash } from '../semantic/text';
+import { capitalize, clip, contentStems, squash } from '../text';
 
 export interface PlanStep {
   title: string;

@@ -8,3 +8,5 @@ export * from './media';
 export * from './phash';
 export * from './decay';
 export * from './query';
+export * from './documents';
+export * from './unit-set';

@@ -6,7 +6,7 @@
  * Synchronous and I/O-free: the caller embeds the query first (embedding is the only slow step and is
  * provider I/O) and owns the clock (`now`).
  */
-import type { TextIndex, VectorIndex } from '@strata/store/src/indexes';
+import type { TextIndex, VectorIndex } from '@strata/store/indexes';
 import { arbitrate } from './arbitration';
 import { buildUnitFilter, type RetrievalScope } from './filters';
 import { fuse, type FusionOptions } from './fusion';

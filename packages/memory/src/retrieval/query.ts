@@ -17,9 +17,8 @@
  *
  * Pure functions over plain data.
  */
+import { isEventRole } from '@strata/store';
 
-/** Speakers that are roles, not people: a query cannot name them, and they are never scaled down. */
-const ROLES = new Set(['user', 'assistant', 'system', 'tool']);
 
 /** The normalized form speakers are compared in. */
 export function normalizeSpeaker(name: string): string {
@@ -28,7 +27,7 @@ export function normalizeSpeaker(name: string): string {
 
 /** Is this speaker a person (or agent) a query could name, rather than a role? */
 export function isNamedSpeaker(speaker: string | null | undefined): speaker is string {
-  return !!speaker && speaker.trim() !== '' && !ROLES.has(normalizeSpeaker(speaker));
+  return !!speaker && speaker.trim() !== '' && !isEventRole(normalizeSpeaker(speaker));
 }
 
 const escape = (s: string): string => s.replace(/[.*+?^${}()|[\]\\]/g, '\\$&');

@@ -1,26 +1,17 @@
 /**
- * Typed errors of semantic forget/update. `code` and `status` follow the error envelope of
- * CONTRACT §0 so the server maps them in one place.
+ * Typed errors of semantic forget/update: StrataErrors with one of the codes below (CONTRACT §0), so the
+ * server maps them like any other.
  */
+import { StrataError, type ErrorDetail } from '@strata/store';
+
+export type { ErrorDetail };
 export type SemanticErrorCode = 'validation_failed' | 'forbidden' | 'not_found';
 
-export interface ErrorDetail {
-  path: string;
-  message: string;
-}
-
-const STATUS: Record<SemanticErrorCode, 400 | 403 | 404> = { validation_failed: 400, forbidden: 403, not_found: 404 };
-
-export class SemanticError extends Error {
-  readonly code: SemanticErrorCode;
-  readonly status: 400 | 403 | 404;
-  readonly details?: ErrorDetail[];
+export class SemanticError extends StrataError {
+  declare readonly code: SemanticErrorCode;
 
   constructor(code: SemanticErrorCode, message: string, details?: ErrorDetail[]) {
-    super(message);
+    super(code, message, details);
     this.name = 'SemanticError';
-    this.code = code;
-    this.status = STATUS[code];
-    if (details) this.details = details;
   }
 }

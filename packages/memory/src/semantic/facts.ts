@@ -3,17 +3,15 @@
  * "I moved to Y", "I no longer Z", "I now Y", "I like Y", "I work at Y"), used to decide whether an
  * instruction is a new value, a contradiction or a repeat of a stored memory.
  *
- * NOTE: consolidation builds a similar extractor to fill `MemoryUnit.subject/attribute`. This one is
- * kept self-contained on purpose (built in parallel); merge the two later so a fact is normalized the
- * same way when stored and when corrected. `canonicalAttribute` already accepts the usual names a
- * stored unit may carry (address, city, job, …).
+ * The attribute vocabulary is the text toolkit's (text/attributes.ts), the same consolidation tags stored
+ * units with, so a fact is normalized the same way when stored and when corrected.
  *
  * Conventions: subject `user` is the speaker ("I", "my"); another subject is the lowercased noun or
  * name ("my sister's name is Anna" -> subject `sister`). Values are lowercased, without leading
  * articles or trailing "now"/"anymore". Single-valued attributes (residence, employer, name, …) have
  * one current value, so a new value makes the old one obsolete; multi-valued ones (`likes`) do not.
  */
-import { squash, stem } from './text';
+import { canonicalAttribute, canonicalSubject, isSelf, squash, stem } from '../text';
 
 export type Polarity = 'positive' | 'negative';
 
@@ -28,52 +26,7 @@ export interface Fact {
   text: string;
 }
 
-/** Alias -> canonical attribute. Multi-word aliases are matched as whole phrases. */
-const ATTRIBUTE_ALIASES: Record<string, string> = {
-  'address': 'residence', 'home address': 'residence', 'street address': 'residence', 'home': 'residence',
-  'residence': 'residence', 'city': 'residence', 'place': 'residence', 'location': 'residence',
-  'apartment': 'residence', 'flat': 'residence', 'house': 'residence', 'where i live': 'residence',
-  'employer': 'employer', 'company': 'employer', 'workplace': 'employer', 'work': 'employer',
-  'job': 'occupation', 'occupation': 'occupation', 'profession': 'occupation', 'role': 'occupation', 'position': 'occupation',
-  'phone': 'phone', 'phone number': 'phone', 'number': 'phone', 'mobile': 'phone', 'cell': 'phone', 'telephone': 'phone',
-  'email': 'email', 'e-mail': 'email', 'email address': 'email', 'e-mail address': 'email', 'mail': 'email',
-  'name': 'name', 'age': 'age', 'birthday': 'birthday', 'date of birth': 'birthday', 'birth date': 'birthday',
-  'partner': 'partner', 'girlfriend': 'partner', 'boyfriend': 'partner', 'wife': 'partner', 'husband': 'partner', 'spouse': 'partner',
-  'likes': 'likes', 'like': 'likes', 'preference': 'likes', 'preferences': 'likes',
-};
-
 const MULTI_VALUED = new Set(['likes']);
-
-/** Does a person hold one value of this attribute at a time (so a new value replaces the old)? */
-export function isSingleValued(attribute: string): boolean {
-  return !MULTI_VALUED.has(attribute);
-}
-
-/** The canonical attribute for a name ("home address" -> residence), or the cleaned name itself. */
-export function canonicalAttribute(name: string): string {
-  const key = squash(name.toLowerCase().replace(/favourite/g, 'favorite').replace(/[_-]+/g, ' '));
-  if (Object.prototype.hasOwnProperty.call(ATTRIBUTE_ALIASES, key)) return ATTRIBUTE_ALIASES[key];
-  const stemmed = key.split(' ').map(stem).join(' ');
-  for (const [alias, canonical] of Object.entries(ATTRIBUTE_ALIASES)) {
-    if (alias.split(' ').map(stem).join(' ') === stemmed) return canonical;
-  }
-  return key;
-}
-
-/** The canonical attribute for a word or phrase when it is a known alias, else null. */
-export function knownAttribute(name: string): string | null {
-  const c = canonicalAttribute(name);
-  return Object.values(ATTRIBUTE_ALIASES).includes(c) ? c : null;
-}
-
-const SELF = new Set(['user', 'i', 'me', 'my', 'myself', 'self', 'speaker']);
-
-/** Normalized subject: the speaker is `user`. */
-export function canonicalSubject(subject: string | null | undefined): string {
-  if (!subject) return 'user';
-  const s = squash(subject.toLowerCase());
-  return SELF.has(s) ? 'user' : s;
-}
 
 function normalizeValue(value: string): string {
   return squash(value.toLowerCase()
@@ -136,7 +89,7 @@ function readClause(raw: string): Reading | null {
   }
   // third person: "my sister lives in Rome", "Anna moved to Oslo"
   const third = /^(?:my )?([a-z][a-z]{1,30}) (?:now )?(?:lives|is living|moved|has moved|relocated) (?:in|at|to) (.+)$/.exec(c);
-  if (third && !SELF.has(third[1])) return flip({ subject: third[1], attribute: 'residence', value: third[2], polarity: 'positive' });
+  if (third && !isSelf(third[1])) return flip({ subject: third[1], attribute: 'residence', value: third[2], polarity: 'positive' });
   return null;
 }
 

@@ -23,9 +23,10 @@
  */
 import type { EventRecord, MemoryUnit } from '@strata/store';
 import type { Embedder } from '../providers/types';
-import { canonicalAttribute, canonicalSubject, extractFacts, sameValue, type Fact } from './facts';
+import { extractFacts, sameValue, type Fact } from './facts';
 import { extractForgetTarget, type ForgetTarget } from './instruction';
-import { contentStems, cosine, stem } from './text';
+import { cosine } from '../embedding/vector-math';
+import { canonicalAttribute, canonicalSubject, contentStems, stem } from '../text';
 
 export type ForgetMode = 'logical' | 'hard';
 export type CandidateEvent = Pick<EventRecord, 'event_id' | 'content' | 'content_type' | 'transaction_time'>;
@@ -175,7 +176,8 @@ export async function forgetSimilarities(input: ForgetInput): Promise<Map<string
   const fresh = new Map(missing.map((u, i) => [u.id, vectors[i + 1]]));
   for (const u of input.units) {
     const v = input.vectorOf?.(u) ?? fresh.get(u.id);
-    if (v) out.set(u.id, cosine(q, v));
+    // A vector of another length was made by another embedder: no similarity, rather than a prefix's.
+    if (v && v.length === q.length) out.set(u.id, cosine(q, v));
   }
   return out;
 }

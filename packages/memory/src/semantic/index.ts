@@ -1,6 +1,5 @@
 /** Semantic forgetting and updating (CONTRACT §7): pure planners; the lead wires them into commands. */
 export * from './errors';
-export * from './text';
 export * from './facts';
 export * from './instruction';
 export * from './forget';

@@ -12,9 +12,9 @@
  *   current/new/latest/present are read but never filter: they order the matches (see forget.ts).
  * - When the target is a statement ("forget that I like pizza"), its facts are extracted too.
  */
-import { canonicalSubject, extractFacts, isSingleValued, knownAttribute, type Fact } from './facts';
+import { extractFacts, type Fact } from './facts';
 import { SemanticError } from './errors';
-import { stem, STOP_WORDS, squash, words } from './text';
+import { canonicalSubject, FUNCTION_WORDS, isSingleValued, knownAttribute, squash, stem, words } from '../text';
 
 export type InstructionKind = 'forget' | 'update';
 export type InstructionMode = 'forget' | 'update' | 'auto';
@@ -92,7 +92,7 @@ export function extractForgetTarget(instruction: string): ForgetTarget {
       continue;
     }
     const bare = w.replace(/'s$/, '');
-    if (STOP_WORDS.has(bare) || FILLER.has(bare)) continue;
+    if (FUNCTION_WORDS.has(bare) || FILLER.has(bare)) continue;
     if (possessive && bare === possessive[1].toLowerCase()) continue;
     kept.push(bare);
   }

@@ -19,9 +19,9 @@
  * caps them.
  */
 import type { MemoryUnit } from '@strata/store';
-import { canonicalSubject, extractFacts, sameValue, type Fact } from './facts';
+import { extractFacts, sameValue, type Fact } from './facts';
 import { unitFacts } from './forget';
-import { capitalize, contentStems, squash, stem, STOP_WORDS, words } from './text';
+import { canonicalSubject, capitalize, contentStems, FUNCTION_WORDS, squash, stem, words } from '../text';
 
 export type UpdateActionKind = 'obsolete' | 'contradicts' | 'reaffirm' | 'ignore';
 
@@ -86,7 +86,7 @@ export function sourceContent(instruction: string): string {
 function keywordsOf(text: string): string[] {
   const out: string[] = [];
   for (const w of words(text)) {
-    if (STOP_WORDS.has(w) || w.length < 3 || out.includes(w)) continue;
+    if (FUNCTION_WORDS.has(w) || w.length < 3 || out.includes(w)) continue;
     out.push(w);
     if (out.length === 8) break;
   }
@@ -151,7 +151,7 @@ export function planUpdate(input: UpdateInput): UpdatePreviewData {
     const shared: string[] = [];
     for (const w of words(unit.content)) {
       const s = stem(w);
-      if (!STOP_WORDS.has(w) && sourceStems.has(s) && !FACT_VERBS.has(s) && !shared.includes(w)) shared.push(w);
+      if (!FUNCTION_WORDS.has(w) && sourceStems.has(s) && !FACT_VERBS.has(s) && !shared.includes(w)) shared.push(w);
     }
     if (shared.length > 0) {
       const share = shared.length / Math.max(1, sourceStems.size);

@@ -1,7 +1,8 @@
 import {
   classifyMemoryType, extractKeywords, extractSubjectAttribute, namedEntities, normalizeSubject, resolveSpeaker,
-  resolveTemporal, scoreImportance, reinforceImportance, stem,
+  resolveTemporal, scoreImportance, reinforceImportance,
 } from '../../src/consolidation';
+import { stemPlural as stem } from '../../src/text';
 
 describe('resolveSpeaker', () => {
   const ev = (over: { role?: string | null; agent_id?: string | null; metadata?: Record<string, unknown> | null }) =>

@@ -1,5 +1,5 @@
 import type { MemoryUnit } from '@strata/store';
-import { InlineHnswBuilder, TextIndex, VectorIndex } from '@strata/store/src/indexes';
+import { InlineHnswBuilder, TextIndex, VectorIndex } from '@strata/store/indexes';
 import { buildAdjacency, neighborsOf } from '../../src/retrieval/graph';
 import { retrieve } from '../../src/retrieval/pipeline';
 import { unit } from './helpers';

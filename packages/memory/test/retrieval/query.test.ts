@@ -1,7 +1,7 @@
 import { fuse } from '../../src/retrieval/fusion';
 import { retrieve } from '../../src/retrieval/pipeline';
 import { isNamedSpeaker, isQuestion, normalizeSpeaker, queryTimeRanges, speakersNamedIn } from '../../src/retrieval/query';
-import { TextIndex } from '@strata/store/src/indexes';
+import { TextIndex } from '@strata/store/indexes';
 import type { MemoryUnit } from '@strata/store';
 import { unit } from './helpers';
 

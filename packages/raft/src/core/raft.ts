@@ -183,10 +183,10 @@ export class RawNode {
 
   proposeConfChange(cc: ConfChange): { index: number; term: number } {
     this.checkCanPropose();
-    if (!this.committedInTerm()) throw new ConfChangeError('the leader has not yet committed an entry of its term; retry shortly');
-    if (this.lastConfIndex() > this.log.committed) throw new ConfChangeError('another membership change is in progress');
+    if (!this.committedInTerm()) throw new ConfChangeError('not_ready', 'the leader has not yet committed an entry of its term; retry shortly');
+    if (this.lastConfIndex() > this.log.committed) throw new ConfChangeError('in_progress', 'another membership change is in progress');
     const next = applyConfChange(this.conf, cc);
-    if (typeof next === 'string') throw new ConfChangeError(next);
+    if (next instanceof ConfChangeError) throw next;
     const e: Entry = { index: this.log.lastIndex() + 1, term: this.term, type: EntryType.Conf, data: encodeConf(next) };
     this.appendLocal([e]);
     return { index: e.index, term: e.term };
@@ -209,7 +209,7 @@ export class RawNode {
   transferLeadership(target: NodeId): void {
     if (this.role !== 'leader') throw new NotLeaderError(this.lead || null);
     if (target === this.id) return;
-    if (!this.isVoter(target)) throw new ConfChangeError(`node ${target} is not a voter`);
+    if (!this.isVoter(target)) throw new ConfChangeError('not_voter', `node ${target} is not a voter`);
     if (this.leadTransferee === target) return;
     this.leadTransferee = target;
     this.electionElapsed = 0;

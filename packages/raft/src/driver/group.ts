@@ -7,9 +7,9 @@ import { invariant } from '../core/assert';
 import { RawNode } from '../core/raft';
 import { EntryType, type ConfChange, type Entry, type RaftConfig, type Ready, type Role } from '../core/types';
 import { ConfChangeError, NoQuorumError, NotLeaderError, ProposalDroppedError, RaftError } from '../errors';
-import type { StoredGroup } from '../storage/level-storage';
-import type { RaftHost } from './host';
-import type { AppliedEntry, StateMachine } from './state-machine';
+import type { BatchOp, StoredGroup } from '../storage/level-storage';
+import type { GroupHost } from './group-host';
+import type { AppliedEntry, RaftStateMachine } from './state-machine';
 
 export interface GroupOptions {
   proposeTimeoutMs: number;
@@ -83,9 +83,9 @@ export class RaftGroup {
   private snapshotting = false;
 
   private constructor(
-    private readonly host: RaftHost,
+    private readonly host: GroupHost,
     readonly groupId: number,
-    private readonly sm: StateMachine,
+    private readonly sm: RaftStateMachine,
     readonly core: RawNode,
     private readonly opts: GroupOptions,
   ) {
@@ -93,9 +93,9 @@ export class RaftGroup {
   }
 
   static async open(
-    host: RaftHost,
+    host: GroupHost,
     groupId: number,
-    sm: StateMachine,
+    sm: RaftStateMachine,
     stored: StoredGroup,
     rcfg: Partial<RaftConfig> & Pick<RaftConfig, 'id' | 'random'>,
     options: Partial<GroupOptions>,
@@ -181,7 +181,7 @@ export class RaftGroup {
    */
   async removeNode(id: number): Promise<void> {
     this.requireLeader();
-    if (!this.core.isMember(id)) throw new ConfChangeError(`node ${id} is not a member`);
+    if (!this.core.isMember(id)) throw new ConfChangeError('unknown_node', `node ${id} is not a member`);
     await this.confChange({ type: 'remove', node: id }, Date.now() + this.opts.proposeTimeoutMs);
   }
 
@@ -189,11 +189,11 @@ export class RaftGroup {
   async transferLeadership(target?: number): Promise<void> {
     this.requireLeader();
     const to = target ?? this.bestVoter();
-    if (to === null) throw new ConfChangeError('no other voter to transfer leadership to');
+    if (to === null) throw new ConfChangeError('no_other_voter', 'no other voter to transfer leadership to');
     if (to === this.host.nodeId) return;
     this.core.transferLeadership(to);
     this.host.schedule();
-    const timeout = this.core.cfg.electionTick * 3 * (this.host.opts.tickMs ?? 100);
+    const timeout = this.core.cfg.electionTick * 3 * this.host.tickMs;
     await this.waitState(() => this.core.lead === to && this.core.role !== 'leader', Date.now() + timeout, () => new NoQuorumError(`leadership transfer to ${to} did not complete`));
   }
 
@@ -342,8 +342,8 @@ export class RaftGroup {
       invariant(meta.term === s.term, () => `snapshot term ${s.term} does not match the log's term ${meta.term} at ${s.index}`);
       const snap = { meta, data: s.data };
       const compactTo = Math.max(this.core.log.offset, Math.min(s.index - this.opts.compactionMargin, this.core.persisted));
-      const ops: Parameters<typeof this.host.opts.storage.write>[0] = [];
-      const storage = this.host.opts.storage;
+      const ops: BatchOp[] = [];
+      const storage = this.host.storage;
       const range = storage.compactionOps(ops, this.groupId, snap, compactTo, this.core.log.term(compactTo) as number, this.core.confAt(compactTo));
       await storage.write(ops);
       if (range) storage.deleteCompacted(this.groupId, range);
@@ -421,10 +421,10 @@ export class RaftGroup {
         await this.waitEntry(pos.index, pos.term, Math.max(1, deadline - Date.now()));
         return;
       } catch (e) {
-        const retryable = e instanceof ConfChangeError && /in progress|not yet committed/.test(e.message);
+        const retryable = e instanceof ConfChangeError && e.retryable;
         if (!retryable || Date.now() >= deadline) throw e instanceof RaftError ? this.decorate(e) : e;
       }
-      await new Promise((r) => setTimeout(r, this.host.opts.tickMs ?? 100));
+      await new Promise((r) => setTimeout(r, this.host.tickMs));
     }
   }
 }

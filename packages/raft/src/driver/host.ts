@@ -7,13 +7,15 @@
 import { randomBytes } from 'node:crypto';
 import { invariant } from '../core/assert';
 import { canSendBeforePersist } from '../core/raft';
+import { seededRandom } from '../core/random';
 import type { Message, RaftConfig, Ready } from '../core/types';
 import { ClosedError } from '../errors';
 import type { BatchOp, LevelStorage } from '../storage/level-storage';
 import type { GroupMessage } from '../transport/codec';
 import type { Transport } from '../transport/transport';
 import { RaftGroup, type GroupOptions } from './group';
-import type { StateMachine } from './state-machine';
+import type { GroupHost } from './group-host';
+import type { RaftStateMachine } from './state-machine';
 
 export interface RaftHostOptions {
   nodeId: number;
@@ -32,11 +34,12 @@ export interface RaftHostOptions {
   onError?: (err: Error) => void;
 }
 
-export class RaftHost {
+export class RaftHost implements GroupHost {
   readonly nodeId: number;
   readonly groups = new Map<number, RaftGroup>();
   readonly addrs = new Map<number, string>();
-  private readonly tickMs: number;
+  readonly tickMs: number;
+  readonly storage: LevelStorage;
   private ticker: NodeJS.Timeout | null = null;
   private flushing = false;
   private again = false;
@@ -49,6 +52,7 @@ export class RaftHost {
   constructor(readonly opts: RaftHostOptions) {
     this.nodeId = opts.nodeId;
     this.tickMs = opts.tickMs ?? 100;
+    this.storage = opts.storage;
     this.addrs.set(opts.nodeId, opts.selfUrl);
     for (const [id, url] of Object.entries(opts.peers ?? {})) this.addrs.set(Number(id), url);
     this.random = opts.random ?? seededRandom(randomBytes(4).readUInt32LE(0));
@@ -56,7 +60,7 @@ export class RaftHost {
   }
 
   /** Opens (or creates) a group: loads its log, restores/replays the state machine, starts ticking it. */
-  async openGroup(groupId: number, sm: StateMachine, options: Partial<GroupOptions> = {}): Promise<RaftGroup> {
+  async openGroup(groupId: number, sm: RaftStateMachine, options: Partial<GroupOptions> = {}): Promise<RaftGroup> {
     invariant(Number.isInteger(groupId) && groupId >= 0, 'group ids are small non-negative integers');
     if (this.closed) throw new ClosedError();
     const existing = this.groups.get(groupId);
@@ -182,15 +186,4 @@ export class RaftHost {
     for (const g of this.groups.values()) g.fail(new ClosedError());
     await this.opts.transport.close();
   }
-}
-
-/** mulberry32 seeded from crypto once: deterministic given the seed, never Math.random. */
-export function seededRandom(seed: number): () => number {
-  let s = seed >>> 0;
-  return () => {
-    let t = (s = (s + 0x6d2b79f5) >>> 0);
-    t = Math.imul(t ^ (t >>> 15), t | 1);
-    t ^= t + Math.imul(t ^ (t >>> 7), t | 61);
-    return ((t ^ (t >>> 14)) >>> 0) / 4294967296;
-  };
 }

@@ -21,7 +21,7 @@ export interface SnapshotData {
  * applied index tells: the application must persist its applied index atomically with its data. On
  * restart the driver replays committed entries after appliedIndex().
  */
-export interface StateMachine {
+export interface RaftStateMachine {
   /** Applies entries in order; may return one result per entry (returned by propose()). */
   apply(entries: AppliedEntry[]): Promise<unknown[] | void>;
   /** A consistent image of the state as of appliedIndex() (its index and the term of that entry). */

@@ -1,15 +1,12 @@
-/** A small seeded PRNG (mulberry32): the simulator's only source of randomness. */
+import { seededRandom } from '../core/random';
+
+/** The simulator's only source of randomness: raft's one PRNG (core/random.ts) with drawing helpers. */
 export class Rng {
-  private s: number;
-  constructor(seed: number) {
-    this.s = (seed * 0x9e3779b1) >>> 0 || 0x6d2b79f5;
-  }
   /** uniform in [0, 1) */
-  next(): number {
-    let t = (this.s = (this.s + 0x6d2b79f5) >>> 0);
-    t = Math.imul(t ^ (t >>> 15), t | 1);
-    t ^= t + Math.imul(t ^ (t >>> 7), t | 61);
-    return ((t ^ (t >>> 14)) >>> 0) / 4294967296;
+  readonly next: () => number;
+  constructor(seed: number) {
+    // The seed is spread first so that nearby seeds (1, 2, 3 …) start far apart.
+    this.next = seededRandom((seed * 0x9e3779b1) >>> 0 || 0x6d2b79f5);
   }
   int(n: number): number {
     return Math.floor(this.next() * n);

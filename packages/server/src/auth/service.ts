@@ -39,7 +39,7 @@ export class AuthService {
     if (await this.db.account(ADMIN)) return;
     const configured = this.config.auth.admin_password;
     const password = configured ?? randomPassword();
-    const { created } = settle<{ created: boolean }>(await this.log.propose({
+    const { created } = settle(await this.log.propose({
       type: 'auth.bootstrap',
       account: { username: ADMIN, password_hash: await this.hashes.run(() => hashPassword(password)), must_change_password: !configured, updated_at: new Date().toISOString() },
       jwt_secret: randomBytes(32).toString('base64'),
@@ -57,7 +57,7 @@ export class AuthService {
   async login(username: string, password: string, address: string): Promise<{ token: string; expires_in: number; must_change_password: boolean }> {
     // Counted before the hash is checked, so simultaneous guesses cannot all slip under the limit.
     const wait = this.throttle.attempt(address);
-    if (wait > 0) throw new StrataError(429, 'rate_limited', `Too many failed logins from this address; try again in ${wait} s.`, undefined, wait);
+    if (wait > 0) throw new StrataError('rate_limited', `Too many failed logins from this address; try again in ${wait} s.`, undefined, wait);
     const account = await this.db.account(username);
     let ok: boolean;
     try {
@@ -128,7 +128,7 @@ export class AuthService {
 
   private async jwtSecret(): Promise<string> {
     const secret = this.config.auth.jwt_secret ?? (await this.db.jwtSecret());
-    if (!secret) throw new StrataError(503, 'unavailable', 'The service is still starting (no signing key yet); retry shortly.', undefined, 1);
+    if (!secret) throw new StrataError('unavailable', 'The service is still starting (no signing key yet); retry shortly.', undefined, 1);
     return secret;
   }
 }

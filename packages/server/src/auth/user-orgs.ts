@@ -33,7 +33,7 @@ export class UserOrgs implements UserDirectory {
   }
 
   private async propose(userId: string, orgId: string | null, mode: 'set' | 'claim'): Promise<UserOrgAnswer> {
-    return settle<UserOrgAnswer>(await this.shards.forUser(userId).log.propose({
+    return settle(await this.shards.forUser(userId).log.propose({
       type: 'user.set_org', user_id: userId, org_id: orgId, mode, at: new Date().toISOString(),
     }));
   }

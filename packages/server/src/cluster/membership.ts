@@ -5,7 +5,7 @@
  */
 import { createHmac, randomBytes, timingSafeEqual } from 'node:crypto';
 import { ReplayGuard } from '@strata/raft';
-import { NotLeaderStrataError, StrataError, badRequest, conflict, notFound, unavailable } from '@strata/store';
+import { NotLeaderStrataError, StrataError, badRequest, conflict, isErrorCode, notFound, unavailable } from '@strata/store';
 import type { ClusterRuntime } from './runtime';
 import type { Forwarder } from './forward';
 
@@ -196,7 +196,8 @@ export class ClusterService {
       }
       if (answer.status !== 200) {
         const b = (answer.body ?? {}) as { error?: string; code?: string };
-        throw new StrataError(answer.status, b.code ?? 'unavailable', b.error ?? `shard ${shard}'s leader answered ${answer.status}`);
+        // The leader runs this build: its code is one of ours. One that is not is relayed as unavailable.
+        throw new StrataError(isErrorCode(b.code) ? b.code : 'unavailable', b.error ?? `shard ${shard}'s leader answered ${answer.status}`);
       }
       return pick(answer.body);
     }

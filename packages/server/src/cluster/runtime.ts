@@ -8,7 +8,7 @@ import type { IncomingMessage, ServerResponse } from 'node:http';
 import { join } from 'node:path';
 import type { Logger } from 'pino';
 import { HttpTransport, LevelStorage, RaftHost, type RaftGroup, type Transport } from '@strata/raft';
-import { RaftApplier, RaftLog, type ReplicatedState } from '@strata/store';
+import { RaftApplier, RaftCommandLog, type ReplicatedState } from '@strata/store';
 import type { Config } from '../config';
 
 export const RAFT_PREFIX = '/raft/';
@@ -52,7 +52,7 @@ class OverridingTransport implements Transport {
 }
 
 export class ClusterRuntime {
-  readonly logs = new Map<number, RaftLog>();
+  readonly logs = new Map<number, RaftCommandLog>();
   private readonly overrides: Map<number, string>;
 
   private constructor(
@@ -93,10 +93,10 @@ export class ClusterRuntime {
   }
 
   /** Opens shard `id`'s group over its state machine (restoring/replaying as needed). */
-  async openShard(id: number, state: ReplicatedState): Promise<RaftLog> {
+  async openShard(id: number, state: ReplicatedState): Promise<RaftCommandLog> {
     const applier = await RaftApplier.open(state);
     const group = await this.host.openGroup(id, applier);
-    const log = new RaftLog(group, applier);
+    const log = new RaftCommandLog(group, applier);
     this.logs.set(id, log);
     return log;
   }

@@ -14,12 +14,12 @@ export function jsonBodyReader(limit: number): (req: Request, res: Response) => 
   return (req, res) => new Promise<void>((resolve, reject) => {
     if (!['POST', 'PUT', 'PATCH', 'DELETE'].includes(req.method) || !hasBody(req)) return resolve();
     if (!req.is('application/json') && !req.is('application/*+json')) {
-      return reject(new StrataError(415, 'unsupported_media_type', 'Send the body as JSON with Content-Type: application/json.'));
+      return reject(new StrataError('unsupported_media_type', 'Send the body as JSON with Content-Type: application/json.'));
     }
     // body-parser accepts any utf-* charset and decodes it; JSON on the wire is UTF-8 (RFC 8259 §8.1).
     const charset = charsetOf(req.headers['content-type'] ?? '');
     if (charset !== null && charset !== 'utf-8' && charset !== 'utf8') {
-      return reject(new StrataError(415, 'unsupported_media_type', `The body must be UTF-8 JSON; charset=${charset} is not accepted.`));
+      return reject(new StrataError('unsupported_media_type', `The body must be UTF-8 JSON; charset=${charset} is not accepted.`));
     }
     parse(req, res, (err?: unknown) => (err ? reject(bodyError(err, req)) : resolve()));
   });
@@ -47,23 +47,23 @@ function bodyError(err: unknown, req: Request): unknown {
   const e = err as { type?: string };
   switch (e.type) {
     case 'entity.parse.failed':
-      return new StrataError(400, 'invalid_json', 'The request body is not valid JSON (an object or array is expected).');
+      return new StrataError('invalid_json', 'The request body is not valid JSON (an object or array is expected).');
     case TOO_DEEP:
-      return new StrataError(400, 'json_too_deep', `The request body nests JSON deeper than ${MAX_JSON_DEPTH} levels.`);
+      return new StrataError('json_too_deep', `The request body nests JSON deeper than ${MAX_JSON_DEPTH} levels.`);
     case 'entity.too.large':
-      return new StrataError(413, 'payload_too_large', 'The request body is larger than server.body_limit (once decoded).');
+      return new StrataError('payload_too_large', 'The request body is larger than server.body_limit (once decoded).');
     case 'encoding.unsupported':
-      return new StrataError(415, 'unsupported_media_type', 'Content-Encoding must be gzip, deflate, br or identity.');
+      return new StrataError('unsupported_media_type', 'Content-Encoding must be gzip, deflate, br or identity.');
     case 'charset.unsupported':
-      return new StrataError(415, 'unsupported_media_type', 'The body must be UTF-8 JSON.');
+      return new StrataError('unsupported_media_type', 'The body must be UTF-8 JSON.');
     case 'request.aborted':
     case 'request.size.invalid':
-      return new StrataError(400, 'invalid_request', 'The request body was incomplete.');
+      return new StrataError('invalid_request', 'The request body was incomplete.');
   }
   // What is left is the decompressor's own error (zlib or brotli: bad header, bad data, truncated).
   const coding = String(req.headers['content-encoding'] ?? 'identity').toLowerCase();
   if (coding !== 'identity') {
-    return new StrataError(400, 'invalid_body_encoding', `The request body does not decode as Content-Encoding ${coding}.`);
+    return new StrataError('invalid_body_encoding', `The request body does not decode as Content-Encoding ${coding}.`);
   }
   return err;
 }

@@ -1,22 +1,19 @@
 import { randomUUID } from 'node:crypto';
-import type { Server, ServerResponse } from 'node:http';
+import { STATUS_CODES, type Server, type ServerResponse } from 'node:http';
 import type { Socket } from 'node:net';
+import { StrataError } from '@strata/store';
+import { errorReply } from './errors';
 
-/** Node's own refusals (before or beside express), as the contract's status and code. */
-const REFUSALS: Record<string, { status: number; reason: string; code: string; error: string }> = {
-  HPE_HEADER_OVERFLOW: {
-    status: 431, reason: 'Request Header Fields Too Large', code: 'headers_too_large',
-    error: 'The request line and headers are larger than the server accepts (16 KiB); send long input in a JSON body.',
-  },
-  ERR_HTTP_REQUEST_TIMEOUT: {
-    status: 408, reason: 'Request Timeout', code: 'request_timeout',
-    error: 'The request was not received in time (server.headers_timeout_ms for the headers, server.request_timeout_ms for all of it); send it again.',
-  },
-  HPE_CHUNK_EXTENSIONS_OVERFLOW: {
-    status: 413, reason: 'Payload Too Large', code: 'payload_too_large', error: 'The chunk extensions of the request body are too large.',
-  },
+/** Node's own refusals (before or beside express), as the contract's codes (the status follows: http/errors.ts). */
+const REFUSALS: Record<string, StrataError> = {
+  HPE_HEADER_OVERFLOW: new StrataError('headers_too_large', 'The request line and headers are larger than the server accepts (16 KiB); send long input in a JSON body.'),
+  ERR_HTTP_REQUEST_TIMEOUT: new StrataError(
+    'request_timeout',
+    'The request was not received in time (server.headers_timeout_ms for the headers, server.request_timeout_ms for all of it); send it again.',
+  ),
+  HPE_CHUNK_EXTENSIONS_OVERFLOW: new StrataError('payload_too_large', 'The chunk extensions of the request body are too large.'),
 };
-const MALFORMED = { status: 400, reason: 'Bad Request', code: 'bad_request', error: 'The request is not valid HTTP/1.1.' };
+const MALFORMED = new StrataError('bad_request', 'The request is not valid HTTP/1.1.');
 
 /**
  * Answers what Node's HTTP parser and its timeouts refuse (headers too large: 431, too slow: 408,
@@ -32,12 +29,12 @@ export function answerClientErrors(server: Server): void {
       socket.destroy();
       return;
     }
-    const refusal = REFUSALS[err.code ?? ''] ?? MALFORMED;
+    const refusal = errorReply(REFUSALS[err.code ?? ''] ?? MALFORMED);
     const given = inFlight?.req?.headers['x-request-id'];
     const requestId = typeof given === 'string' && given.length > 0 && given.length <= 200 && /^[\x21-\x7e]+$/.test(given) ? given : randomUUID();
-    const body = JSON.stringify({ error: refusal.error, code: refusal.code });
+    const body = JSON.stringify(refusal.body);
     socket.end(
-      `HTTP/1.1 ${refusal.status} ${refusal.reason}\r\ncontent-type: application/json; charset=utf-8\r\n`
+      `HTTP/1.1 ${refusal.status} ${STATUS_CODES[refusal.status]}\r\ncontent-type: application/json; charset=utf-8\r\n`
       + `content-length: ${Buffer.byteLength(body)}\r\nx-request-id: ${requestId}\r\nconnection: close\r\n\r\n${body}`,
       () => socket.destroy(),
     );

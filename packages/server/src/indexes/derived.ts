@@ -24,26 +24,22 @@
  *   index is built (a derived copy; the stored vectors are left as they are).
  */
 import type { Logger } from 'pino';
-import type { Embedder } from '@strata/memory/src/providers/types';
-import type { GraphNeighbor } from '@strata/memory/src/retrieval/types';
-import {
-  decodeVector, join, prefixRange, type Command, type Edge, type MemoryUnit, type StateDb, type StateMachine, type UnitStats,
-} from '@strata/store';
-import { SIZE, TextIndex, valueBytes, VectorIndex, type TextIndexOptions } from '@strata/store/src/indexes';
+import { retrieval, type Embedder } from '@strata/memory';
+import { decodeVector, join, prefixRange, type ApplyEffects, type Edge, type MemoryUnit, type StateDb, type StateMachine, type UnitStats } from '@strata/store';
 import { memoryChangesOf, type MemoryChange } from './changes';
 import { IndexCache } from './index-cache';
 
-export interface DerivedIndexesOptions {
+const { UnitSet, UserIndex, withStats } = retrieval;
+type UnitSet = retrieval.UnitSet;
+type UserIndex = retrieval.UserIndex;
+type IndexEntry = retrieval.IndexEntry;
+type IndexedUnit = retrieval.IndexedUnit;
+type SourceContext = retrieval.SourceContext;
+
+export interface DerivedIndexesOptions extends retrieval.UnitSetOptions {
   db: StateDb;
   embedder: Embedder;
   logger: Logger;
-  /** vectors per user (or org) from which HNSW is used instead of an exact scan (default 10,000) */
-  exactThreshold?: number;
-  /** the text a unit is searched by (default: documentText) */
-  documentText?: (unit: MemoryUnit, context?: SourceContext | null) => string;
-  text?: TextIndexOptions;
-  /** units read between yields to the event loop during builds (default 500) */
-  chunk?: number;
   /**
    * Index an L1 unit also by the text of the event it was made from (default true), and by the events
    * before it in its stream (default true, `previousTurns` of them): see `sourceContext`.
@@ -58,226 +54,6 @@ export interface DerivedIndexesOptions {
   previousTurns?: number;
   /** the node's budget for users' indexes, shared by its shards (default: unbounded) */
   cache?: IndexCache;
-}
-
-/** Text of the events around a unit's source, appended to its document (not to its content). */
-export interface SourceContext {
-  source: string | null;
-  /** the events before the source, oldest first, joined by newlines */
-  previous: string | null;
-}
-
-/**
- * What the text index sees of a unit: its content and its keywords (consolidation's keywords carry the
- * entities and topics of the source turn, which a split-out statement may no longer name).
- */
-export function documentText(unit: Pick<MemoryUnit, 'content' | 'keywords'>, context?: SourceContext | null): string {
-  const parts = [unit.content];
-  if (unit.keywords.length > 0) parts.push(unit.keywords.join(' '));
-  // The source turn holds what a split-out statement lost (its topic, the names in the rest of the
-  // turn); the turns before it are often the question it answers. Both only steer matching: the unit's
-  // content is what is returned.
-  if (context?.source && context.source !== unit.content) parts.push(context.source);
-  if (context?.previous) parts.push(context.previous);
-  return parts.join('\n');
-}
-
-/**
- * The fields of a unit's document, each searched as a ranked list of its own beside the whole document
- * (retrieval pipeline `fieldTextIndexes`): `own` is what the unit and its source turn say, `context` the
- * turns before it. A match in the turns before an answer (the question it replies to) and a match in
- * the answer itself are separate evidence; in one document either can drown the other. LoCoMo dev,
- * L1-evidence recall@10 0.761 → 0.779 (docs/retrieval-tuning.md).
- */
-export function fieldTexts(unit: Pick<MemoryUnit, 'content' | 'keywords'>, context?: SourceContext | null): { own: string; context: string } {
-  const own = [unit.content];
-  if (unit.keywords.length > 0) own.push(unit.keywords.join(' '));
-  if (context?.source && context.source !== unit.content) own.push(context.source);
-  return { own: own.join('\n'), context: context?.previous ?? '' };
-}
-
-/** The names of the field indexes, as the retrieval weights know them. */
-export const TEXT_FIELDS = ['own', 'context'] as const;
-export type TextField = (typeof TEXT_FIELDS)[number];
-
-type Neighbor = GraphNeighbor & { edge_id: string };
-
-/** A unit as the indexes hold it: the record plus when retrieval last returned it (decay of importance, fusion.ts). */
-export type IndexedUnit = MemoryUnit & { last_retrieved_at?: string | null };
-
-export function withStats(unit: MemoryUnit, stats: UnitStats | undefined): IndexedUnit {
-  return stats ? { ...unit, last_retrieved_at: stats.last_retrieved_at } : unit;
-}
-
-interface Entry {
-  unit: MemoryUnit;
-  vector: Float32Array | null;
-  context?: SourceContext | null;
-}
-
-/**
- * What an empty unit set costs beyond its contents: its objects, the four indexes' objects and initial
- * arrays, the cache entry and build chain (measured: a 3-unit user's heap is ~6 KiB above the sum of
- * its contents' estimates; scripts/bench-index-memory.ts prints estimate against measured heap).
- */
-const UNIT_SET_FIXED_BYTES = 6 * 1024;
-
-/** One searchable set of units (a user's memory, or an organization's knowledge on this shard). */
-export class UnitSet {
-  readonly units = new Map<string, MemoryUnit>();
-  readonly text: TextIndex;
-  /** the document's fields, each indexed alone (fieldTexts) */
-  readonly fields: Record<TextField, TextIndex>;
-  readonly vector: VectorIndex;
-  /** unit id → perceptual hashes of its image assets */
-  readonly images = new Map<string, string[]>();
-  readonly byStream = new Map<string, Set<string>>();
-
-  constructor(private readonly options: DerivedIndexesOptions) {
-    this.text = new TextIndex(options.text);
-    this.fields = { own: new TextIndex(options.text), context: new TextIndex(options.text) };
-    this.vector = new VectorIndex({ dimensions: options.embedder.dimensions, exactThreshold: options.exactThreshold });
-  }
-
-  get size(): number {
-    return this.units.size;
-  }
-
-  /**
-   * Estimated bytes held (see @strata/store sizes.ts): the records (with their id strings), the three
-   * text indexes' postings, the vectors, the image hashes and the stream sets.
-   */
-  estimatedBytes(): number {
-    let n = UNIT_SET_FIXED_BYTES;
-    for (const unit of this.units.values()) n += SIZE.mapEntry + valueBytes(unit);
-    n += this.text.estimatedBytes() + this.vector.estimatedBytes();
-    for (const f of TEXT_FIELDS) n += this.fields[f].estimatedBytes();
-    n += SIZE.map;
-    for (const hashes of this.images.values()) n += SIZE.mapEntry + valueBytes(hashes);
-    n += SIZE.map;
-    for (const ids of this.byStream.values()) n += SIZE.mapEntry + SIZE.map + SIZE.mapEntry * ids.size;
-    return n;
-  }
-
-  put(unit: MemoryUnit, vector: Float32Array | null, context: SourceContext | null = null): void {
-    const before = this.units.get(unit.id);
-    if (before && before.stream_id !== unit.stream_id) this.byStream.get(before.stream_id)?.delete(unit.id);
-    this.units.set(unit.id, unit);
-    this.text.add(unit.id, (this.options.documentText ?? documentText)(unit, context));
-    const fields = fieldTexts(unit, context);
-    for (const f of TEXT_FIELDS) {
-      if (fields[f]) this.fields[f].add(unit.id, fields[f]);
-      else this.fields[f].remove(unit.id);
-    }
-    if (vector) this.vector.add(unit.id, vector);
-    else this.vector.remove(unit.id);
-    this.index(unit);
-  }
-
-  /** Replaces the record of a unit already held (same content: nothing to index again); false when absent. */
-  replaceRecord(unit: MemoryUnit): boolean {
-    const before = this.units.get(unit.id);
-    if (!before || before.stream_id !== unit.stream_id) return false;
-    this.units.set(unit.id, unit);
-    return true;
-  }
-
-  delete(id: string): void {
-    const before = this.units.get(id);
-    if (!before) return;
-    this.units.delete(id);
-    this.text.remove(id);
-    for (const f of TEXT_FIELDS) this.fields[f].remove(id);
-    this.vector.remove(id);
-    this.images.delete(id);
-    this.byStream.get(before.stream_id)?.delete(id);
-  }
-
-  /** Replace the content at once (a build): the text index is filled in chunks, HNSW builds in a worker. */
-  async load(entries: Entry[]): Promise<void> {
-    const docText = this.options.documentText ?? documentText;
-    await this.text.rebuildAsync(entries.map((e) => ({ id: e.unit.id, text: docText(e.unit, e.context) })), this.options.chunk ?? 500);
-    const fields = entries.map((e) => ({ id: e.unit.id, ...fieldTexts(e.unit, e.context) }));
-    for (const f of TEXT_FIELDS) {
-      await this.fields[f].rebuildAsync(fields.filter((x) => x[f]).map((x) => ({ id: x.id, text: x[f] })), this.options.chunk ?? 500);
-    }
-    await this.vector.rebuild(entries.filter((e) => e.vector).map((e) => ({ id: e.unit.id, vector: e.vector! })));
-    this.units.clear();
-    this.images.clear();
-    this.byStream.clear();
-    for (const { unit } of entries) {
-      this.units.set(unit.id, unit);
-      this.index(unit);
-    }
-  }
-
-  private index(unit: MemoryUnit): void {
-    let stream = this.byStream.get(unit.stream_id);
-    if (!stream) this.byStream.set(unit.stream_id, (stream = new Set()));
-    stream.add(unit.id);
-    const hashes = unit.assets.filter((a) => a.media_type === 'image' && a.phash).map((a) => a.phash!);
-    if (hashes.length > 0) this.images.set(unit.id, hashes);
-    else this.images.delete(unit.id);
-  }
-}
-
-/** A user's memory: the unit set plus the graph. */
-export class UserIndex extends UnitSet {
-  private readonly adjacency = new Map<string, Neighbor[]>();
-  private readonly edges = new Map<string, Edge>();
-
-  neighbors = (id: string): Iterable<GraphNeighbor> => this.adjacency.get(id) ?? [];
-
-  get edgeCount(): number {
-    return this.edges.size;
-  }
-
-  /** The unit set's estimate plus the graph: the edge records and both adjacency lists of each edge. */
-  override estimatedBytes(): number {
-    let n = super.estimatedBytes() + 2 * SIZE.map;
-    for (const edge of this.edges.values()) n += SIZE.mapEntry + valueBytes(edge);
-    for (const list of this.adjacency.values()) n += SIZE.mapEntry + SIZE.array + list.length * (SIZE.slot + SIZE.object + 5 * SIZE.property + 16);
-    return n;
-  }
-
-  putEdge(edge: Edge): void {
-    if (this.edges.has(edge.edge_id)) this.removeEdge(edge.edge_id);
-    if (edge.source_id === edge.target_id) return;
-    this.edges.set(edge.edge_id, edge);
-    const weight = Number.isFinite(edge.weight) ? Math.min(1, Math.max(0, edge.weight)) : 1;
-    this.push(edge.source_id, { id: edge.target_id, relation: edge.relation, weight, direction: 'out', edge_id: edge.edge_id });
-    this.push(edge.target_id, { id: edge.source_id, relation: edge.relation, weight, direction: 'in', edge_id: edge.edge_id });
-  }
-
-  removeEdge(edgeId: string): void {
-    const edge = this.edges.get(edgeId);
-    if (!edge) return;
-    this.edges.delete(edgeId);
-    for (const end of [edge.source_id, edge.target_id]) {
-      const list = this.adjacency.get(end);
-      if (!list) continue;
-      const kept = list.filter((n) => n.edge_id !== edgeId);
-      if (kept.length > 0) this.adjacency.set(end, kept);
-      else this.adjacency.delete(end);
-    }
-  }
-
-  override delete(id: string): void {
-    super.delete(id);
-    for (const n of this.adjacency.get(id) ?? []) this.removeEdge(n.edge_id);
-  }
-
-  loadEdges(edges: Edge[]): void {
-    this.adjacency.clear();
-    this.edges.clear();
-    for (const e of edges) this.putEdge(e);
-  }
-
-  private push(from: string, n: Neighbor): void {
-    const list = this.adjacency.get(from);
-    if (list) list.push(n);
-    else this.adjacency.set(from, [n]);
-  }
 }
 
 interface UserEntry {
@@ -322,25 +98,20 @@ export class DerivedIndexes {
   }
 
   attach(sm: StateMachine): void {
-    sm.onApplied((_index, command, result) => this.onApplied(command, result));
+    sm.onApplied((_index, _command, _result, effects) => this.onApplied(effects));
   }
 
   /** Called after each applied command (synchronously: the order of calls is the log order). */
-  onApplied(command: Command, result?: unknown): void {
-    for (const change of memoryChangesOf(command, result)) this.onChange(change);
+  onApplied(effects: ApplyEffects): void {
+    for (const change of memoryChangesOf(effects)) this.onChange(change);
   }
 
   private onChange(change: MemoryChange): void {
     const entry = this.users.get(change.user_id);
     if (entry) {
       entry.chain = entry.chain.then(async () => {
-        if (change.whole_user) {
-          await this.buildUser(change.user_id, entry);
-          this.measured(change.user_id, entry);
-        } else {
-          await this.refreshUser(entry, change);
-          this.remeasureSoon(entry);
-        }
+        await this.refreshUser(entry, change);
+        this.remeasureSoon(entry);
       });
       entry.chain = entry.chain.catch((err) => this.markStale(entry, err));
     }
@@ -479,14 +250,14 @@ export class DerivedIndexes {
   }
 
   /** Each unit with its vector: the stored one when the node's embedder made it, else embedded again. */
-  private async withVectors(userId: string, units: MemoryUnit[]): Promise<Entry[]> {
+  private async withVectors(userId: string, units: MemoryUnit[]): Promise<IndexEntry[]> {
     const stored = new Map<string, Float32Array>();
     let n = 0;
     for await (const [key, v] of this.db.vectors.iterator(prefixRange(userId))) {
       if (v.embedder_id === this.embedder.id && v.dims === this.embedder.dimensions) stored.set(key.slice(userId.length + 1), decodeVector(v));
       if (++n % this.chunk === 0) await yieldToLoop();
     }
-    const out: Entry[] = units.map((unit) => ({ unit, vector: stored.get(unit.id) ?? null, context: null }));
+    const out: IndexEntry[] = units.map((unit) => ({ unit, vector: stored.get(unit.id) ?? null, context: null }));
     for (let i = 0; i < out.length; i++) {
       out[i].context = await this.sourceContext(out[i].unit);
       if ((i + 1) % this.chunk === 0) await yieldToLoop();
@@ -522,7 +293,7 @@ export class DerivedIndexes {
     return { source: o.sourceText === false ? null : textOf(event), previous };
   }
 
-  private async embedInto(entries: Entry[]): Promise<void> {
+  private async embedInto(entries: IndexEntry[]): Promise<void> {
     for (let i = 0; i < entries.length; i += 256) {
       const batch = entries.slice(i, i + 256);
       try {
@@ -542,13 +313,13 @@ export class DerivedIndexes {
     return unit ? withStats(unit, await this.db.unitStats.get(join(userId, unitId))) : undefined;
   }
 
-  private async unitWithVector(userId: string, unitId: string): Promise<Entry | null> {
+  private async unitWithVector(userId: string, unitId: string): Promise<IndexEntry | null> {
     const unit = await this.indexedUnit(userId, unitId);
     if (!unit) return null;
     const context = await this.sourceContext(unit);
     const stored = await this.db.vectors.get(join(userId, unitId));
     if (stored && stored.embedder_id === this.embedder.id && stored.dims === this.embedder.dimensions) return { unit, vector: decodeVector(stored), context };
-    const entry: Entry = { unit, vector: null, context };
+    const entry: IndexEntry = { unit, vector: null, context };
     await this.embedInto([entry]);
     return entry;
   }
@@ -585,7 +356,7 @@ export class DerivedIndexes {
     const orgs = new Map<string, UnitSet>();
     this.unitOrg.clear();
     for (const [orgId, units] of byOrg) {
-      const entries: Entry[] = [];
+      const entries: IndexEntry[] = [];
       for (const record of units) {
         const unit = withStats(record, await this.db.unitStats.get(join(record.user_id, record.id)));
         const stored = await this.db.vectors.get(join(unit.user_id, unit.id));
@@ -605,20 +376,6 @@ export class DerivedIndexes {
 
   private async refreshOrgs(change: MemoryChange): Promise<void> {
     if (!this.orgs) return;
-    if (change.whole_user) {
-      // Forget the user's org units, then read the user's range again.
-      for (const [unitId, orgId] of [...this.unitOrg]) {
-        const set = this.orgs.get(orgId);
-        if (set?.units.get(unitId)?.user_id === change.user_id) {
-          set.delete(unitId);
-          this.unitOrg.delete(unitId);
-        }
-      }
-      for await (const unit of this.db.units.values(prefixRange(change.user_id))) {
-        if (unit.org_id) await this.putOrgUnit(unit);
-      }
-      return;
-    }
     for (const id of change.unit_ids) {
       const unit = await this.indexedUnit(change.user_id, id);
       const before = this.unitOrg.get(id);

@@ -4,16 +4,18 @@
  * (and of the org on every shard), the query embedding, near-duplicate images, then the pure pipeline
  * (`@strata/memory` retrieval) over them.
  */
-import { decodeBase64Media, MediaError } from '@strata/memory/src/retrieval/media';
-import { findNearDuplicates, imagePhash } from '@strata/memory/src/retrieval/phash';
-import { retrieve, type RetrievalConfig, type RetrievalSources, type RetrieveRequest } from '@strata/memory/src/retrieval/pipeline';
-import { timeMs } from '@strata/memory/src/retrieval/filters';
-import type { Embedder } from '@strata/memory/src/providers/types';
+import { retrieval, type Embedder } from '@strata/memory';
 import { badRequest, payloadTooLarge, type MemoryUnit } from '@strata/store';
-import type { TextIndex, VectorIndex } from '@strata/store/src/indexes';
+import type { TextIndex, VectorIndex } from '@strata/store/indexes';
 import type { Config } from '../config';
 import type { ShardRouter } from '../shards';
-import { TEXT_FIELDS, type DerivedIndexes, type UnitSet } from './derived';
+import type { DerivedIndexes } from './derived';
+
+const { decodeBase64Media, MediaError, findNearDuplicates, imagePhash, retrieve, timeMs, TEXT_FIELDS } = retrieval;
+type RetrievalConfig = retrieval.RetrievalConfig;
+type RetrievalSources<U extends retrieval.RetrievalUnit> = retrieval.RetrievalSources<U>;
+type RetrieveRequest = retrieval.RetrieveRequest;
+type UnitSet = retrieval.UnitSet;
 
 /** The retrieve fields of a request body (the retrieve route's body, and the context route's). */
 export interface RetrieveFields {

@@ -3,7 +3,7 @@
  * (`@strata/memory` context). The user is named in the body: the route declares scope `user`, and
  * auth/scope.ts reads body.user_id.
  */
-import { renderContext, type ContextFormat } from '@strata/memory/src/context/render';
+import { renderContext, type ContextFormat } from '@strata/memory/context';
 import { badRequest } from '@strata/store';
 import type { RouteContext, RouteSpec } from '../http/route';
 import type { RetrievalService, RetrieveFields } from '../indexes/retrieval-service';

@@ -3,7 +3,7 @@
  * memory units, proposed as `graph.add_edge` (apply checks both ends again: the answer is the log's).
  */
 import { randomUUID } from 'node:crypto';
-import { badRequest, getUnit, notFound, RELATIONS, settle, type EdgeAddAnswer, type Relation } from '@strata/store';
+import { badRequest, getUnit, notFound, RELATIONS, settle, type Relation } from '@strata/store';
 import type { RouteSpec } from '../http/route';
 import { snakeCase } from '../schemas';
 import type { Services } from '../services';
@@ -38,7 +38,7 @@ export function edgeRoutes(services: Services): RouteSpec[] {
         for (const [path, id] of [['source_id', source], ['target_id', target]] as const) {
           if (!(await getUnit(shard.db, userId, id))) throw notFound(`User '${userId}' has no memory unit '${id}' (${path}).`);
         }
-        const answer = settle<EdgeAddAnswer>(await shard.log.propose({
+        const answer = settle(await shard.log.propose({
           type: 'graph.add_edge', user_id: userId,
           edge: { edge_id: randomUUID(), user_id: userId, source_id: source, target_id: target, relation, weight: b.weight ?? 1, created_at: new Date().toISOString() },
         }));

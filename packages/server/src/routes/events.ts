@@ -43,7 +43,7 @@ async function ingest(services: Services, ctx: RouteContext, inputs: EventInput[
     events: prepared.map((p) => p.event),
     assets: dedupeAssets(prepared.flatMap((p) => p.assets)),
   };
-  const answer = settle<IngestAnswer>(await services.shards.forUser(user_id).log.propose(command));
+  const answer = settle(await services.shards.forUser(user_id).log.propose(command));
   if (!answer.replayed) services.metrics.eventsIngested.inc(answer.event_ids.length);
   return answer;
 }

@@ -13,7 +13,7 @@ export function healthRoutes(services: Services, allRoutes: () => RouteSpec[]): 
       method: 'get', path: '/readyz', tag: 'operations', auth: 'public',
       summary: 'This node can serve: storage open and a leader known for every local shard (503 otherwise).',
       handler: async () => {
-        if (!services.isReady()) throw new StrataError(503, 'unavailable', 'This node cannot serve yet (storage closed or no leader known).', undefined, 1);
+        if (!services.isReady()) throw new StrataError('unavailable', 'This node cannot serve yet (storage closed or no leader known).', undefined, 1);
         return { status: 'ready' };
       },
     },

@@ -8,16 +8,15 @@
 import { randomUUID } from 'node:crypto';
 import {
   createSemanticPlan, executePlan, previewView, type CandidateEvent, type SemanticPlan,
-} from '@strata/memory/src/semantic';
+} from '@strata/memory/semantic';
 import {
   allUnits, badRequest, forbidden, getSemanticPlan, getUnit, notFound, settle, userEvents, userVectors,
-  type MemoryDeleteAnswer, type MemoryUnit, type SemanticExecuteAnswer, type SemanticPlanAnswer, type SemanticPlanRecord, type StateDb,
+  type MemoryUnit, type SemanticPlanRecord, type StateDb,
 } from '@strata/store';
 import type { Principal } from '../auth/principal';
 import { requireNamedOrgs } from '../auth/scope';
 import type { RouteSpec } from '../http/route';
 import type { Services } from '../services';
-import { domain } from './domain-errors';
 import { unitView } from './memories';
 
 /** Events searched by a forget preview (the newest streams' events beyond it are not matched by text). */
@@ -70,7 +69,7 @@ async function preview(services: Services, userId: string, body: PreviewBody) {
     .filter((e) => orgId === null || e.org_id === orgId)
     .map((e) => ({ event_id: e.event_id, content: e.content, content_type: e.content_type, transaction_time: e.transaction_time }));
   const now = new Date().toISOString();
-  const plan = await domain(() => createSemanticPlan({
+  const plan = await createSemanticPlan({
     plan_id: randomUUID(), user_id: userId, now, instruction: body.instruction, mode: body.mode, forget_mode: body.forget_mode,
     limit: body.limit, org_id: orgId, units, events: candidates, embedder, similarity_threshold: similarityThreshold(services),
     vectorOf: (u) => {
@@ -78,12 +77,12 @@ async function preview(services: Services, userId: string, body: PreviewBody) {
       return v && v.embedder_id === embedder.id ? v.vector : null;
     },
     default_stream_id: newestStream(events) ?? NIL_STREAM,
-  }));
+  });
   const record: SemanticPlanRecord = {
     plan_id: plan.plan_id, user_id: userId, org_id: plan.org_id, created_at: plan.created_at, expires_at: plan.expires_at,
     plan: plan as unknown as Record<string, unknown>,
   };
-  settle<SemanticPlanAnswer>(await log.propose({ type: 'semantic.plan', at: now, record }));
+  settle(await log.propose({ type: 'semantic.plan', at: now, record }));
   return previewView(plan, unitView);
 }
 
@@ -120,15 +119,15 @@ async function execute(services: Services, principal: Principal | null, userId: 
     if (unit) current.set(id, unit);
   }
   const now = new Date().toISOString();
-  const result = await domain(() => executePlan(plan, {
+  const result = executePlan(plan, {
     user_id: userId, org_id: body.org_id, confirm: body.confirm, now, newId: randomUUID, currentUnit: (id) => current.get(id),
-  }));
+  });
   const { changes } = result;
   const embedder = services.providers.embedder;
   const create = changes.create_unit
     ? { unit: changes.create_unit, vector: Array.from((await embedder.embed([changes.create_unit.content]))[0]) }
     : null;
-  const answer = settle<SemanticExecuteAnswer>(await log.propose({
+  const answer = settle(await log.propose({
     type: 'semantic.execute', user_id: userId, at: now, plan_id: planId, embedder_id: embedder.id,
     retire: changes.retire, delete_unit_ids: changes.delete_unit_ids, delete_event_ids: changes.delete_event_ids, create, edges: changes.edges,
   }));
@@ -146,7 +145,7 @@ async function hardDelete(services: Services, db: StateDb, userId: string, memor
   const unit = await getUnit(db, userId, id);
   if (!unit) throw notFound(`User '${userId}' has no memory unit '${memoryId}'.`);
   const eventIds = cascade === 'events' ? unit.references : [];
-  const answer = settle<MemoryDeleteAnswer>(await services.shards.forUser(userId).log.propose({
+  const answer = settle(await services.shards.forUser(userId).log.propose({
     type: 'memory.delete', user_id: userId, at: new Date().toISOString(), unit_ids: [id], event_ids: eventIds, require_units: true,
   }));
   return {

@@ -7,11 +7,10 @@
 import {
   knowledgeDetail, knowledgePartial, listKnowledgeShard, mergeKnowledgePages, mergePartials, metricsOf, orgKnowledgeFromUnits,
   parseKnowledgeQuery, type OrgKnowledgeRecord,
-} from '@strata/memory/src/org';
+} from '@strata/memory/org';
 import { notFound, orgUnitsOf } from '@strata/store';
 import type { RouteSpec } from '../http/route';
 import type { Services } from '../services';
-import { domain } from './domain-errors';
 
 /** The org's knowledge records of each shard (one list per shard, from its local replica). */
 async function shardRecords(services: Services, orgId: string): Promise<OrgKnowledgeRecord[][]> {
@@ -33,7 +32,7 @@ export function orgRoutes(services: Services): RouteSpec[] {
       method: 'get', path: '/v1/organizations/:org_id/knowledge', tag: 'organizations', auth: 'read', queryParams: QUERY_PARAMS,
       summary: "The organization's knowledge over all shards: filtered, sorted, paged by cursor, with a summary.",
       handler: async ({ params, query }) => {
-        const q = await domain(() => parseKnowledgeQuery(query));
+        const q = parseKnowledgeQuery(query);
         const perShard = await shardRecords(services, params.org_id);
         return mergeKnowledgePages(perShard.map((records) => listKnowledgeShard(records, q)), q);
       },

@@ -6,14 +6,13 @@
  */
 import { randomUUID } from 'node:crypto';
 import { prepareEvent } from '@strata/memory';
-import { applyStatusUpdate, buildTaskTrees, readyTasks, recomputeAncestors, type StatusUpdate } from '@strata/memory/src/planning';
+import { applyStatusUpdate, buildTaskTrees, readyTasks, recomputeAncestors, type StatusUpdate } from '@strata/memory/planning';
 import {
   conflict, getTask, l3SourceOfEvent, listGoals, listTasks, notFound, settle,
-  type L3RecordUpdate, type L3Task, type StateDb, type TaskStatusAnswer, type TaskStatusCommand,
+  type L3RecordUpdate, type L3Task, type StateDb, type TaskStatusCommand,
 } from '@strata/store';
 import type { RouteSpec } from '../http/route';
 import type { Services } from '../services';
-import { domain } from './domain-errors';
 
 /** Proposals refused as stale before the route gives up with 409 (each retry reads the state again). */
 const STATUS_ATTEMPTS = 5;
@@ -39,7 +38,7 @@ async function updateStatus(services: Services, userId: string, taskId: string, 
     const task = await findTask(shard.db, userId, taskId);
     if (!task) throw notFound(`User '${userId}' has no task '${taskId}'.`);
     const now = new Date().toISOString();
-    const result = await domain(() => applyStatusUpdate(task, body, now));
+    const result = applyStatusUpdate(task, body, now);
     if (!result.changed) return task;
     const [goals, tasks] = await Promise.all([listGoals(shard.db, userId), listTasks(shard.db, userId)]);
     const ancestors = recomputeAncestors(result.task, tasks, goals, now);
@@ -60,7 +59,7 @@ async function updateStatus(services: Services, userId: string, taskId: string, 
       }).event
       : null;
     const command: TaskStatusCommand = { type: 'l3.task_status', user_id: userId, at: now, task_id: task.task_id, updates, sediment };
-    const answer = settle<TaskStatusAnswer>(await shard.log.propose(command));
+    const answer = settle(await shard.log.propose(command));
     if (answer.applied && answer.task) {
       if (sediment) services.metrics.eventsIngested.inc(1);
       return answer.task;

@@ -11,8 +11,8 @@
  */
 import { randomUUID } from 'node:crypto';
 import type { Logger } from 'pino';
-import { planConsolidation } from '@strata/memory/src/consolidation/plan';
-import type { Embedder, Llm } from '@strata/memory/src/providers/types';
+import { planConsolidation } from '@strata/memory/consolidation';
+import type { Embedder, Llm } from '@strata/memory';
 import {
   getEvent, pendingOfUser, pendingUsersFrom, reflectionsDue, settle, StrataError, unindexedPending,
   type ConsolidateAnswer, type ConsolidateCommand, type ConsolidationFailedCommand, type EventRecord, type InsightsCommand, type PendingItem,
@@ -213,7 +213,7 @@ export class ConsolidationWorker {
       // An event deleted while pending has nothing left to remember.
       dropped: [...plan.dropped, ...missing.map((m) => ({ event_id: m.event_id, reason: 'event deleted before consolidation' }))],
     };
-    const answer = settle<ConsolidateAnswer>(await shard.log.propose(command));
+    const answer = settle(await shard.log.propose(command));
     if (!answer.applied) throw new StalePlanError(`stale plan: ${answer.stale}`);
     return answer;
   }
@@ -236,7 +236,7 @@ export class ConsolidationWorker {
       entries: entries.map((e) => ({ seq: e.seq, event_id: e.event_id })), error, attempts,
     };
     try {
-      const { failed } = settle<{ failed: number }>(await this.o.shard.log.propose(command));
+      const { failed } = settle(await this.o.shard.log.propose(command));
       noteSuccess(this.retries, entries);
       report.failed += failed;
       this.o.logger.error({ shard: this.o.shard.id, user_id: userId, event_ids: entries.map((e) => e.event_id), attempts, err: error }, 'consolidation gave up on events');
@@ -282,7 +282,7 @@ export class ConsolidationWorker {
   }
 
   private async proposeInsights(command: InsightsCommand, report: TickReport, kind: 'insights' | 'reflections'): Promise<void> {
-    const answer = settle<{ created: number; updated: number }>(await this.o.shard.log.propose(command));
+    const answer = settle(await this.o.shard.log.propose(command));
     report[kind] += answer.created + answer.updated;
     this.o.logger.debug({ shard: this.o.shard.id, user_id: command.user_id, kind, ...answer }, 'proposed L2 memory');
   }

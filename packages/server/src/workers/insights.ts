@@ -3,10 +3,8 @@
  * that went quiet. Reads the state, runs the pure planners (packages/memory/src/insights) and returns the
  * `memory.insights` command to propose, or null when there is nothing to change.
  */
-import { planInsights } from '@strata/memory/src/insights/plan-insights';
-import { planReflection, reflectionSubject } from '@strata/memory/src/insights/reflection';
-import { REFLECTION_ATTRIBUTE } from '@strata/memory/src/insights/plan-insights';
-import type { Embedder } from '@strata/memory/src/providers/types';
+import { REFLECTION_ATTRIBUTE, insightCommandUpdate, planInsights, planReflection, reflectionSubject } from '@strata/memory/insights';
+import type { Embedder } from '@strata/memory';
 import {
   allUnits, listEvents, listUserEdges, unitsBySubjectAttribute, userVectors, type EventRecord, type InsightsCommand, type StateDb,
 } from '@strata/store';
@@ -34,10 +32,7 @@ export async function planUserInsights(userId: string, ctx: PlanContext): Promis
   return {
     ...emptyCommand(userId, ctx),
     create: plan.create,
-    update: plan.update.map((u) => ({
-      unit_id: u.unit_id, content: u.content, keywords: u.keywords, references: u.references, importance: u.importance,
-      valid_time: u.valid_time, memory_type: u.memory_type, vector: u.vector,
-    })),
+    update: plan.update.map(insightCommandUpdate),
     edges: plan.edges,
     removed_edges: plan.removed_edges,
   };

@@ -3,19 +3,14 @@
  * and the units stating a fact about a subject+attribute. Similarity is exact cosine over the user's
  * stored vectors, loaded once per batch (a snapshot: the planner handles the batch's own new units).
  */
-import type { SimilarUnit } from '@strata/memory/src/consolidation/types';
+import type { SimilarUnit } from '@strata/memory/consolidation';
+import { dot, l2norm } from '@strata/memory';
 import { allUnits, unitsBySubjectAttribute, userVectors, type MemoryUnit, type StateDb } from '@strata/store';
 
 interface Entry {
   unit: MemoryUnit;
   vector: Float32Array;
   norm: number;
-}
-
-function norm(v: ArrayLike<number>): number {
-  let s = 0;
-  for (let i = 0; i < v.length; i++) s += v[i] * v[i];
-  return Math.sqrt(s);
 }
 
 /** Ranks (similarity, id) before `than`: higher similarity first, then the smaller id. */
@@ -34,7 +29,7 @@ export class UserMemoryView {
       if (unit.level !== 1 || unit.retired_at !== null) continue;
       const v = vectors.get(unit.id);
       if (!v || v.embedder_id !== embedderId) continue;
-      entries.push({ unit, vector: v.vector, norm: norm(v.vector) });
+      entries.push({ unit, vector: v.vector, norm: l2norm(v.vector) });
     }
     return new UserMemoryView(db, userId, entries);
   }
@@ -46,15 +41,14 @@ export class UserMemoryView {
   /** The k most similar current units, best first (ties by id, so the answer is deterministic). */
   findSimilar = async (userId: string, vector: Float32Array, k: number): Promise<SimilarUnit[]> => {
     if (userId !== this.userId || k <= 0) return [];
-    const qn = norm(vector);
+    const qn = l2norm(vector);
     if (qn === 0) return [];
     // Top-k by insertion into a short sorted list: one pass over the user's units, no full sort.
     const top: SimilarUnit[] = [];
     for (const e of this.entries) {
       if (e.norm === 0 || e.vector.length !== vector.length) continue;
-      let dot = 0;
-      for (let i = 0; i < vector.length; i++) dot += vector[i] * e.vector[i];
-      const similarity = dot / (qn * e.norm);
+      // memory's cosine, with both norms computed once per batch rather than once per pair
+      const similarity = dot(vector, e.vector) / (qn * e.norm);
       if (top.length === k && !better(similarity, e.unit.id, top[k - 1])) continue;
       let at = top.length;
       while (at > 0 && better(similarity, e.unit.id, top[at - 1])) at--;

@@ -15,8 +15,8 @@ import { randomUUID } from 'node:crypto';
 import type { Logger } from 'pino';
 import {
   eventMayPlan, extractTextPlanWithLlm, planFromEvent, recomputeAncestors, type ParentRef, type TextPlan,
-} from '@strata/memory/src/planning';
-import type { Llm } from '@strata/memory/src/providers/types';
+} from '@strata/memory/planning';
+import type { Llm } from '@strata/memory';
 import {
   l3Sources, listGoals, listTasks, settle,
   type EventRecord, type Goal, type L3EventPlan, type L3PlanAnswer, type L3PlanCommand, type L3RecordUpdate, type L3Source, type L3Task,
@@ -140,7 +140,7 @@ export class L3Planner {
       }
       if (batch.events.length === 0 && batch.updates.length === 0) return null;
       const command: L3PlanCommand = { type: 'l3.plan', user_id: userId, at: now, planner: usedLlm ? 'llm' : 'offline', events: batch.events, updates: batch.updates };
-      const answer = settle<L3PlanAnswer>(await shard.log.propose(command));
+      const answer = settle(await shard.log.propose(command));
       if (answer.applied) return answer;
       this.o.logger.debug({ shard: shard.id, user_id: userId, stale: answer.stale, attempt }, 'L3 plan was stale; planning again');
     }

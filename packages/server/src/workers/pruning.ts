@@ -9,7 +9,7 @@
  * deletes through the hard-delete path. Every pass that prunes logs what went and why.
  */
 import type { Logger } from 'pino';
-import { forgettableImportance, type ForgettingSettings } from '@strata/memory/src/retrieval/decay';
+import { forgettableImportance, type ForgettingSettings } from '@strata/memory/retrieval';
 import { prefixRange, SEP, type MemoryUnit, type PruneAnswer, type PruneCandidate, type PruneCommand } from '@strata/store';
 import type { Config } from '../config';
 import type { Shard } from '../shards';

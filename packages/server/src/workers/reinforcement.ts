@@ -13,7 +13,7 @@
  * wait for the next interval's retrievals). Importance is a ranking nudge, not data.
  */
 import type { Logger } from 'pino';
-import { retrievalDelta } from '@strata/memory/src/retrieval/decay';
+import { retrievalDelta } from '@strata/memory/retrieval';
 import type { MemoryUnit, ReinforceAnswer, ReinforceCommand } from '@strata/store';
 import type { Config } from '../config';
 import type { Shard } from '../shards';

@@ -2,10 +2,13 @@ import { mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import pino from 'pino';
-import { HashingEmbedder } from '@strata/memory/src/embedding/hashing-embedder';
-import { LocalLog, StateDb, StateMachine, settle, type Command, type MemoryUnit } from '@strata/store';
+import { HashingEmbedder } from '@strata/memory';
+import { LocalLog, StateDb, StateMachine, settle, type ApplyEffects, type Command, type MemoryUnit } from '@strata/store';
 import { memoryChangesOf } from '../../src/indexes/changes';
-import { DerivedIndexes, type IndexedUnit } from '../../src/indexes/derived';
+import type { retrieval } from '@strata/memory';
+import { DerivedIndexes } from '../../src/indexes/derived';
+
+type IndexedUnit = retrieval.IndexedUnit;
 
 const T0 = '2026-01-01T00:00:00.000Z';
 const T1 = '2026-01-05T00:00:00.000Z';
@@ -20,30 +23,49 @@ function unit(user: string, id: string, extra: Partial<MemoryUnit> = {}): Memory
   };
 }
 
-describe('memoryChangesOf memory.reinforce', () => {
-  it('names, per user, the units the answer says were written, as record-only changes', () => {
-    const command: Command = {
-      type: 'memory.reinforce', at: T1, users: [
-        { user_id: 'ann', units: [{ unit_id: U1, delta: 0.1, retrievals: 1, at: T1 }, { unit_id: U2, delta: 0.1, retrievals: 1, at: T1 }] },
-        { user_id: 'bob', units: [{ unit_id: U2, delta: 0.1, retrievals: 1, at: T1 }] },
-      ],
-    };
-    expect(memoryChangesOf(command, { reinforced: [{ user_id: 'ann', unit_ids: [U1] }], skipped: 2 })).toEqual([
-      { user_id: 'ann', unit_ids: [U1], edge_ids: [], whole_user: false, records_only: true },
-    ]);
-    // without an answer (a failed apply never reaches listeners, but be safe): everything named
-    expect(memoryChangesOf(command).map((c) => [c.user_id, c.unit_ids])).toEqual([['ann', [U1, U2]], ['bob', [U2]]]);
+describe('memoryChangesOf: changes made from the effects of real applies', () => {
+  let dir: string;
+  let db: StateDb;
+  let log: LocalLog;
+  const seen: ApplyEffects[] = [];
+
+  beforeEach(async () => {
+    dir = mkdtempSync(join(tmpdir(), 'strata-effects-index-'));
+    db = await StateDb.open(join(dir, 'state'));
+    const sm = await StateMachine.open(db);
+    log = await LocalLog.open(join(dir, 'log'), sm);
+    sm.onApplied((_i, _c, _r, effects) => seen.push(effects));
+    settle(await log.propose({
+      type: 'memory.consolidate', user_id: 'ann', at: T0, consumed: [], embedder_id: 'e', method: 'offline',
+      units: [{ unit: unit('ann', U1), vector: [] }, { unit: unit('ann', U2), vector: [] }], reinforced: [], retired: [], edges: [], dropped: [],
+    }));
+    seen.length = 0;
+  });
+  afterEach(async () => {
+    await log.close();
+    await db.close();
+    rmSync(dir, { recursive: true, force: true });
   });
 
-  it('reads memory.prune like a delete: the units and the removed edges', () => {
+  it('names, per user, the units a reinforcement wrote, as record-only changes (a unit that does not exist is not named)', async () => {
+    settle(await log.propose({
+      type: 'memory.reinforce', at: T1, users: [
+        { user_id: 'ann', units: [{ unit_id: U1, delta: 0.1, retrievals: 1, at: T1 }] },
+        { user_id: 'bob', units: [{ unit_id: U2, delta: 0.1, retrievals: 1, at: T1 }] },
+      ],
+    }));
+    expect(memoryChangesOf(seen[0])).toEqual([{ user_id: 'ann', unit_ids: [U1], edge_ids: [], records_only: true }]);
+  });
+
+  it('reads memory.prune like a delete: the units and the edges removed with them', async () => {
     const E = '00000000-0000-4000-8000-0000000000e1';
-    const [change] = memoryChangesOf(
-      { type: 'memory.prune', user_id: 'ann', at: T1, below: 0.05, units: [{ unit_id: U1, importance: 0.1, last_retrieved_at: null, effective_importance: 0.01 }] },
-      { deleted_unit_ids: [U1], deleted_event_ids: [], deleted_edge_ids: [E], kept: [] },
-    );
+    settle(await log.propose({ type: 'graph.add_edge', user_id: 'ann', edge: { edge_id: E, user_id: 'ann', source_id: U1, target_id: U2, relation: 'RelatedTo', weight: 1, created_at: T0 } }));
+    expect(memoryChangesOf(seen[0])).toEqual([{ user_id: 'ann', unit_ids: [], edge_ids: [E] }]);
+    settle(await log.propose({ type: 'memory.prune', user_id: 'ann', at: T1, below: 0.05, units: [{ unit_id: U1, importance: 0.4, last_retrieved_at: null, effective_importance: 0.01 }] }));
+    const [change] = memoryChangesOf(seen[1]);
     expect(change.user_id).toBe('ann');
-    expect(change.unit_ids).toEqual(expect.arrayContaining([U1, E]));
-    expect(change.edge_ids).toEqual(expect.arrayContaining([E]));
+    expect(change.unit_ids).toEqual([U1]);
+    expect(change.edge_ids).toEqual([E]);
   });
 });
 

@@ -7,9 +7,12 @@ import { mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import pino from 'pino';
-import { HashingEmbedder } from '@strata/memory/src/embedding/hashing-embedder';
+import { HashingEmbedder } from '@strata/memory';
 import { LocalLog, StateDb, StateMachine, settle, type Edge, type MemoryUnit } from '@strata/store';
-import { DerivedIndexes, type UserIndex } from '../../src/indexes/derived';
+import type { retrieval } from '@strata/memory';
+import { DerivedIndexes } from '../../src/indexes/derived';
+
+type UserIndex = retrieval.UserIndex;
 import { IndexCache } from '../../src/indexes/index-cache';
 
 const T0 = '2026-01-01T00:00:00.000Z';
@@ -90,7 +93,7 @@ describe('DerivedIndexes within a byte budget', () => {
     db = await StateDb.open(join(dir, 'state'));
     const sm = await StateMachine.open(db);
     log = await LocalLog.open(join(dir, 'log'), sm);
-    sm.onApplied((_i, command, result) => managers.forEach((m) => m.onApplied(command, result)));
+    sm.onApplied((_i, _command, _result, effects) => managers.forEach((m) => m.onApplied(effects)));
   });
   afterEach(async () => {
     await Promise.all(managers.splice(0).map((m) => m.idle()));

@@ -2,9 +2,12 @@ import { mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import pino from 'pino';
-import { HashingEmbedder } from '@strata/memory/src/embedding/hashing-embedder';
+import { HashingEmbedder } from '@strata/memory';
 import { LocalLog, StateDb, StateMachine, settle, type MemoryUnit, type ProposedEvent } from '@strata/store';
-import { DerivedIndexes, fieldTexts, type DerivedIndexesOptions } from '../../src/indexes/derived';
+import { retrieval } from '@strata/memory';
+import { DerivedIndexes, type DerivedIndexesOptions } from '../../src/indexes/derived';
+
+const { fieldTexts } = retrieval;
 
 const T0 = '2026-01-01T00:00:00.000Z';
 const id = (n: number) => `00000000-0000-4000-8000-${String(n).padStart(12, '0')}`;

@@ -2,8 +2,8 @@ import { mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import pino from 'pino';
-import { HashingEmbedder } from '@strata/memory/src/embedding/hashing-embedder';
-import type { Embedder } from '@strata/memory/src/providers/types';
+import { HashingEmbedder } from '@strata/memory';
+import type { Embedder } from '@strata/memory';
 import {
   LocalLog, StateDb, StateMachine, allUnits, listDropped, listEvents, listFailed, pendingSummary, reflectionsDue, type IngestCommand,
   type MemoryUnit,

@@ -38,7 +38,7 @@ describe('PruningWorker (real LevelDB and log, virtual clock)', () => {
     log = await LocalLog.open(join(dir, 'log'), sm);
     proposed = [];
     const propose = log.propose.bind(log);
-    log.propose = (command: Command) => {
+    log.propose = <C extends Command>(command: C) => {
       proposed.push(command);
       return propose(command);
     };
@@ -149,16 +149,15 @@ describe('PruningWorker (real LevelDB and log, virtual clock)', () => {
     // The insight lands in the log just before the prune command: apply sees it and keeps the unit.
     const propose = log.propose;
     let injected = false;
-    log.propose = async (command: Command) => {
-      if (command.type === 'memory.prune' && !injected) {
-        injected = true;
-        await propose({
-          type: 'memory.insights', user_id: 'ann', at: iso(clock), embedder_id: 'e', create: [], update: [], removed_edges: [], reflected: [],
-          edges: [edge('ann', 'd2', 'insight', 'faded', 'DerivedFrom')],
-        });
-      }
-      return propose(command);
+    const injectInsight = async (): Promise<void> => {
+      injected = true;
+      await propose({
+        type: 'memory.insights', user_id: 'ann', at: iso(clock), embedder_id: 'e', create: [], update: [], removed_edges: [], reflected: [],
+        edges: [edge('ann', 'd2', 'insight', 'faded', 'DerivedFrom')],
+      });
     };
+    log.propose = <C extends Command>(command: C) =>
+      (command.type === 'memory.prune' && !injected ? injectInsight() : Promise.resolve()).then(() => propose(command));
     const report = await worker().tick();
     expect(report.kept).toEqual({ 'an insight derives from it': 1 });
     expect(report.pruned).toBe(1); // bob's

@@ -63,7 +63,7 @@ describe('ReinforcementBatcher (real LevelDB and logs, two shards)', () => {
       const seen: Command[] = [];
       proposed.push(seen);
       const propose = log.propose.bind(log);
-      log.propose = (command: Command) => {
+      log.propose = <C extends Command>(command: C) => {
         seen.push(command);
         return propose(command);
       };

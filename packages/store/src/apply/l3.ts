@@ -1,6 +1,7 @@
 import type { ApplyContext } from '../apply-context';
 import type { IngestCommand, L3PlanAnswer, L3PlanCommand, L3RecordUpdate, TaskStatusAnswer, TaskStatusCommand } from '../commands';
 import type { StateDb } from '../db';
+import { InvariantError } from '@strata/raft';
 import { failure, notFound, StrataError, type ApplyFailure } from '../errors';
 import { join } from '../keys';
 import { applyIngest } from './events';
@@ -12,7 +13,7 @@ import { indexPendingByUser } from './memory';
  * it changes are still the versions it read (compare-and-set) and writes, all or nothing.
  */
 
-const invalid = (message: string): ApplyFailure => failure(new StrataError(400, 'invalid_command', message));
+const invalid = (message: string): ApplyFailure => failure(new StrataError('invalid_command', message));
 
 /** JSON with keys sorted at every level: two records are the same version when these strings are equal. */
 function canonical(value: unknown): string {
@@ -44,6 +45,8 @@ async function checkUpdates(db: StateDb, ctx: ApplyContext, userId: string, upda
     seen.add(id);
     const stored = u.kind === 'goal' ? await ctx.get(db.goals, goalKey(userId, id)) : await ctx.get(db.tasks, taskKey(userId, id));
     if (!stored) return { stale: `${u.kind} ${id} no longer exists` };
+    // A record is stored under its own user and id; anything else is a write bug, not a stale plan.
+    if (stored.user_id !== userId || ('id' in stored ? stored.id : stored.task_id) !== id) throw new InvariantError(`${u.kind} stored under ${userId}/${id} is another record`);
     if (!sameRecord(stored, u.before)) return { stale: `${u.kind} ${id} changed since it was read` };
   }
   return null;
@@ -113,6 +116,8 @@ export async function applyTaskStatus(db: StateDb, ctx: ApplyContext, cmd: TaskS
   const s = cmd.sediment;
   if (s && (s.user_id !== user || s.stream_id !== first.after.stream_id)) return invalid('l3.task_status: the outcome event must go to the task\'s own stream');
   if (s && (await ctx.get(db.eventIds, join(user, s.event_id))) !== undefined) return invalid(`l3.task_status: event ${s.event_id} exists already`);
+  // An outcome is sedimented on a transition into `completed` only (memory/planning/status.ts), never twice for one completion.
+  if (s && (first.before.status === 'completed' || first.after.status !== 'completed')) return invalid(`l3.task_status: an outcome event without a transition into completed (${first.before.status} -> ${first.after.status})`);
 
   writeUpdates(db, ctx, user, cmd.updates);
   if (s) {

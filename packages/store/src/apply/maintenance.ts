@@ -4,6 +4,7 @@ import type {
   SemanticPlanAnswer, SemanticPlanCommand,
 } from '../commands';
 import type { StateDb } from '../db';
+import { InvariantError } from '@strata/raft';
 import { failure, forbidden, notFound, StrataError, type ApplyFailure } from '../errors';
 import { afterPrefix, join, prefixRange, SEP } from '../keys';
 import { RELATIONS } from '../types';
@@ -15,7 +16,7 @@ import { orgUnitKey, removeEdge, subjectKey, unitKey, writeEdge, writeUnit } fro
  * first write, so a refused command changes nothing.
  */
 
-const invalid = (message: string): ApplyFailure => failure(new StrataError(400, 'invalid_command', message));
+const invalid = (message: string): ApplyFailure => failure(new StrataError('invalid_command', message));
 
 export async function applyEdgeAdd(db: StateDb, ctx: ApplyContext, cmd: EdgeAddCommand): Promise<EdgeAddAnswer | ApplyFailure> {
   const { edge } = cmd;
@@ -40,6 +41,8 @@ export async function deleteUnit(db: StateDb, ctx: ApplyContext, userId: string,
   const key = unitKey(userId, unitId);
   const unit = await ctx.get(db.units, key);
   if (!unit) return false;
+  // The indexes below are found from the record: one stored under another key would leave them behind.
+  if (unit.id !== unitId || unit.user_id !== userId) throw new InvariantError(`unit stored under ${userId}/${unitId} is ${unit.user_id}/${unit.id}`);
   ctx.del(db.units, key);
   ctx.del(db.vectors, key);
   ctx.del(db.unitStats, key);
@@ -138,10 +141,13 @@ export async function applySemanticExecute(db: StateDb, ctx: ApplyContext, cmd: 
     writeUnit(db, ctx, created.unit, created.vector, cmd.embedder_id);
     await ctx.increment(db.meta, 'units', 1);
   }
+  // Deletes before new edges: deleteUnit finds a unit's edges in the committed adjacency, so an edge
+  // written by this command to a unit it deletes would be left dangling; written after, writeEdge
+  // refuses it (its end is gone). Found by the store simulator (packages/store/src/sim).
+  const deleted = await deleteAll(db, ctx, user, cmd.delete_unit_ids, cmd.delete_event_ids);
   let edges = 0;
   for (const edge of cmd.edges) if (await writeEdge(db, ctx, user, edge)) edges++;
   if (edges > 0) await ctx.increment(db.meta, 'edges', edges);
-  const deleted = await deleteAll(db, ctx, user, cmd.delete_unit_ids, cmd.delete_event_ids);
   ctx.del(db.semanticPlans, record.plan_id);
   ctx.del(db.planExpiry, join(record.expires_at, record.plan_id));
   return { ...deleted, retired_unit_ids: retired, created_unit_ids: created ? [created.unit.id] : [], edges };

@@ -14,7 +14,7 @@ import type { Edge, MemoryUnit } from '../types';
  * state and writes it, so replicas that apply the same log hold the same memory.
  */
 
-const invalid = (message: string): ApplyFailure => failure(new StrataError(400, 'invalid_command', message));
+const invalid = (message: string): ApplyFailure => failure(new StrataError('invalid_command', message));
 
 /** A free-text key part (a subject or attribute) cannot hold the separator. */
 const keyPart = (s: string): string => s.split(SEP).join(' ');

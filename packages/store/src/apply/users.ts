@@ -12,11 +12,11 @@ import { userHasData } from '../user-orgs';
  */
 export async function applyUserOrg(db: StateDb, ctx: ApplyContext, cmd: UserOrgCommand): Promise<UserOrgAnswer | ApplyFailure> {
   if (cmd.org_id !== null && (typeof cmd.org_id !== 'string' || cmd.org_id === '')) {
-    return failure(new StrataError(400, 'invalid_command', 'user.set_org: org_id must be a non-empty string or null'));
+    return failure(new StrataError('invalid_command', 'user.set_org: org_id must be a non-empty string or null'));
   }
   const current = await ctx.get(db.userOrgs, cmd.user_id);
   if (cmd.mode === 'claim') {
-    if (cmd.org_id === null) return failure(new StrataError(400, 'invalid_command', 'user.set_org: a claim names an org'));
+    if (cmd.org_id === null) return failure(new StrataError('invalid_command', 'user.set_org: a claim names an org'));
     if (current) return { org_id: current.org_id, changed: false };
     if (await userHasData(db, cmd.user_id)) return { org_id: null, changed: false };
   } else if ((current?.org_id ?? null) === cmd.org_id) {

@@ -1,0 +1,152 @@
+/**
+ * Typed effects of an applied command: which units, edges, goals, tasks and users it created,
+ * changed, retired or deleted. They are read from the writes apply made to the record sublevels
+ * (never from the command's payload), so a new command type has correct effects without an edit here,
+ * and every follower of changes (derived indexes, later webhooks) sees exactly what apply did.
+ */
+import type { Sub, StateDb } from './db';
+import { SEP } from './keys';
+import type { Goal, L3Task, MemoryUnit } from './types';
+
+export type UnitChange = 'created' | 'changed' | 'retired' | 'deleted';
+export type RecordChange = 'created' | 'changed' | 'deleted';
+
+export interface UnitEffect {
+  user_id: string;
+  unit_id: string;
+  change: UnitChange;
+  /**
+   * Only the unit's importance or retrieval statistics moved: what it is searched by (text, vector,
+   * references, everything else) is as before, so an index may replace the record and keep the rest.
+   */
+  record_only: boolean;
+}
+
+export interface EdgeEffect {
+  user_id: string;
+  edge_id: string;
+  change: RecordChange;
+}
+
+export interface L3Effect {
+  user_id: string;
+  kind: 'goal' | 'task';
+  id: string;
+  change: RecordChange;
+  /** the status after the command (null when deleted) */
+  status: string | null;
+}
+
+export interface UserEffect {
+  user_id: string;
+  change: 'org_changed';
+  /** the user's org after the command */
+  org_id: string | null;
+}
+
+export interface ApplyEffects {
+  units: UnitEffect[];
+  edges: EdgeEffect[];
+  l3: L3Effect[];
+  users: UserEffect[];
+}
+
+export const NO_EFFECTS: ApplyEffects = Object.freeze({ units: [], edges: [], l3: [], users: [] }) as ApplyEffects;
+
+export function isEmpty(e: ApplyEffects): boolean {
+  return e.units.length === 0 && e.edges.length === 0 && e.l3.length === 0 && e.users.length === 0;
+}
+
+/** The record sublevels whose writes are effects, by what they hold. */
+export type TrackedKind = 'unit' | 'unit_stats' | 'vector' | 'edge' | 'goal' | 'task' | 'user_org';
+
+export interface TrackedWrite {
+  kind: TrackedKind;
+  key: string;
+  /** the value written; undefined for a delete */
+  value: unknown;
+}
+
+export function trackedSublevels(db: StateDb): Map<Sub<unknown>, TrackedKind> {
+  return new Map<Sub<unknown>, TrackedKind>([
+    [db.units as Sub<unknown>, 'unit'],
+    [db.unitStats as Sub<unknown>, 'unit_stats'],
+    [db.vectors as Sub<unknown>, 'vector'],
+    [db.edges as Sub<unknown>, 'edge'],
+    [db.goals as Sub<unknown>, 'goal'],
+    [db.tasks as Sub<unknown>, 'task'],
+    [db.userOrgs as Sub<unknown>, 'user_org'],
+  ]);
+}
+
+/** `user \0 id` → [user, id] */
+function split(key: string): [string, string] {
+  const at = key.indexOf(SEP);
+  return [key.slice(0, at), key.slice(at + 1)];
+}
+
+/** A unit record equal to another but for its importance: what the indexes search by is unchanged. */
+function onlyImportanceMoved(before: MemoryUnit, after: MemoryUnit): boolean {
+  return JSON.stringify({ ...before, importance: 0 }) === JSON.stringify({ ...after, importance: 0 });
+}
+
+/**
+ * Turns a command's writes into effects. Runs after the command's apply and before its batch is
+ * written, so `db` still holds the state before the command: a record absent there was created.
+ * Deterministic: the writes are in apply order and the state before the command is the same on every
+ * replica.
+ */
+export async function resolveEffects(db: StateDb, writes: readonly TrackedWrite[]): Promise<ApplyEffects> {
+  if (writes.length === 0) return NO_EFFECTS;
+  // The last write of a key is what the command left; later writes of the same key replace earlier ones.
+  const last = new Map<string, TrackedWrite>();
+  const touchedContent = new Set<string>(); // unit keys whose vector was written
+  const touchedStats = new Set<string>(); // unit keys whose statistics were written
+  for (const w of writes) {
+    if (w.kind === 'vector') touchedContent.add(w.key);
+    else if (w.kind === 'unit_stats') touchedStats.add(w.key);
+    else last.set(`${w.kind}|${w.key}`, w);
+  }
+  const effects: ApplyEffects = { units: [], edges: [], l3: [], users: [] };
+  const unitKeys = new Set<string>();
+  for (const w of last.values()) {
+    if (w.kind === 'unit') {
+      unitKeys.add(w.key);
+      const [user_id, unit_id] = split(w.key);
+      const before = await db.units.get(w.key);
+      const after = w.value as MemoryUnit | undefined;
+      if (!after) {
+        if (before) effects.units.push({ user_id, unit_id, change: 'deleted', record_only: false });
+        continue;
+      }
+      const change: UnitChange = !before ? 'created' : after.retired_at && !before.retired_at ? 'retired' : 'changed';
+      const record_only = change === 'changed' && !touchedContent.has(w.key) && onlyImportanceMoved(before as MemoryUnit, after);
+      effects.units.push({ user_id, unit_id, change, record_only });
+    } else if (w.kind === 'edge') {
+      const [user_id, edge_id] = split(w.key);
+      const before = await db.edges.get(w.key);
+      if (w.value === undefined) {
+        if (before) effects.edges.push({ user_id, edge_id, change: 'deleted' });
+      } else effects.edges.push({ user_id, edge_id, change: before ? 'changed' : 'created' });
+    } else if (w.kind === 'goal' || w.kind === 'task') {
+      const [user_id, id] = split(w.key);
+      const before = w.kind === 'goal' ? await db.goals.get(w.key) : await db.tasks.get(w.key);
+      const after = w.value as Goal | L3Task | undefined;
+      if (!after) {
+        if (before) effects.l3.push({ user_id, kind: w.kind, id, change: 'deleted', status: null });
+      } else effects.l3.push({ user_id, kind: w.kind, id, change: before ? 'changed' : 'created', status: after.status });
+    } else if (w.kind === 'user_org') {
+      const before = await db.userOrgs.get(w.key);
+      const after = w.value as { org_id: string } | undefined;
+      if ((before?.org_id ?? null) !== (after?.org_id ?? null)) effects.users.push({ user_id: w.key, change: 'org_changed', org_id: after?.org_id ?? null });
+    }
+  }
+  // A vector or statistics written without the unit record: the unit changed (its content, or only its usage).
+  for (const key of new Set([...touchedContent, ...touchedStats])) {
+    if (unitKeys.has(key)) continue;
+    const [user_id, unit_id] = split(key);
+    if (!(await db.units.get(key))) continue;
+    effects.units.push({ user_id, unit_id, change: 'changed', record_only: !touchedContent.has(key) });
+  }
+  return effects;
+}

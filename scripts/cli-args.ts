@@ -1,0 +1,16 @@
+/** The flag reading of the repository's scripts: `--name value`, integers checked (exit 2 with the flag named). */
+export function arg(name: string): string | undefined {
+  const i = process.argv.indexOf(`--${name}`);
+  return i < 0 ? undefined : process.argv[i + 1];
+}
+
+export function intArg(name: string, def: number): number {
+  const raw = arg(name);
+  if (raw === undefined) return def;
+  const v = Number(raw);
+  if (!Number.isInteger(v) || v < 0) {
+    console.error(`--${name} needs a non-negative integer`);
+    process.exit(2);
+  }
+  return v;
+}
