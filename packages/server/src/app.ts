@@ -8,7 +8,7 @@ import { authorizeRoute, defaultScope, precheckRoute, type ScopeGuard } from './
 import { routeWrites } from './cluster/forward';
 import { jsonBodyReader } from './http/body';
 import { sendError } from './http/errors';
-import type { RouteContext, RouteSpec } from './http/route';
+import { runHandler, type RouteContext, type RouteSpec } from './http/route';
 import type { Metrics } from './metrics';
 import { checkIdentifier, checkUuid, type Validator } from './validation';
 
@@ -139,7 +139,7 @@ async function handle(route: RouteSpec, req: Request, res: Response, deps: AppDe
   const run = async () => {
     // On the node that runs the route (after forwarding), against its replica: see auth/scope.ts.
     if (principal) await authorizeRoute(deps.scope, principal, scope, { params, body, query: ctx.query, write: routeWrites(route) });
-    const answer = await route.handler(ctx);
+    const answer = await runHandler(route, ctx);
     if (!res.headersSent) res.status(200).json(answer);
   };
   await (deps.forward ? deps.forward(route, ctx, run) : run());

@@ -3,9 +3,16 @@
  * details, and to build the OpenAPI document. Optional fields accept a missing key or null alike.
  */
 
+import type { FromSchema } from 'json-schema-to-ts';
 import { EVENT_ROLES, RELATIONS } from '@strata/store';
 
-const nullable = (schema: Record<string, unknown>) => ({ ...schema, type: [schema.type as string, 'null'] });
+/**
+ * The schema that also accepts null. Generic so the result keeps its literal type (the body types
+ * below are computed from it); the spread keeps `type` at its place, so the JSON is the same.
+ */
+function nullable<S extends { readonly type: string }>(schema: S): Omit<S, 'type'> & { readonly type: readonly [S['type'], 'null'] } {
+  return { ...schema, type: [schema.type, 'null'] as const };
+}
 
 /**
  * user_id, org_id, agent_id: 1 to 256 bytes of UTF-8, no control characters (C0, DEL, C1). maxLength
@@ -144,3 +151,13 @@ export const SCHEMAS = {
 } as const;
 
 export type SchemaName = keyof typeof SCHEMAS;
+
+/**
+ * The type of a request body once ajv has accepted it against `SCHEMAS[N]`, computed from the schema
+ * itself (json-schema-to-ts, types only): the schema is the one source for validation, the OpenAPI
+ * document and the handlers' types. A route row with `body: N` gets `ctx.body: Body<N>` (http/route.ts).
+ * Fields the schema does not list are typed `unknown` (ajv lets them through), never trusted as more.
+ */
+export type Body<N extends SchemaName> = Bodies[N];
+/** Resolved once per schema: applying FromSchema at each use made tsc give up (TS2589) on RouteSpec[]. */
+type Bodies = { [N in SchemaName]: FromSchema<(typeof SCHEMAS)[N]> };

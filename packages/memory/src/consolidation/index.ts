@@ -10,6 +10,7 @@ export * from './temporal';
 export * from './subject';
 export * from './importance';
 export * from './similarity';
+export * from './similar-units';
 export * from './drafts';
 export * from './llm-extract';
 export * from './invariants';

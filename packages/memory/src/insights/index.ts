@@ -4,3 +4,4 @@ export * from './communities';
 export * from './summarize';
 export * from './plan-insights';
 export * from './reflection';
+export * from './commands';

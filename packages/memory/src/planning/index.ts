@@ -6,3 +6,4 @@ export * from './tree';
 export * from './text-plan';
 export * from './llm-plan';
 export * from './extract';
+export * from './batch';

@@ -2,9 +2,10 @@ import type { Request, Response } from 'express';
 import type { ApiKeyRole } from '@strata/store';
 import type { Principal } from '../auth/principal';
 import type { RouteScope } from '../auth/scope';
-import type { SchemaName } from '../schemas';
+import type { Body, SchemaName } from '../schemas';
 
-export interface RouteContext {
+/** What a handler gets; `B` is the body's type (Body<N> on a route with schema N, unknown otherwise). */
+export interface RouteContext<B = unknown> {
   req: Request;
   res: Response;
   /** null on public routes */
@@ -12,14 +13,21 @@ export interface RouteContext {
   params: Record<string, string>;
   query: Record<string, unknown>;
   /** the validated body (when the route has a schema) */
-  body: unknown;
+  body: B;
 }
 
 /**
  * One row of the route table: the express registration, the authorization and validation, and the
- * OpenAPI entry all come from it.
+ * OpenAPI entry all come from it. `RouteSpec` (no argument) is any row: a union discriminated by
+ * `body`, so a row written with `body: 'Event'` has its handler typed with `ctx.body: Body<'Event'>`,
+ * and a row without a schema gets `unknown`.
  */
-export interface RouteSpec {
+export type RouteSpec<N extends SchemaName | undefined = SchemaName | undefined> = N extends SchemaName
+  ? RouteRow & { /** the body's schema (schemas.ts), checked before the handler runs */ body: N; handler: (ctx: RouteContext<Body<N>>) => Promise<unknown> }
+  : RouteRow & { body?: undefined; handler: (ctx: RouteContext) => Promise<unknown> };
+
+/** The fields of a row that do not depend on its body schema. */
+interface RouteRow {
   method: 'get' | 'post' | 'put' | 'delete';
   /** express path, e.g. /v1/users/:user_id/streams/:stream_id/events */
   path: string;
@@ -27,7 +35,6 @@ export interface RouteSpec {
   tag: string;
   /** `public`, or the least role that may call it */
   auth: 'public' | ApiKeyRole;
-  body?: SchemaName;
   /** what the route acts on, for the scope checks of auth/scope.ts (default: defaultScope(path)) */
   scope?: RouteScope;
   /** query parameters, for the OpenAPI document */
@@ -38,6 +45,13 @@ export interface RouteSpec {
    * read-only POST routes (retrieve, context, login) set false and are served from the local replica.
    */
   writes?: boolean;
-  /** the handler's answer is sent as JSON with status 200 */
-  handler: (ctx: RouteContext) => Promise<unknown>;
+}
+
+/**
+ * Runs a row's handler (its answer is sent as JSON with status 200). The caller (app.ts) has validated
+ * `ctx.body` against the row's schema, which is what makes the body's type true: the one place where
+ * the validated `unknown` becomes `Body<N>`.
+ */
+export function runHandler(route: RouteSpec, ctx: RouteContext): Promise<unknown> {
+  return (route.handler as (ctx: RouteContext) => Promise<unknown>)(ctx);
 }

@@ -8,6 +8,7 @@ import { retrieval, type Embedder } from '@strata/memory';
 import { badRequest, payloadTooLarge, type MemoryUnit } from '@strata/store';
 import type { TextIndex, VectorIndex } from '@strata/store/indexes';
 import type { Config } from '../config';
+import type { Body } from '../schemas';
 import type { ShardRouter } from '../shards';
 import type { DerivedIndexes } from './derived';
 
@@ -17,25 +18,11 @@ type RetrievalSources<U extends retrieval.RetrievalUnit> = retrieval.RetrievalSo
 type RetrieveRequest = retrieval.RetrieveRequest;
 type UnitSet = retrieval.UnitSet;
 
-/** The retrieve fields of a request body (the retrieve route's body, and the context route's). */
-export interface RetrieveFields {
-  query: string;
-  limit?: number | null;
-  min_score?: number | null;
-  graph_depth?: number | null;
-  start_time?: string | null;
-  end_time?: string | null;
-  as_of?: string | null;
-  org_id?: string | null;
-  agent_id?: string | null;
-  enable_arbitration?: boolean | null;
-  scope?: 'user' | 'stream' | null;
-  image?: string | null;
-  audio?: string | null;
-  video?: string | null;
-  /** extension: `linearizable` waits for the leader's commit index first */
-  consistency?: 'linearizable' | 'local' | null;
-}
+/**
+ * The retrieve fields of a request body (the retrieve route's body, and the context route's, which
+ * adds its own): the type of the Retrieve schema (schemas.ts), so the schema is their one definition.
+ */
+export type RetrieveFields = Body<'Retrieve'>;
 
 export interface RetrievedUnit {
   unit: MemoryUnit;

@@ -1,4 +1,4 @@
-import { notFound, type ApiKeyRecord, type ApiKeyRole } from '@strata/store';
+import { notFound, type ApiKeyRecord } from '@strata/store';
 import type { RouteSpec } from '../http/route';
 import type { Services } from '../services';
 import { covers, requireMintable } from '../auth/scope';
@@ -17,7 +17,7 @@ export function authRoutes(services: Services): RouteSpec[] {
       method: 'post', path: '/v1/dashboard/auth/login', tag: 'auth', auth: 'public', body: 'Login', writes: false,
       summary: 'Exchange the admin username and password for a JWT. 5 failures from one address in 15 minutes: 429.',
       handler: async ({ body, req }) => {
-        const { username, password } = body as { username: string; password: string };
+        const { username, password } = body;
         return auth.login(username, password, req.socket.remoteAddress ?? 'unknown');
       },
     },
@@ -25,7 +25,7 @@ export function authRoutes(services: Services): RouteSpec[] {
       method: 'post', path: '/v1/dashboard/auth/password', tag: 'auth', auth: 'admin', body: 'ChangePassword', scope: 'service',
       summary: "Change the password of the token's account (the admin account for an admin API key).",
       handler: async ({ body, principal }) => {
-        const { current_password, new_password } = body as { current_password: string; new_password: string };
+        const { current_password, new_password } = body;
         await auth.changePassword(principal?.kind === 'jwt' ? principal.subject : ADMIN, current_password, new_password);
         return { status: 'changed' };
       },
@@ -34,7 +34,7 @@ export function authRoutes(services: Services): RouteSpec[] {
       method: 'post', path: '/v1/dashboard/api-keys', tag: 'auth', auth: 'admin', body: 'CreateApiKey', scope: 'scoped',
       summary: 'Create an API key (never wider than the credentials creating it: role and scope); the key itself is shown only in this answer.',
       handler: async ({ body, principal }) => {
-        const input = body as { name?: string | null; org_id?: string | null; user_ids?: string[] | null; role?: ApiKeyRole | null };
+        const input = body;
         const scope = { org_id: input.org_id ?? null, user_ids: input.user_ids ?? null, role: input.role ?? 'write' };
         if (principal) requireMintable(principal, scope);
         const { key, record } = await auth.createKey({ name: input.name ?? null, ...scope });

@@ -3,23 +3,17 @@
  * (`@strata/memory` context). The user is named in the body: the route declares scope `user`, and
  * auth/scope.ts reads body.user_id.
  */
-import { renderContext, type ContextFormat } from '@strata/memory/context';
+import { renderContext } from '@strata/memory/context';
 import { badRequest } from '@strata/store';
 import type { RouteContext, RouteSpec } from '../http/route';
-import type { RetrievalService, RetrieveFields } from '../indexes/retrieval-service';
+import type { RetrievalService } from '../indexes/retrieval-service';
+import type { Body } from '../schemas';
 import { checkIdentifier, checkUuid } from '../validation';
-
-interface ContextBody extends RetrieveFields {
-  user_id: string;
-  stream_id?: string | null;
-  format?: ContextFormat | null;
-  token_budget?: number | null;
-}
 
 export const DEFAULT_CONTEXT_LIMIT = 12;
 
 /** The budget: the body's, else the X-Memory-Budget header's, else undefined (the renderer's default). */
-export function budgetOf(ctx: RouteContext, body: ContextBody): number | undefined {
+export function budgetOf(ctx: RouteContext, body: Body<'Context'>): number | undefined {
   if (body.token_budget !== null && body.token_budget !== undefined) return body.token_budget;
   const header = ctx.req.headers['x-memory-budget'];
   const value = Array.isArray(header) ? header[0] : header;
@@ -36,7 +30,7 @@ export function contextRoutes(retrieval: RetrievalService): RouteSpec[] {
       method: 'post', path: '/v1/memory/context', tag: 'retrieval', auth: 'read', body: 'Context', writes: false, scope: 'user',
       summary: 'Retrieval rendered as prompt context (text or XML) within a BPE token budget; X-Memory-Budget header when the body has none.',
       handler: async (ctx) => {
-        const body = ctx.body as ContextBody;
+        const body = ctx.body;
         const userId = checkIdentifier(body.user_id, '/user_id');
         const streamId = body.stream_id ? checkUuid(body.stream_id, '/stream_id') : null;
         const budget = budgetOf(ctx, body);

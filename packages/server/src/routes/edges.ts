@@ -15,13 +15,6 @@ export function parseRelation(name: string): Relation | undefined {
   return BY_NAME.get(name);
 }
 
-interface EdgeBody {
-  source_id: string;
-  target_id: string;
-  relation: string;
-  weight?: number | null;
-}
-
 export function edgeRoutes(services: Services): RouteSpec[] {
   return [
     {
@@ -29,7 +22,7 @@ export function edgeRoutes(services: Services): RouteSpec[] {
       summary: "Link two of the user's memory units (both must exist: 404 otherwise); weight in [0, 1], default 1.",
       handler: async ({ params, body }) => {
         const userId = params.user_id;
-        const b = body as EdgeBody;
+        const b = body;
         const relation = parseRelation(b.relation)!;
         const source = b.source_id.toLowerCase();
         const target = b.target_id.toLowerCase();

@@ -70,7 +70,7 @@ export function eventRoutes(services: Services): RouteSpec[] {
       method: 'post', path: base, tag: 'ingest', auth: 'write', body: 'Event',
       summary: 'Accept one L0 event; answered only once it is durable (committed in the replicated log).',
       handler: async (ctx) => {
-        const answer = await ingest(services, ctx, [ctx.body as EventInput], () => '');
+        const answer = await ingest(services, ctx, [ctx.body], () => '');
         return { status: 'accepted', event_id: answer.event_ids[0] };
       },
     },
@@ -78,7 +78,7 @@ export function eventRoutes(services: Services): RouteSpec[] {
       method: 'post', path: `${base}/batch`, tag: 'ingest', auth: 'write', body: 'EventBatch',
       summary: 'Accept a batch of events atomically (one invalid event rejects the batch, naming its index).',
       handler: async (ctx) => {
-        const { events } = ctx.body as { events: EventInput[] };
+        const { events } = ctx.body;
         const max = services.config.ingest.max_batch;
         if (events.length > max) throw payloadTooLarge(`The batch has ${events.length} events; at most ${max} (ingest.max_batch) are allowed.`);
         if (events.length === 0) return { status: 'accepted', event_ids: [], count: 0 };

@@ -16,6 +16,7 @@ import {
 import type { Principal } from '../auth/principal';
 import { requireNamedOrgs } from '../auth/scope';
 import type { RouteSpec } from '../http/route';
+import type { Body } from '../schemas';
 import type { Services } from '../services';
 import { unitView } from './memories';
 
@@ -36,29 +37,13 @@ function similarityThreshold(services: Services): number | undefined {
   return provider === 'local' || provider === 'hashing' ? 0.85 : undefined;
 }
 
-interface PreviewBody {
-  instruction: string;
-  mode?: string | null;
-  forget_mode?: string | null;
-  org_id?: string | null;
-  limit?: number | null;
-}
-
-interface ExecuteBody {
-  plan_id: string;
-  confirm?: unknown;
-  org_id?: string | null;
-  reviewer?: string | null;
-  note?: string | null;
-}
-
 function newestStream(events: readonly { stream_id: string; transaction_time: string }[]): string | null {
   let best: { stream_id: string; transaction_time: string } | null = null;
   for (const e of events) if (!best || e.transaction_time > best.transaction_time) best = e;
   return best?.stream_id ?? null;
 }
 
-async function preview(services: Services, userId: string, body: PreviewBody) {
+async function preview(services: Services, userId: string, body: Body<'SemanticPreview'>) {
   const { db, log } = services.shards.forUser(userId);
   const embedder = services.providers.embedder;
   const orgId = body.org_id ?? null;
@@ -97,7 +82,7 @@ async function findPlan(services: Services, userId: string, planId: string): Pro
   return undefined;
 }
 
-async function execute(services: Services, principal: Principal | null, userId: string, body: ExecuteBody) {
+async function execute(services: Services, principal: Principal | null, userId: string, body: Body<'SemanticExecute'>) {
   if (body.confirm !== true) {
     throw badRequest('validation_failed', 'confirm must be true to execute a plan; preview it first, then send "confirm": true.', [{ path: '/confirm', message: 'must be true' }]);
   }
@@ -159,12 +144,12 @@ export function memoryMaintenanceRoutes(services: Services): RouteSpec[] {
     {
       method: 'post', path: '/v1/users/:user_id/memories/semantic/preview', tag: 'memory', auth: 'write', body: 'SemanticPreview',
       summary: 'Plan a forget or update instruction and show what it would change (stored 15 minutes; changes nothing else).',
-      handler: ({ params, body }) => preview(services, params.user_id, body as PreviewBody),
+      handler: ({ params, body }) => preview(services, params.user_id, body),
     },
     {
       method: 'post', path: '/v1/users/:user_id/memories/semantic/execute', tag: 'memory', auth: 'write', body: 'SemanticExecute',
       summary: 'Execute a previewed plan exactly as shown (confirm must be true).',
-      handler: ({ params, body, principal }) => execute(services, principal, params.user_id, body as ExecuteBody),
+      handler: ({ params, body, principal }) => execute(services, principal, params.user_id, body),
     },
     {
       method: 'delete', path: '/v1/users/:user_id/memories/:id', tag: 'memory', auth: 'write',

@@ -91,7 +91,7 @@ export function taskRoutes(services: Services): RouteSpec[] {
     {
       method: 'put', path: '/v1/users/:user_id/tasks/:task_id/status', tag: 'tasks', auth: 'write', body: 'TaskStatus',
       summary: 'Set a task\'s status (409 from completed/cancelled unless reopen); completing it rolls up progress and sediments the outcome as an event.',
-      handler: ({ params, body }) => updateStatus(services, params.user_id, params.task_id, body as StatusUpdate),
+      handler: ({ params, body }) => updateStatus(services, params.user_id, params.task_id, body),
     },
   ];
 }

@@ -14,7 +14,7 @@ export function userRoutes(services: Services): RouteSpec[] {
       method: 'put', path: '/v1/users/:user_id/org', tag: 'users', auth: 'admin', body: 'UserOrg', scope: 'service',
       summary: "Set the organization a user belongs to (null: none); org-scoped keys act only on users of their org.",
       handler: async ({ params, body }) => {
-        const { org_id } = body as { org_id: string | null };
+        const { org_id } = body;
         const orgId = org_id === null ? null : checkIdentifier(org_id, '/org_id');
         const answer = await services.userOrgs.set(params.user_id, orgId);
         return { user_id: params.user_id, org_id: answer.org_id, changed: answer.changed };

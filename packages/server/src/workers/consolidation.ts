@@ -12,6 +12,7 @@
 import { randomUUID } from 'node:crypto';
 import type { Logger } from 'pino';
 import { planConsolidation } from '@strata/memory/consolidation';
+import { streamIsQuiet } from '@strata/memory/insights';
 import type { Embedder, Llm } from '@strata/memory';
 import {
   getEvent, pendingOfUser, pendingUsersFrom, reflectionsDue, settle, StrataError, unindexedPending,
@@ -266,10 +267,9 @@ export class ConsolidationWorker {
   }
 
   private async runReflections(report: TickReport): Promise<void> {
-    const quietMs = this.o.quietMinutes * 60_000;
     for (const due of await reflectionsDue(this.o.shard.db, 1000)) {
       if (this.stopped || !this.o.shard.log.isLeader()) return;
-      if (this.o.now() - Date.parse(due.last_event_at) < quietMs) continue;
+      if (!streamIsQuiet(due.last_event_at, this.o.now(), this.o.quietMinutes)) continue;
       report.l2_planned++;
       try {
         const command = await planStreamReflection(due.user_id, due.stream_id, due.last_event_at, this.o.quietMinutes, this.context());

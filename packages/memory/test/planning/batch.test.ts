@@ -1,5 +1,5 @@
 import type { EventRecord, Goal } from '@strata/store';
-import { planL3 } from '../../src/workers/planning';
+import { planL3 } from '../../src/planning';
 
 const NOW = '2026-03-01T10:00:00.000Z';
 
