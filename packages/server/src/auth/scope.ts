@@ -21,7 +21,12 @@ import { ROLE_RANK, type Principal } from './principal';
  * functions below. Undeclared, a route with `:user_id` is `user`, with `:org_id` is `org`, and any other
  * is `service`, the strictest choice, so a new route cannot be reached by scoped keys by accident.
  */
-export type RouteScope = 'user' | 'org' | 'service' | 'scoped';
+/**
+ * `operation`: the route's operation (server/src/operations) authorizes the caller itself, with the
+ * same ScopeGuard, so every surface that calls it (HTTP, later MCP and the CLI) gets the check once;
+ * the HTTP layer makes only the stateless pre-check of the path's user.
+ */
+export type RouteScope = 'user' | 'org' | 'service' | 'scoped' | 'operation';
 
 export function defaultScope(path: string): RouteScope {
   if (path.includes(':user_id')) return 'user';
@@ -164,13 +169,15 @@ export interface ScopedRequest {
 export function precheckRoute(p: Principal, scope: RouteScope, params: Record<string, string>): void {
   if (scope === 'service') requireUnscoped(p, 'This operation');
   if (scope === 'org' && params.org_id !== undefined) authorizeOrg(p, params.org_id);
-  if (scope === 'user' && params.user_id !== undefined) requireListedUser(p, params.user_id);
+  if ((scope === 'user' || scope === 'operation') && params.user_id !== undefined) requireListedUser(p, params.user_id);
 }
 
 /** Every check of a route's scope, made where the route runs (after forwarding). */
 export async function authorizeRoute(guard: ScopeGuard, p: Principal, scope: RouteScope, req: ScopedRequest): Promise<void> {
   const orgIds = namedOrgs(req.body, req.query);
   switch (scope) {
+    case 'operation':
+      return; // the operation authorizes (see RouteScope)
     case 'service':
       return requireUnscoped(p, 'This operation');
     case 'org':

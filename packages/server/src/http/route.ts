@@ -55,3 +55,9 @@ interface RouteRow {
 export function runHandler(route: RouteSpec, ctx: RouteContext): Promise<unknown> {
   return (route.handler as (ctx: RouteContext) => Promise<unknown>)(ctx);
 }
+
+/** The principal of an authenticated route (the auth step has set it; a public route has none). */
+export function callerOf(ctx: { principal: Principal | null }): Principal {
+  if (!ctx.principal) throw new Error('an authenticated route ran without a principal');
+  return ctx.principal;
+}
