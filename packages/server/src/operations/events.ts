@@ -5,10 +5,11 @@
  */
 import { randomUUID } from 'node:crypto';
 import { prepareEvent, type EventInput } from '@strata/memory';
-import { badRequest, listEvents, payloadTooLarge, settle, type EventRecord, type IngestAnswer, type IngestCommand } from '@strata/store';
+import { badRequest, listEvents, payloadTooLarge, settle, type IngestAnswer, type IngestCommand } from '@strata/store';
 import type { Principal } from '../auth/principal';
 import type { Services } from '../services';
 import { MAX_JSON_DEPTH, jsonDeeperThan } from '../validation';
+import { eventView } from './views';
 
 const IDEMPOTENCY_KEY_MAX = 256;
 
@@ -20,14 +21,6 @@ export interface IngestInput {
   idempotency_key: string | null;
   /** the events came as a batch: errors name `/events/N/...` */
   batch: boolean;
-}
-
-export function eventView(e: EventRecord) {
-  return {
-    event_id: e.event_id, content: e.content, content_type: e.content_type, org_id: e.org_id, agent_id: e.agent_id, role: e.role,
-    level: e.level, parent_id: e.parent_id, task_status: e.task_status, task_progress: e.task_progress, valid_time: e.valid_time,
-    transaction_time: e.transaction_time, metadata: e.metadata, assets: e.assets,
-  };
 }
 
 /**

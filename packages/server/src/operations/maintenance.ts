@@ -16,7 +16,7 @@ import {
 } from '@strata/store';
 import type { Principal } from '../auth/principal';
 import { requireNamedOrgs } from '../auth/scope';
-import { unitView } from '../routes/memories';
+import { unitView } from './views';
 import type { Body } from '../schemas';
 import type { Services } from '../services';
 

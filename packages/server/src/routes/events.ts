@@ -4,8 +4,6 @@ import { ingestEvents, listStreamEvents } from '../operations/events';
 import type { Services } from '../services';
 import { queryInt } from '../validation';
 
-export { eventView } from '../operations/events';
-
 function idempotencyKey(ctx: RouteContext): string | null {
   const value = ctx.req.headers['idempotency-key'];
   const key = Array.isArray(value) ? value[0] : value;

@@ -3,23 +3,11 @@
  * and the events it kept no memory of. For operators and tests: with them, every accepted event can be
  * traced to a unit (`references`) or to a reason it was dropped.
  */
-import { badRequest, listDropped, listUnits, type MemoryUnit } from '@strata/store';
+import { badRequest, listDropped, listUnits } from '@strata/store';
 import type { RouteSpec } from '../http/route';
+import { unitView } from '../operations/views';
 import type { Services } from '../services';
 import { queryInt } from '../validation';
-
-/**
- * The contract's unit view (CONTRACT.md §3), plus when and by what a unit stopped being current, and its
- * stored importance (0..1: content signals, raised by consolidation repeats and retrieval; retrieval
- * ranks by it decayed over time, see packages/memory/src/retrieval/decay.ts).
- */
-export function unitView(u: MemoryUnit) {
-  return {
-    id: u.id, memory_type: u.memory_type, content: u.content, keywords: u.keywords, level: u.level, stream_id: u.stream_id,
-    valid_time: u.valid_time, transaction_time: u.transaction_time, references: u.references, assets: u.assets,
-    retired_at: u.retired_at, superseded_by: u.superseded_by, importance: u.importance,
-  };
-}
 
 function invalidQuery(name: string, message: string) {
   return badRequest('validation_failed', `${name} ${message}.`, [{ path: `/${name}`, message }]);
