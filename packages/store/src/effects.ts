@@ -53,10 +53,6 @@ export interface ApplyEffects {
 
 export const NO_EFFECTS: ApplyEffects = Object.freeze({ units: [], edges: [], l3: [], users: [] }) as ApplyEffects;
 
-export function isEmpty(e: ApplyEffects): boolean {
-  return e.units.length === 0 && e.edges.length === 0 && e.l3.length === 0 && e.users.length === 0;
-}
-
 /** The record sublevels whose writes are effects, by what they hold. */
 export type TrackedKind = 'unit' | 'unit_stats' | 'vector' | 'edge' | 'goal' | 'task' | 'user_org';
 
