@@ -51,7 +51,8 @@ export interface ApplyEffects {
   users: UserEffect[];
 }
 
-export const NO_EFFECTS: ApplyEffects = Object.freeze({ units: [], edges: [], l3: [], users: [] }) as ApplyEffects;
+/** Shared by every command without effects: frozen to the arrays, so no listener can change it for the next one. */
+export const NO_EFFECTS: ApplyEffects = Object.freeze({ units: Object.freeze([]), edges: Object.freeze([]), l3: Object.freeze([]), users: Object.freeze([]) }) as unknown as ApplyEffects;
 
 /** The record sublevels whose writes are effects, by what they hold. */
 export type TrackedKind = 'unit' | 'unit_stats' | 'vector' | 'edge' | 'goal' | 'task' | 'user_org';
