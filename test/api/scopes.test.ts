@@ -97,6 +97,7 @@ const EXPECTATIONS: Record<string, Expectation> = {
   'POST /v1/dashboard/api-keys': { scope: 'scoped', request: () => ({ path: '/v1/dashboard/api-keys', body: {} }) }, // body set per key below
   'GET /v1/dashboard/api-keys': { scope: 'scoped', request: () => ({ path: '/v1/dashboard/api-keys' }) },
   'DELETE /v1/dashboard/api-keys/{key_id}': { scope: 'scoped', request: () => ({ path: `/v1/dashboard/api-keys/${UNKNOWN}` }), ok: 404 },
+  'GET /v1/users': { scope: 'scoped', request: () => ({ path: '/v1/users?limit=500' }) },
   'PUT /v1/users/{user_id}/org': { scope: 'service', request: () => ({ path: '/v1/users/scratch-user/org', body: { org_id: null } }) },
   'POST /v1/users/{user_id}/streams/{stream_id}/events': {
     scope: 'user', namesOrg: true, request: (t) => ({ path: userPath(t, `/streams/${S}/events`), body: { content: 'One more lighthouse note.', ...orgField(t) } }),
@@ -338,6 +339,31 @@ describe('scopes: every route × every kind of key × targets in and out of scop
     expect((await read()).status).toBe(403);
     const doc = (await call<{ paths: Record<string, Record<string, { requestBody?: unknown }>> }>({ method: 'GET', path: '/openapi.json' })).body;
     expect(JSON.stringify(doc.paths['/v1/users/{user_id}/org'].put.requestBody)).toContain('#/components/schemas/UserOrg');
+  });
+
+  it('lists to each key only the users of its scope (GET /v1/users)', async () => {
+    type Listed = { user_id: string; org_id: string | null; counts: { events: number; memory_units: number } };
+    const listed = async (key: string) => (await call<{ users: Listed[] }>({ method: 'GET', path: '/v1/users?limit=500', key })).body.users;
+    const all = await listed(ADMIN_KEY);
+    expect(USERS.every((u) => all.some((l) => l.user_id === u))).toBe(true);
+    expect(all.find((l) => l.user_id === 'ana')).toMatchObject({ org_id: ACME });
+    expect(all.find((l) => l.user_id === 'gil')!.counts.events).toBeGreaterThanOrEqual(3);
+    for (const k of KINDS.filter((kind) => kind.role === 'admin')) {
+      const seen = (await listed(as(k.name))).map((l) => l.user_id);
+      expect([k.name, seen.filter((u) => (USERS as readonly string[]).includes(u) && !coversUser(k, u))]).toEqual([k.name, []]);
+      expect([k.name, USERS.filter((u) => coversUser(k, u) && !seen.includes(u))]).toEqual([k.name, []]);
+    }
+    // paging: every user once, in order, across pages of one
+    const paged: string[] = [];
+    let after: string | null = null;
+    do {
+      const res: { status: number; body: { users: Listed[]; next_cursor: string | null } } = await call({ method: 'GET', path: `/v1/users?limit=1${after ? `&after=${encodeURIComponent(after)}` : ''}` });
+      expect(res.status).toBe(200);
+      paged.push(...res.body.users.map((l) => l.user_id));
+      after = res.body.next_cursor;
+    } while (after !== null);
+    expect(paged).toEqual(all.map((l) => l.user_id));
+    expect((await call({ method: 'GET', path: '/v1/users?limit=0' })).status).toBe(400);
   });
 
   it('mints keys only within the role and scope of the minting key', async () => {

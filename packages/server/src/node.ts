@@ -24,7 +24,6 @@ import { eventRoutes } from './routes/events';
 import { healthRoutes } from './routes/health';
 import { metricsRoutes } from './routes/metrics';
 import { statusRoutes } from './routes/status';
-import { failedEventRoutes } from './routes/failed-events';
 import { memoryRoutes } from './routes/memories';
 import { edgeRoutes } from './routes/edges';
 import { memoryMaintenanceRoutes } from './routes/memory-maintenance';
@@ -175,18 +174,17 @@ export class StrataNode {
       ...userRoutes(services),
       ...eventRoutes(services),
       ...statusRoutes(services),
-      ...failedEventRoutes(services),
       ...memoryRoutes(services),
       ...taskRoutes(services),
       ...edgeRoutes(services),
       ...orgRoutes(services),
       ...memoryMaintenanceRoutes(services),
       ...clusterRoutes({ auth, cluster: clusterService, secret: config.cluster.secret, shardIds: () => cluster.shardIds() }),
-      ...retrieveRoutes(services.retrieval),
-      ...contextRoutes(services.retrieval),
+      ...retrieveRoutes(services),
+      ...contextRoutes(services),
     );
     const app = createApp({
-      routes, auth, scope: services.scope, validator: new Validator(), metrics, logger,
+      routes, auth, validator: new Validator(), metrics, logger,
       bodyLimit: config.server.body_limit, rateLimitPerSecond: config.server.rate_limit_per_s,
       // A write reaching a node that does not lead its shard runs on the leader (CONTRACT.md §10).
       forward: (route, ctx, run) => routeWrites(route)

@@ -128,3 +128,12 @@ export function queryInt(value: unknown, name: string, def: number, min: number,
   }
   return n;
 }
+
+/** A page cursor query parameter (`after`): null when absent or empty; 400 when repeated. */
+export function queryCursor(value: unknown, name = 'after'): string | null {
+  if (value === undefined || value === '') return null;
+  if (typeof value !== 'string') {
+    throw badRequest('validation_failed', `${name} must be given once, as a next_cursor returned by this route.`, [{ path: `/${name}`, message: 'is not a cursor' }]);
+  }
+  return value;
+}

@@ -106,7 +106,7 @@ describe('the error handler of the app', () => {
         route('/busy', () => new StrataError('no_leader', 'No leader; retry.', undefined, 1)),
         route('/planning', () => new planning.PlanningError('validation_failed', 'status is unknown', [{ path: '/status', message: 'is unknown' }])),
       ],
-      auth: unused, scope: unused, validator: unused,
+      auth: unused, validator: unused,
       metrics: new Metrics(), logger, bodyLimit: 1024, rateLimitPerSecond: 0,
     };
     const server = createApp(deps).listen(0, '127.0.0.1');

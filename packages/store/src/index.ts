@@ -10,5 +10,6 @@ export * from './command-log';
 export * from './local-log';
 export * from './queries';
 export * from './user-orgs';
+export * from './user-list';
 export * from './snapshot';
 export * from './raft-log';

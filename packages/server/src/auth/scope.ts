@@ -15,24 +15,13 @@ import { forbidden, type ApiKeyRole } from '@strata/store';
 import { ROLE_RANK, type Principal } from './principal';
 
 /**
- * What a route acts on, for authorization. `user`: one user (the `:user_id` path parameter, else the
- * body's `user_id`); `org`: the `:org_id` path parameter; `service`: the whole service (unscoped
- * credentials only); `scoped`: any credentials, the handler narrowing its input or answer with the
- * functions below. Undeclared, a route with `:user_id` is `user`, with `:org_id` is `org`, and any other
- * is `service`, the strictest choice, so a new route cannot be reached by scoped keys by accident.
+ * What a route declares about authorization. `operation`: the route's operation (server/src/operations)
+ * authorizes the caller itself, with the ScopeGuard below, so every surface that calls it (HTTP, MCP,
+ * the CLI) gets the same check once; the HTTP layer makes only the stateless pre-check of the path's
+ * user and org. `service`: the whole service, unscoped credentials only. Undeclared, a route is
+ * `service`, the strictest choice, so a new route cannot be reached by scoped keys by accident.
  */
-/**
- * `operation`: the route's operation (server/src/operations) authorizes the caller itself, with the
- * same ScopeGuard, so every surface that calls it (HTTP, later MCP and the CLI) gets the check once;
- * the HTTP layer makes only the stateless pre-check of the path's user.
- */
-export type RouteScope = 'user' | 'org' | 'service' | 'scoped' | 'operation';
-
-export function defaultScope(path: string): RouteScope {
-  if (path.includes(':user_id')) return 'user';
-  if (path.includes(':org_id')) return 'org';
-  return 'service';
-}
+export type RouteScope = 'service' | 'operation';
 
 /** Where a user's organization is recorded (replicated state) and how the first org write records it. */
 export interface UserDirectory {
@@ -68,24 +57,6 @@ export function requireNamedOrgs(p: Principal, orgIds: readonly unknown[]): void
     }
     if (p.org_id !== null && p.org_id !== org) throw forbidden(`These credentials may not act on organization '${String(org)}'.`);
   }
-}
-
-/**
- * The org_ids a request names: the body's top-level `org_id`, the `org_id` of each object in a top-level
- * array (each event of a batch, each fact), and `?org_id=`. Free JSON inside (e.g. `metadata`) is data,
- * not a scope, and is not read.
- */
-export function namedOrgs(body: unknown, query: Record<string, unknown> = {}): unknown[] {
-  const out: unknown[] = [];
-  if (query.org_id !== undefined) out.push(...(Array.isArray(query.org_id) ? query.org_id : [query.org_id]));
-  if (typeof body !== 'object' || body === null || Array.isArray(body)) return out;
-  const top = body as Record<string, unknown>;
-  if ('org_id' in top) out.push(top.org_id);
-  for (const value of Object.values(top)) {
-    if (!Array.isArray(value)) continue;
-    for (const item of value) if (typeof item === 'object' && item !== null && 'org_id' in item) out.push((item as { org_id: unknown }).org_id);
-  }
-  return out;
 }
 
 /** Org knowledge routes: only the key's own org; keys limited to users and to no org, never. */
@@ -152,44 +123,13 @@ export class ScopeGuard {
   }
 }
 
-/** A request as the route-level checks see it: plain data, whatever the transport. */
-export interface ScopedRequest {
-  params: Record<string, string>;
-  body: unknown;
-  query: Record<string, unknown>;
-  /** the operation changes state (an org key's first write may then record a new user in its org) */
-  write: boolean;
-}
-
 /**
  * The checks that need no state, made as soon as the path is known (before the body is validated
  * and before a write is forwarded): the kind of route against the credentials, and the path's user
  * and org.
  */
 export function precheckRoute(p: Principal, scope: RouteScope, params: Record<string, string>): void {
-  if (scope === 'service') requireUnscoped(p, 'This operation');
-  if (scope === 'org' && params.org_id !== undefined) authorizeOrg(p, params.org_id);
-  if ((scope === 'user' || scope === 'operation') && params.user_id !== undefined) requireListedUser(p, params.user_id);
-}
-
-/** Every check of a route's scope, made where the route runs (after forwarding). */
-export async function authorizeRoute(guard: ScopeGuard, p: Principal, scope: RouteScope, req: ScopedRequest): Promise<void> {
-  const orgIds = namedOrgs(req.body, req.query);
-  switch (scope) {
-    case 'operation':
-      return; // the operation authorizes (see RouteScope)
-    case 'service':
-      return requireUnscoped(p, 'This operation');
-    case 'org':
-      authorizeOrg(p, req.params.org_id);
-      return requireNamedOrgs(p, orgIds);
-    case 'scoped':
-      return requireNamedOrgs(p, orgIds);
-    case 'user': {
-      const fromBody = typeof req.body === 'object' && req.body !== null ? (req.body as { user_id?: unknown }).user_id : undefined;
-      const userId = req.params.user_id ?? fromBody;
-      if (typeof userId !== 'string') throw new Error('a user-scoped route names no user (declare its scope in the route table)');
-      return guard.authorizeUser(p, { user_id: userId, org_ids: orgIds, write: req.write });
-    }
-  }
+  if (scope === 'service') return requireUnscoped(p, 'This operation');
+  if (params.org_id !== undefined) authorizeOrg(p, params.org_id);
+  if (params.user_id !== undefined) requireListedUser(p, params.user_id);
 }

@@ -35,7 +35,7 @@ interface RouteRow {
   tag: string;
   /** `public`, or the least role that may call it */
   auth: 'public' | ApiKeyRole;
-  /** what the route acts on, for the scope checks of auth/scope.ts (default: defaultScope(path)) */
+  /** who authorizes the caller's scope (auth/scope.ts RouteScope; default: service) */
   scope?: RouteScope;
   /** query parameters, for the OpenAPI document */
   queryParams?: { name: string; schema: Record<string, unknown>; description?: string }[];

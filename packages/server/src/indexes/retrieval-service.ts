@@ -36,14 +36,6 @@ export interface RetrievalAnswer {
   query_time_ms: number;
 }
 
-/** The unit as the contract shows it (§3), nothing more. */
-export function retrievedUnitView(u: MemoryUnit) {
-  return {
-    id: u.id, memory_type: u.memory_type, content: u.content, keywords: u.keywords, level: u.level, stream_id: u.stream_id,
-    valid_time: u.valid_time, transaction_time: u.transaction_time, references: u.references, assets: u.assets,
-  };
-}
-
 export interface RetrievalServiceOptions {
   shards: ShardRouter;
   /** shard id → its derived indexes */

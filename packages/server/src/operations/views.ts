@@ -7,10 +7,14 @@ import type { EventRecord, MemoryUnit } from '@strata/store';
  * ranks by it decayed over time, see packages/memory/src/retrieval/decay.ts).
  */
 export function unitView(u: MemoryUnit) {
+  return { ...retrievedUnitView(u), retired_at: u.retired_at, superseded_by: u.superseded_by, importance: u.importance };
+}
+
+/** A retrieved unit as the contract shows it (§3), nothing more. */
+export function retrievedUnitView(u: MemoryUnit) {
   return {
     id: u.id, memory_type: u.memory_type, content: u.content, keywords: u.keywords, level: u.level, stream_id: u.stream_id,
     valid_time: u.valid_time, transaction_time: u.transaction_time, references: u.references, assets: u.assets,
-    retired_at: u.retired_at, superseded_by: u.superseded_by, importance: u.importance,
   };
 }
 

@@ -1,14 +1,8 @@
-import { notFound, type ApiKeyRecord } from '@strata/store';
-import type { RouteSpec } from '../http/route';
-import type { Services } from '../services';
-import { covers, requireMintable } from '../auth/scope';
+/** The dashboard account and API keys (CONTRACT §1): login and password here, keys in operations/keys.ts. */
 import { ADMIN } from '../auth/service';
-import { checkUuid } from '../validation';
-
-function keyView(record: ApiKeyRecord) {
-  const { key_id, key_prefix, name, org_id, user_ids, role, created_at } = record;
-  return { key_id, key_prefix, name, org_id, user_ids, role, created_at };
-}
+import { callerOf, type RouteSpec } from '../http/route';
+import { createApiKey, listApiKeys, revokeApiKey } from '../operations/keys';
+import type { Services } from '../services';
 
 export function authRoutes(services: Services): RouteSpec[] {
   const { auth } = services;
@@ -31,37 +25,19 @@ export function authRoutes(services: Services): RouteSpec[] {
       },
     },
     {
-      method: 'post', path: '/v1/dashboard/api-keys', tag: 'auth', auth: 'admin', body: 'CreateApiKey', scope: 'scoped',
+      method: 'post', path: '/v1/dashboard/api-keys', tag: 'auth', auth: 'admin', body: 'CreateApiKey', scope: 'operation',
       summary: 'Create an API key (never wider than the credentials creating it: role and scope); the key itself is shown only in this answer.',
-      handler: async ({ body, principal }) => {
-        const input = body;
-        const scope = { org_id: input.org_id ?? null, user_ids: input.user_ids ?? null, role: input.role ?? 'write' };
-        if (principal) requireMintable(principal, scope);
-        const { key, record } = await auth.createKey({ name: input.name ?? null, ...scope });
-        return { ...keyView(record), key };
-      },
+      handler: (ctx) => createApiKey(services, callerOf(ctx), ctx.body),
     },
     {
-      method: 'get', path: '/v1/dashboard/api-keys', tag: 'auth', auth: 'admin', scope: 'scoped',
+      method: 'get', path: '/v1/dashboard/api-keys', tag: 'auth', auth: 'admin', scope: 'operation',
       summary: 'List API keys (never the keys themselves); scoped credentials see the keys within their scope.',
-      handler: async ({ principal }) => ({ api_keys: (await auth.listKeys()).filter((k) => !principal || covers(principal, k)).map(keyView) }),
+      handler: (ctx) => listApiKeys(services, callerOf(ctx)),
     },
     {
-      method: 'delete', path: '/v1/dashboard/api-keys/:key_id', tag: 'auth', auth: 'admin', scope: 'scoped',
+      method: 'delete', path: '/v1/dashboard/api-keys/:key_id', tag: 'auth', auth: 'admin', scope: 'operation',
       summary: 'Revoke an API key (scoped credentials: a key within their scope; others are not found).',
-      handler: async ({ params, principal }) => {
-        let keyId: string;
-        try {
-          keyId = checkUuid(params.key_id, '/key_id');
-        } catch {
-          throw notFound(`No API key with id '${params.key_id}'.`);
-        }
-        // A key outside the caller's scope is answered like an unknown one: its existence is not revealed.
-        const record = (await auth.listKeys()).find((k) => k.key_id === keyId);
-        if (!record || (principal && !covers(principal, record))) throw notFound(`No API key with id '${params.key_id}'.`);
-        await auth.revokeKey(keyId);
-        return { status: 'revoked', key_id: keyId };
-      },
+      handler: (ctx) => revokeApiKey(services, callerOf(ctx), { key_id: ctx.params.key_id }),
     },
   ];
 }

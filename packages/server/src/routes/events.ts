@@ -2,7 +2,7 @@
 import { callerOf, type RouteContext, type RouteSpec } from '../http/route';
 import { ingestEvents, listStreamEvents } from '../operations/events';
 import type { Services } from '../services';
-import { queryInt } from '../validation';
+import { queryCursor, queryInt } from '../validation';
 
 function idempotencyKey(ctx: RouteContext): string | null {
   const value = ctx.req.headers['idempotency-key'];
@@ -42,7 +42,7 @@ export function eventRoutes(services: Services): RouteSpec[] {
       ],
       handler: (ctx) => listStreamEvents(services, callerOf(ctx), {
         user_id: ctx.params.user_id, stream_id: ctx.params.stream_id, limit: queryInt(ctx.query.limit, 'limit', 100, 1, 1000),
-        after: typeof ctx.query.after === 'string' && ctx.query.after !== '' ? ctx.query.after : null,
+        after: queryCursor(ctx.query.after),
         linearizable: ctx.query.consistency === 'linearizable',
       }),
     },

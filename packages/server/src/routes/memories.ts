@@ -1,13 +1,13 @@
 /**
  * Extension routes to read a user's stored memory as it is (no ranking): the units consolidation made,
  * and the events it kept no memory of. For operators and tests: with them, every accepted event can be
- * traced to a unit (`references`) or to a reason it was dropped.
+ * traced to a unit (`references`) or to a reason it was dropped. Adapters of operations/memories.ts.
  */
-import { badRequest, listDropped, listUnits } from '@strata/store';
-import type { RouteSpec } from '../http/route';
-import { unitView } from '../operations/views';
+import { badRequest } from '@strata/store';
+import { callerOf, type RouteSpec } from '../http/route';
+import { listDroppedEvents, listMemories } from '../operations/memories';
 import type { Services } from '../services';
-import { queryInt } from '../validation';
+import { queryCursor, queryInt } from '../validation';
 
 function invalidQuery(name: string, message: string) {
   return badRequest('validation_failed', `${name} ${message}.`, [{ path: `/${name}`, message }]);
@@ -32,7 +32,7 @@ function parseLevel(value: unknown): 1 | 2 | undefined {
 export function memoryRoutes(services: Services): RouteSpec[] {
   return [
     {
-      method: 'get', path: '/v1/users/:user_id/memories', tag: 'memory', auth: 'read',
+      method: 'get', path: '/v1/users/:user_id/memories', tag: 'memory', auth: 'read', scope: 'operation',
       summary: "Extension: the user's memory units (L1 and L2) in id order, paged by cursor; retired units only on request.",
       queryParams: [
         { name: 'include_retired', schema: { type: 'boolean', default: false }, description: 'also superseded and forgotten units' },
@@ -40,21 +40,15 @@ export function memoryRoutes(services: Services): RouteSpec[] {
         { name: 'after', schema: { type: 'string' }, description: 'next_cursor of the previous page' },
         { name: 'limit', schema: { type: 'integer', minimum: 1, maximum: 1000, default: 100 } },
       ],
-      handler: async ({ params, query }) => {
-        const page = await listUnits(services.shards.forUser(params.user_id).db, params.user_id, {
-          includeRetired: parseBool('include_retired', query.include_retired), level: parseLevel(query.level),
-          after: typeof query.after === 'string' && query.after !== '' ? query.after : null, limit: parseLimit(query.limit),
-        });
-        return { memories: page.units.map(unitView), next_cursor: page.next_cursor };
-      },
+      handler: ({ params, query, principal }) => listMemories(services, callerOf({ principal }), {
+        user_id: params.user_id, include_retired: parseBool('include_retired', query.include_retired), level: parseLevel(query.level),
+        after: queryCursor(query.after), limit: parseLimit(query.limit),
+      }),
     },
     {
-      method: 'get', path: '/v1/users/:user_id/events/dropped', tag: 'memory', auth: 'read',
+      method: 'get', path: '/v1/users/:user_id/events/dropped', tag: 'memory', auth: 'read', scope: 'operation',
       summary: 'Extension: events consolidation kept no memory of (noise, small talk), each with the reason.',
-      handler: async ({ params }) => {
-        const dropped = await listDropped(services.shards.forUser(params.user_id).db, params.user_id);
-        return { dropped: dropped.map((d) => ({ event_id: d.event_id, reason: d.reason, dropped_at: d.at })) };
-      },
+      handler: (ctx) => listDroppedEvents(services, callerOf(ctx), { user_id: ctx.params.user_id }),
     },
   ];
 }

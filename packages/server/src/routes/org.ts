@@ -1,21 +1,8 @@
-/**
- * Organization knowledge (CONTRACT §9), counted over every shard: each shard's replica gives its
- * records of the org (units that carry the org_id, any user), its page and its partial counts; the
- * answering node merges them with the org module's merge functions (the same result as one list over
- * all records). Only units that carry the org's id are read: never another org's, never private memory.
- */
-import {
-  knowledgeDetail, knowledgePartial, listKnowledgeShard, mergeKnowledgePages, mergePartials, metricsOf, orgKnowledgeFromUnits,
-  parseKnowledgeQuery, type OrgKnowledgeRecord,
-} from '@strata/memory/org';
-import { notFound, orgUnitsOf } from '@strata/store';
-import type { RouteSpec } from '../http/route';
+/** Organization knowledge (CONTRACT §9): the adapters of operations/org.ts. */
+import { parseKnowledgeQuery } from '@strata/memory/org';
+import { callerOf, type RouteSpec } from '../http/route';
+import { listOrgKnowledge, orgKnowledgeItem, orgKnowledgeMetrics } from '../operations/org';
 import type { Services } from '../services';
-
-/** The org's knowledge records of each shard (one list per shard, from its local replica). */
-async function shardRecords(services: Services, orgId: string): Promise<OrgKnowledgeRecord[][]> {
-  return Promise.all(services.shards.all().map(async (shard) => orgKnowledgeFromUnits(orgId, await orgUnitsOf(shard.db, orgId))));
-}
 
 const QUERY_PARAMS = [
   { name: 'q', schema: { type: 'string' }, description: 'every term must occur in the content or keywords' },
@@ -29,33 +16,19 @@ const QUERY_PARAMS = [
 export function orgRoutes(services: Services): RouteSpec[] {
   return [
     {
-      method: 'get', path: '/v1/organizations/:org_id/knowledge', tag: 'organizations', auth: 'read', queryParams: QUERY_PARAMS,
+      method: 'get', path: '/v1/organizations/:org_id/knowledge', tag: 'organizations', auth: 'read', queryParams: QUERY_PARAMS, scope: 'operation',
       summary: "The organization's knowledge over all shards: filtered, sorted, paged by cursor, with a summary.",
-      handler: async ({ params, query }) => {
-        const q = parseKnowledgeQuery(query);
-        const perShard = await shardRecords(services, params.org_id);
-        return mergeKnowledgePages(perShard.map((records) => listKnowledgeShard(records, q)), q);
-      },
+      handler: (ctx) => listOrgKnowledge(services, callerOf(ctx), { org_id: ctx.params.org_id, query: parseKnowledgeQuery(ctx.query) }),
     },
     {
-      method: 'get', path: '/v1/organizations/:org_id/knowledge/metrics', tag: 'organizations', auth: 'read',
+      method: 'get', path: '/v1/organizations/:org_id/knowledge/metrics', tag: 'organizations', auth: 'read', scope: 'operation',
       summary: "Counts of the organization's knowledge over all shards.",
-      handler: async ({ params }) => {
-        const perShard = await shardRecords(services, params.org_id);
-        return metricsOf(params.org_id, mergePartials(perShard.map((records) => knowledgePartial(records))));
-      },
+      handler: (ctx) => orgKnowledgeMetrics(services, callerOf(ctx), { org_id: ctx.params.org_id }),
     },
     {
-      method: 'get', path: '/v1/organizations/:org_id/knowledge/:id', tag: 'organizations', auth: 'read',
+      method: 'get', path: '/v1/organizations/:org_id/knowledge/:id', tag: 'organizations', auth: 'read', scope: 'operation',
       summary: 'One knowledge item with its contributions (404 when absent or of another organization).',
-      handler: async ({ params }) => {
-        const id = params.id.toLowerCase();
-        for (const records of await shardRecords(services, params.org_id)) {
-          const found = records.find((r) => r.unit.id === id);
-          if (found) return knowledgeDetail(found);
-        }
-        throw notFound(`Organization '${params.org_id}' has no knowledge item '${params.id}'.`);
-      },
+      handler: (ctx) => orgKnowledgeItem(services, callerOf(ctx), { org_id: ctx.params.org_id, id: ctx.params.id }),
     },
   ];
 }
