@@ -61,3 +61,11 @@ export function callerOf(ctx: { principal: Principal | null }): Principal {
   if (!ctx.principal) throw new Error('an authenticated route ran without a principal');
   return ctx.principal;
 }
+
+/** The query parameters of a paged listing (`after` cursor, `limit`), for the OpenAPI document. */
+export function pageParams(defaultLimit: number, maxLimit: number): NonNullable<RouteRow['queryParams']> {
+  return [
+    { name: 'after', schema: { type: 'string' }, description: 'next_cursor of the previous page' },
+    { name: 'limit', schema: { type: 'integer', minimum: 1, maximum: maxLimit, default: defaultLimit } },
+  ];
+}

@@ -1,5 +1,5 @@
 /** HTTP adapters of the event operations (operations/events.ts): read the request, call, shape the answer. */
-import { callerOf, type RouteContext, type RouteSpec } from '../http/route';
+import { callerOf, pageParams, type RouteContext, type RouteSpec } from '../http/route';
 import { ingestEvents, listStreamEvents } from '../operations/events';
 import type { Services } from '../services';
 import { queryCursor, queryInt } from '../validation';
@@ -36,8 +36,7 @@ export function eventRoutes(services: Services): RouteSpec[] {
       method: 'get', path: base, tag: 'ingest', auth: 'read', scope: 'operation',
       summary: "The stream's raw events in acceptance order, paged by cursor.",
       queryParams: [
-        { name: 'after', schema: { type: 'string' }, description: 'next_cursor of the previous page' },
-        { name: 'limit', schema: { type: 'integer', minimum: 1, maximum: 1000, default: 100 } },
+        ...pageParams(100, 1000),
         { name: 'consistency', schema: { type: 'string', enum: ['local', 'linearizable'], default: 'local' }, description: 'linearizable: wait for the leader\'s commit index first (ReadIndex)' },
       ],
       handler: (ctx) => listStreamEvents(services, callerOf(ctx), {

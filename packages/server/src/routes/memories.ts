@@ -4,7 +4,7 @@
  * traced to a unit (`references`) or to a reason it was dropped. Adapters of operations/memories.ts.
  */
 import { badRequest } from '@strata/store';
-import { callerOf, type RouteSpec } from '../http/route';
+import { callerOf, pageParams, type RouteSpec } from '../http/route';
 import { listDroppedEvents, listMemories } from '../operations/memories';
 import type { Services } from '../services';
 import { queryCursor, queryInt } from '../validation';
@@ -37,8 +37,7 @@ export function memoryRoutes(services: Services): RouteSpec[] {
       queryParams: [
         { name: 'include_retired', schema: { type: 'boolean', default: false }, description: 'also superseded and forgotten units' },
         { name: 'level', schema: { type: 'integer', enum: [1, 2] } },
-        { name: 'after', schema: { type: 'string' }, description: 'next_cursor of the previous page' },
-        { name: 'limit', schema: { type: 'integer', minimum: 1, maximum: 1000, default: 100 } },
+        ...pageParams(100, 1000),
       ],
       handler: ({ params, query, principal }) => listMemories(services, callerOf({ principal }), {
         user_id: params.user_id, include_retired: parseBool('include_retired', query.include_retired), level: parseLevel(query.level),

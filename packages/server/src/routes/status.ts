@@ -1,5 +1,5 @@
 /** The backlog routes (CONTRACT §6): the adapters of operations/status.ts. */
-import { callerOf, type RouteSpec } from '../http/route';
+import { callerOf, pageParams, type RouteSpec } from '../http/route';
 import { failedEvents, pendingStatus } from '../operations/status';
 import type { Services } from '../services';
 import { queryCursor, queryInt } from '../validation';
@@ -15,8 +15,7 @@ export function statusRoutes(services: Services): RouteSpec[] {
       method: 'get', path: '/v1/status/failed', tag: 'status', auth: 'read', scope: 'operation',
       summary: 'Events consolidation gave up on, with the reason, paged; scoped credentials see only their users\' events.',
       queryParams: [
-        { name: 'after', schema: { type: 'string' }, description: 'next_cursor of the previous page' },
-        { name: 'limit', schema: { type: 'integer', minimum: 1, maximum: 1000, default: 100 } },
+        ...pageParams(100, 1000),
       ],
       handler: (ctx) => failedEvents(services, callerOf(ctx), {
         after: queryCursor(ctx.query.after),

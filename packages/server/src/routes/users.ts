@@ -1,5 +1,5 @@
 /** Users (CONTRACT §1, §15): the adapters of operations/users.ts. */
-import { callerOf, type RouteSpec } from '../http/route';
+import { callerOf, pageParams, type RouteSpec } from '../http/route';
 import { listUsers, setUserOrg } from '../operations/users';
 import type { Services } from '../services';
 import { queryCursor, queryInt } from '../validation';
@@ -10,8 +10,7 @@ export function userRoutes(services: Services): RouteSpec[] {
       method: 'get', path: '/v1/users', tag: 'users', auth: 'admin', scope: 'operation',
       summary: 'Known users in id order with their organization and counts (events, memory units, goals, tasks, pending); scoped keys see their scope.',
       queryParams: [
-        { name: 'after', schema: { type: 'string' }, description: 'next_cursor of the previous page' },
-        { name: 'limit', schema: { type: 'integer', minimum: 1, maximum: 500, default: 50 } },
+        ...pageParams(50, 500),
       ],
       handler: (ctx) => listUsers(services, callerOf(ctx), {
         after: queryCursor(ctx.query.after),
