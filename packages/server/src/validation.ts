@@ -137,3 +137,8 @@ export function queryCursor(value: unknown, name = 'after'): string | null {
   }
   return value;
 }
+
+/** The `after` cursor and `limit` of a paged listing's query (limit from 1 to `max`, `def` when absent). */
+export function queryPage(query: Record<string, unknown>, def: number, max: number): { after: string | null; limit: number } {
+  return { after: queryCursor(query.after), limit: queryInt(query.limit, 'limit', def, 1, max) };
+}

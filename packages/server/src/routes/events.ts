@@ -2,7 +2,7 @@
 import { callerOf, pageParams, type RouteContext, type RouteSpec } from '../http/route';
 import { ingestEvents, listStreamEvents } from '../operations/events';
 import type { Services } from '../services';
-import { queryCursor, queryInt } from '../validation';
+import { queryPage } from '../validation';
 
 function idempotencyKey(ctx: RouteContext): string | null {
   const value = ctx.req.headers['idempotency-key'];
@@ -40,8 +40,7 @@ export function eventRoutes(services: Services): RouteSpec[] {
         { name: 'consistency', schema: { type: 'string', enum: ['local', 'linearizable'], default: 'local' }, description: 'linearizable: wait for the leader\'s commit index first (ReadIndex)' },
       ],
       handler: (ctx) => listStreamEvents(services, callerOf(ctx), {
-        user_id: ctx.params.user_id, stream_id: ctx.params.stream_id, limit: queryInt(ctx.query.limit, 'limit', 100, 1, 1000),
-        after: queryCursor(ctx.query.after),
+        user_id: ctx.params.user_id, stream_id: ctx.params.stream_id, ...queryPage(ctx.query, 100, 1000),
         linearizable: ctx.query.consistency === 'linearizable',
       }),
     },

@@ -7,14 +7,10 @@ import { badRequest } from '@strata/store';
 import { callerOf, pageParams, type RouteSpec } from '../http/route';
 import { listDroppedEvents, listMemories } from '../operations/memories';
 import type { Services } from '../services';
-import { queryCursor, queryInt } from '../validation';
+import { queryPage } from '../validation';
 
 function invalidQuery(name: string, message: string) {
   return badRequest('validation_failed', `${name} ${message}.`, [{ path: `/${name}`, message }]);
-}
-
-function parseLimit(value: unknown): number {
-  return queryInt(value, 'limit', 100, 1, 1000);
 }
 
 function parseBool(name: string, value: unknown): boolean {
@@ -41,7 +37,7 @@ export function memoryRoutes(services: Services): RouteSpec[] {
       ],
       handler: ({ params, query, principal }) => listMemories(services, callerOf({ principal }), {
         user_id: params.user_id, include_retired: parseBool('include_retired', query.include_retired), level: parseLevel(query.level),
-        after: queryCursor(query.after), limit: parseLimit(query.limit),
+        ...queryPage(query, 100, 1000),
       }),
     },
     {

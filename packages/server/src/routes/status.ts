@@ -2,7 +2,7 @@
 import { callerOf, pageParams, type RouteSpec } from '../http/route';
 import { failedEvents, pendingStatus } from '../operations/status';
 import type { Services } from '../services';
-import { queryCursor, queryInt } from '../validation';
+import { queryPage } from '../validation';
 
 export function statusRoutes(services: Services): RouteSpec[] {
   return [
@@ -14,13 +14,8 @@ export function statusRoutes(services: Services): RouteSpec[] {
     {
       method: 'get', path: '/v1/status/failed', tag: 'status', auth: 'read', scope: 'operation',
       summary: 'Events consolidation gave up on, with the reason, paged; scoped credentials see only their users\' events.',
-      queryParams: [
-        ...pageParams(100, 1000),
-      ],
-      handler: (ctx) => failedEvents(services, callerOf(ctx), {
-        after: queryCursor(ctx.query.after),
-        limit: queryInt(ctx.query.limit, 'limit', 100, 1, 1000),
-      }),
+      queryParams: pageParams(100, 1000),
+      handler: (ctx) => failedEvents(services, callerOf(ctx), queryPage(ctx.query, 100, 1000)),
     },
   ];
 }

@@ -2,20 +2,15 @@
 import { callerOf, pageParams, type RouteSpec } from '../http/route';
 import { listUsers, setUserOrg } from '../operations/users';
 import type { Services } from '../services';
-import { queryCursor, queryInt } from '../validation';
+import { queryPage } from '../validation';
 
 export function userRoutes(services: Services): RouteSpec[] {
   return [
     {
       method: 'get', path: '/v1/users', tag: 'users', auth: 'admin', scope: 'operation',
       summary: 'Known users in id order with their organization and counts (events, memory units, goals, tasks, pending); scoped keys see their scope.',
-      queryParams: [
-        ...pageParams(50, 500),
-      ],
-      handler: (ctx) => listUsers(services, callerOf(ctx), {
-        after: queryCursor(ctx.query.after),
-        limit: queryInt(ctx.query.limit, 'limit', 50, 1, 500),
-      }),
+      queryParams: pageParams(50, 500),
+      handler: (ctx) => listUsers(services, callerOf(ctx), queryPage(ctx.query, 50, 500)),
     },
     {
       method: 'put', path: '/v1/users/:user_id/org', tag: 'users', auth: 'admin', body: 'UserOrg', scope: 'service',
