@@ -63,6 +63,7 @@ export const RETRIEVE_FIELDS = {
   audio: MEDIA,
   video: MEDIA,
   consistency: { type: ['string', 'null'], enum: ['local', 'linearizable', null], description: 'extension; default local' },
+  include_pending: { type: ['boolean', 'null'], description: 'extension; default true: events not yet consolidated are searched too, as level-0 raw hits' },
 } as const;
 
 /** `RelatedTo` → `related_to`, `IsSubTaskOf` → `is_sub_task_of` (edge relations are accepted in both spellings). */

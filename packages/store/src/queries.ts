@@ -164,6 +164,14 @@ export async function pendingOfUser(db: StateDb, userId: string, limit: number):
   return out;
 }
 
+/** The user's most recently accepted pending entries, newest first (what retrieval searches raw). */
+export async function recentPendingOfUser(db: StateDb, userId: string, limit: number): Promise<PendingItem[]> {
+  const prefix = userId + SEP;
+  const out: PendingItem[] = [];
+  for await (const [key, entry] of db.pendingByUser.iterator({ ...prefixRange(userId), limit, reverse: true })) out.push({ ...entry, seq: key.slice(prefix.length) });
+  return out;
+}
+
 /**
  * Pending entries accepted before the per-user index existed (a data directory from an older build), oldest
  * first; empty once they are gone. Checked from the head of the backlog, so they are served before newer ones.

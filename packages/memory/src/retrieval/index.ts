@@ -10,3 +10,4 @@ export * from './decay';
 export * from './query';
 export * from './documents';
 export * from './unit-set';
+export * from './pending';

@@ -12,7 +12,6 @@ export type RetrievalUnit = Pick<
   | 'stream_id'
   | 'org_id'
   | 'agent_id'
-  | 'level'
   | 'memory_type'
   | 'content'
   | 'valid_time'
@@ -24,6 +23,8 @@ export type RetrievalUnit = Pick<
   | 'superseded_by'
 > &
   Partial<Pick<MemoryUnit, 'references' | 'speaker'>> & {
+    /** 1 fact or procedure, 2 insight; 0 an event not consolidated yet, searched raw (pending.ts) */
+    level: number;
     /** when retrieval last returned the unit (its stats, attached by the derived indexes), if known */
     last_retrieved_at?: string | null;
   };

@@ -5,18 +5,24 @@
  * (`@strata/memory` retrieval) over them.
  */
 import { retrieval, type Embedder } from '@strata/memory';
-import { badRequest, payloadTooLarge, type MemoryUnit } from '@strata/store';
+import { badRequest, getEvent, payloadTooLarge, recentPendingOfUser, type MemoryUnit, type StateDb } from '@strata/store';
 import type { TextIndex, VectorIndex } from '@strata/store/indexes';
 import type { Config } from '../config';
 import type { Body } from '../schemas';
 import type { ShardRouter } from '../shards';
 import type { DerivedIndexes } from './derived';
 
-const { decodeBase64Media, MediaError, findNearDuplicates, imagePhash, retrieve, timeMs, TEXT_FIELDS } = retrieval;
+const { decodeBase64Media, MediaError, findNearDuplicates, imagePhash, isSearchablePending, PendingSet, rawHitOf, retrieve, timeMs, TEXT_FIELDS } = retrieval;
 type RetrievalConfig = retrieval.RetrievalConfig;
 type RetrievalSources<U extends retrieval.RetrievalUnit> = retrieval.RetrievalSources<U>;
 type RetrieveRequest = retrieval.RetrieveRequest;
 type UnitSet = retrieval.UnitSet;
+type RawHit = retrieval.RawHit;
+
+/** How many of a user's most recent pending events a query searches raw (include_pending). */
+export const PENDING_SEARCHED = 256;
+/** Vectors of pending events kept between queries (an event's content never changes). */
+const PENDING_VECTOR_CACHE = 10_000;
 
 /**
  * The retrieve fields of a request body (the retrieve route's body, and the context route's, which
@@ -25,7 +31,8 @@ type UnitSet = retrieval.UnitSet;
 export type RetrieveFields = Body<'Retrieve'>;
 
 export interface RetrievedUnit {
-  unit: MemoryUnit;
+  /** a unit, or (include_pending) an event not consolidated yet as a level-0 raw hit */
+  unit: MemoryUnit | RawHit;
   score: number;
 }
 
@@ -59,6 +66,9 @@ export const collapseBySource = (u: { level: number; user_id: string; references
   u.level === 1 && u.references && u.references.length > 0 ? `${u.user_id}\u0000${u.references[0]}` : null;
 
 export class RetrievalService {
+  /** event id → its embedding, for pending events searched raw (insertion order: oldest first) */
+  private readonly pendingVectors = new Map<string, Float32Array>();
+
   constructor(private readonly options: RetrievalServiceOptions) {}
 
   private indexesOf(shardId: number): DerivedIndexes {
@@ -107,26 +117,32 @@ export class RetrievalService {
       this.options.embedder.embed([query]),
     ]);
     const orgs = orgSets.filter((s): s is UnitSet => !!s && s.size > 0);
+    // Read after the user's index: an event whose units the index holds is no longer pending (one apply
+    // does both), so a unit and the raw hit of its event never answer together.
+    const pending = body.include_pending === false ? null : await this.pendingSet(home.db, userId);
 
-    const getUnit = orgs.length === 0
-      ? (id: string) => user.units.get(id)
-      : (id: string) => {
-        const own = user.units.get(id);
-        if (own) return own;
-        for (const o of orgs) {
-          const u = o.units.get(id);
-          if (u) return u;
-        }
-        return undefined;
-      };
-    const sources: RetrievalSources<MemoryUnit> = {
-      vectorIndexes: [user.vector, ...orgs.map((o) => o.vector)] as VectorIndex[],
-      textIndexes: [user.text, ...orgs.map((o) => o.text)] as TextIndex[],
+    const getUnit = (id: string): MemoryUnit | RawHit | undefined => {
+      const own = user.units.get(id);
+      if (own) return own;
+      for (const o of orgs) {
+        const u = o.units.get(id);
+        if (u) return u;
+      }
+      return pending?.hits.get(id);
+    };
+    const raw = pending && pending.size > 0 ? [pending] : [];
+    const sources: RetrievalSources<MemoryUnit | RawHit> = {
+      vectorIndexes: [user.vector, ...orgs.map((o) => o.vector), ...raw.map((p) => p.vector)] as VectorIndex[],
+      textIndexes: [user.text, ...orgs.map((o) => o.text), ...raw.map((p) => p.text)] as TextIndex[],
       getUnit,
       neighbors: user.neighbors,
-      fieldTextIndexes: TEXT_FIELDS.map((name) => ({ name, indexes: [user.fields[name], ...orgs.map((o) => o.fields[name])] })),
+      fieldTextIndexes: TEXT_FIELDS.map((name) => ({
+        name, indexes: [user.fields[name], ...orgs.map((o) => o.fields[name]), ...(name === 'own' ? raw.map((p) => p.own) : [])],
+      })),
     };
-    if (scope === 'stream') sources.restrictTo = user.byStream.get(streamId!) ?? new Set();
+    if (scope === 'stream') {
+      sources.restrictTo = new Set([...(user.byStream.get(streamId!) ?? []), ...(pending?.byStream.get(streamId!) ?? [])]);
+    }
     if (queryHash) {
       const candidates = [user, ...orgs].flatMap((s) => [...s.images].flatMap(([id, hashes]) => hashes.map((phash) => ({ id, phash }))));
       sources.imageMatches = findNearDuplicates(queryHash, candidates);
@@ -150,11 +166,33 @@ export class RetrievalService {
     const outcome = retrieve(sources, request, retrievalConfig, this.options.now?.() ?? Date.now());
     const results = outcome.results.map((r) => ({ unit: r.unit, score: r.score }));
     try {
-      this.options.onRetrieved?.(userId, results);
+      // raw hits are events, not units: nothing to reinforce
+      this.options.onRetrieved?.(userId, results.filter((r): r is RetrievedUnit & { unit: MemoryUnit } => r.unit.level !== 0));
     } catch {
       // reinforcement is best effort; the answer stands
     }
     return { query, results, query_time_ms: Math.round((performance.now() - started) * 1000) / 1000 };
+  }
+
+  /** The user's most recent pending text and JSON events, indexed for this query. */
+  private async pendingSet(db: StateDb, userId: string): Promise<retrieval.PendingSet> {
+    const { embedder } = this.options;
+    const set = new PendingSet(embedder.dimensions);
+    const entries = await recentPendingOfUser(db, userId, PENDING_SEARCHED);
+    if (entries.length === 0) return set;
+    const events = (await Promise.all(entries.map((e) => getEvent(db, userId, e.event_id))))
+      .filter((e): e is NonNullable<typeof e> => e !== undefined && isSearchablePending(e));
+    const missing = events.filter((e) => !this.pendingVectors.has(e.event_id));
+    if (missing.length > 0) {
+      const vectors = await embedder.embed(missing.map((e) => e.content));
+      missing.forEach((e, i) => this.pendingVectors.set(e.event_id, vectors[i]));
+      for (const id of this.pendingVectors.keys()) {
+        if (this.pendingVectors.size <= PENDING_VECTOR_CACHE) break;
+        this.pendingVectors.delete(id);
+      }
+    }
+    for (const e of events) set.add(rawHitOf(e), this.pendingVectors.get(e.event_id) ?? null);
+    return set;
   }
 
   /**

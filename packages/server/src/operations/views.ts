@@ -1,4 +1,5 @@
 /** The answer shapes of records the operations return (CONTRACT.md): one place, used by every surface. */
+import type { RawHit } from '@strata/memory/retrieval';
 import type { EventRecord, MemoryUnit } from '@strata/store';
 
 /**
@@ -10,8 +11,8 @@ export function unitView(u: MemoryUnit) {
   return { ...retrievedUnitView(u), retired_at: u.retired_at, superseded_by: u.superseded_by, importance: u.importance };
 }
 
-/** A retrieved unit as the contract shows it (§3), nothing more. */
-export function retrievedUnitView(u: MemoryUnit) {
+/** A retrieved unit (or a level-0 raw hit of a pending event) as the contract shows it (§3), nothing more. */
+export function retrievedUnitView(u: MemoryUnit | RawHit) {
   return {
     id: u.id, memory_type: u.memory_type, content: u.content, keywords: u.keywords, level: u.level, stream_id: u.stream_id,
     valid_time: u.valid_time, transaction_time: u.transaction_time, references: u.references, assets: u.assets,
