@@ -32,7 +32,7 @@ describe('goals and tasks', () => {
     await client.ingest(USER, A, { content: 'An orphan step', parent_id: 'no-such-parent' });
     await client.ingest(USER, B, { content: 'My goal is to learn Portuguese: 1. buy a textbook 2. find a tutor 3. take the A2 exam' });
     expect((await client.waitUntilReady(30_000, 50)).ready).toBe(true);
-    tree = await client.taskTree(USER);
+    tree = (await client.raw<GoalTreeView[]>('GET', `/v1/users/${USER}/tasks/tree?view=full`)).body;
   });
   afterAll(async () => {
     await client.close();
@@ -83,9 +83,10 @@ describe('goals and tasks', () => {
 
   it('accepts the contract\'s status forms, with a reason', async () => {
     const headline = tree[1].tasks[0].children[0].task;
-    const blocked = await client.setTaskStatus(USER, headline.task_id, { status: { Blocked: 'waiting for the brand name' } });
+    const full = (body: unknown) => client.raw<L3TaskView>('PUT', `/v1/users/${USER}/tasks/${headline.task_id}/status?view=full`, { body });
+    const blocked = (await full({ status: { Blocked: 'waiting for the brand name' } })).body;
     expect(blocked).toMatchObject({ status: 'blocked', status_reason: 'waiting for the brand name' });
-    const going = await client.setTaskStatus(USER, headline.task_id, { status: 'in-progress', progress: 0.3 });
+    const going = (await full({ status: 'in-progress', progress: 0.3 })).body;
     expect(going).toMatchObject({ status: 'in_progress', status_reason: null, progress: 0.3 });
   });
 
@@ -133,5 +134,33 @@ describe('goals and tasks', () => {
     } finally {
       await readOnly.close();
     }
+  });
+  it('answers tasks with exactly the contract\'s keys, and stream_id and status_reason only with ?view=full', async () => {
+    const CONTRACT_KEYS = ['agent_id', 'context_refs', 'created_at', 'dependencies', 'description', 'org_id', 'parent_id', 'progress',
+      'result_summary', 'status', 'task_id', 'title', 'updated_at', 'user_id'];
+    const FULL_KEYS = [...CONTRACT_KEYS, 'status_reason', 'stream_id'].sort();
+    const GOAL_KEYS = ['content', 'id', 'progress', 'status', 'stream_id', 'transaction_time'];
+    const tasksOf = (nodes: { task: object; children: unknown[] }[]): object[] =>
+      nodes.flatMap((n) => [n.task, ...tasksOf(n.children as { task: object; children: unknown[] }[])]);
+    const keysOf = (o: object) => Object.keys(o).sort();
+    for (const [suffix, keys] of [['', CONTRACT_KEYS], ['?view=full', FULL_KEYS]] as const) {
+      for (const path of [`/v1/users/${USER}/tasks/tree${suffix}`, `/v1/users/${USER}/streams/${A}/tasks/tree${suffix}`]) {
+        const trees = (await client.raw<{ goal: object; tasks: { task: object; children: unknown[] }[] }[]>('GET', path)).body;
+        expect(trees.length).toBeGreaterThan(0);
+        for (const t of trees) {
+          expect(keysOf(t)).toEqual(['goal', 'tasks']);
+          expect(keysOf(t.goal)).toEqual(GOAL_KEYS);
+          for (const task of tasksOf(t.tasks)) expect([path, keysOf(task)]).toEqual([path, keys]);
+        }
+      }
+      const ready = (await client.raw<object[]>('GET', `/v1/users/${USER}/tasks/ready${suffix}`)).body;
+      expect(ready.length).toBeGreaterThan(0);
+      for (const task of ready) expect(keysOf(task)).toEqual(keys);
+      const id = (ready[0] as { task_id: string }).task_id;
+      const updated = await client.raw<object>('PUT', `/v1/users/${USER}/tasks/${id}/status${suffix}`, { body: { status: 'pending' } });
+      expect(keysOf(updated.body)).toEqual(keys);
+    }
+    const bad = await client.raw<{ code: string }>('GET', `/v1/users/${USER}/tasks/ready?view=everything`);
+    expect([bad.status, bad.body.code]).toEqual([400, 'validation_failed']);
   });
 });

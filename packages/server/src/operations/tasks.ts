@@ -14,6 +14,7 @@ import {
 } from '@strata/store';
 import type { Principal } from '../auth/principal';
 import type { Services } from '../services';
+import { goalTreesView, taskView, type TaskViewKind } from './views';
 
 /** Proposals refused as stale before the operation gives up with 409 (each retry reads the state again). */
 const STATUS_ATTEMPTS = 5;
@@ -28,19 +29,19 @@ async function findTask(db: StateDb, userId: string, id: string): Promise<L3Task
 }
 
 /** The user's goals (newest first), each with its task tree; of one stream when stream_id is given. */
-export async function taskTrees(services: Services, principal: Principal, input: { user_id: string; stream_id?: string }) {
+export async function taskTrees(services: Services, principal: Principal, input: { user_id: string; stream_id?: string; view?: TaskViewKind }) {
   const userId = input.user_id;
   const streamId = input.stream_id;
   await services.scope.authorizeUser(principal, { user_id: userId, write: false });
   const db = services.shards.forUser(userId).db;
   const [goals, tasks] = await Promise.all([listGoals(db, userId), listTasks(db, userId)]);
-  return buildTaskTrees(goals, tasks, streamId === undefined ? {} : { stream_id: streamId });
+  return goalTreesView(buildTaskTrees(goals, tasks, streamId === undefined ? {} : { stream_id: streamId }), input.view);
 }
 
 /** Pending tasks whose dependencies are all completed, in creation order. */
-export async function readyTaskList(services: Services, principal: Principal, input: { user_id: string }) {
+export async function readyTaskList(services: Services, principal: Principal, input: { user_id: string; view?: TaskViewKind }) {
   await services.scope.authorizeUser(principal, { user_id: input.user_id, write: false });
-  return readyTasks(await listTasks(services.shards.forUser(input.user_id).db, input.user_id));
+  return readyTasks(await listTasks(services.shards.forUser(input.user_id).db, input.user_id)).map((t) => taskView(t, input.view));
 }
 
 /**
@@ -48,7 +49,11 @@ export async function readyTaskList(services: Services, principal: Principal, in
  * compare-and-set `l3.task_status` command, read and computed again when the task or a parent changed
  * meanwhile (409 after STATUS_ATTEMPTS).
  */
-export async function updateTaskStatus(services: Services, principal: Principal, input: { user_id: string; task_id: string; update: StatusUpdate }): Promise<L3Task> {
+export async function updateTaskStatus(services: Services, principal: Principal, input: { user_id: string; task_id: string; update: StatusUpdate; view?: TaskViewKind }) {
+  return taskView(await setTaskStatus(services, principal, input), input.view);
+}
+
+async function setTaskStatus(services: Services, principal: Principal, input: { user_id: string; task_id: string; update: StatusUpdate }): Promise<L3Task> {
   const { user_id: userId, task_id: taskId, update: body } = input;
   await services.scope.authorizeUser(principal, { user_id: userId, write: true });
   const shard = services.shards.forUser(userId);

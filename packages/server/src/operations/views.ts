@@ -1,6 +1,7 @@
 /** The answer shapes of records the operations return (CONTRACT.md): one place, used by every surface. */
 import type { RawHit } from '@strata/memory/retrieval';
-import type { EventRecord, MemoryUnit } from '@strata/store';
+import type { GoalTree, TaskNode } from '@strata/memory/planning';
+import type { EventRecord, L3Task, MemoryUnit } from '@strata/store';
 
 /**
  * The contract's unit view (CONTRACT.md §3), plus when and by what a unit stopped being current, and its
@@ -26,4 +27,29 @@ export function eventView(e: EventRecord) {
     level: e.level, parent_id: e.parent_id, task_status: e.task_status, task_progress: e.task_progress, valid_time: e.valid_time,
     transaction_time: e.transaction_time, metadata: e.metadata, assets: e.assets,
   };
+}
+
+/**
+ * How much of a task a reply shows: `contract`, exactly the keys of CONTRACT §8 (published clients
+ * build the record from them and fail on any other), or `full` (`?view=full`), which adds `stream_id`
+ * and `status_reason`.
+ */
+export type TaskViewKind = 'contract' | 'full';
+
+export function taskView(t: L3Task, kind: TaskViewKind = 'contract') {
+  const view = {
+    task_id: t.task_id, user_id: t.user_id, org_id: t.org_id, agent_id: t.agent_id, parent_id: t.parent_id, title: t.title,
+    description: t.description, status: t.status, progress: t.progress, dependencies: t.dependencies, context_refs: t.context_refs,
+    created_at: t.created_at, updated_at: t.updated_at, result_summary: t.result_summary,
+  };
+  return kind === 'full' ? { ...view, stream_id: t.stream_id, status_reason: t.status_reason } : view;
+}
+
+function taskNodeView(node: TaskNode, kind: TaskViewKind): { task: ReturnType<typeof taskView>; children: unknown[] } {
+  return { task: taskView(node.task, kind), children: node.children.map((c) => taskNodeView(c, kind)) };
+}
+
+/** Goal trees with each task in the chosen view (the goal view is the contract's already). */
+export function goalTreesView(trees: readonly GoalTree[], kind: TaskViewKind = 'contract') {
+  return trees.map((t) => ({ goal: t.goal, tasks: t.tasks.map((n) => taskNodeView(n, kind)) }));
 }
