@@ -19,7 +19,8 @@ import { readFileSync, mkdirSync, mkdtempSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { dirname, join, resolve } from 'node:path';
 import pino from 'pino';
-import { StrataClient } from '../packages/client/src';
+import { StrataClient } from '@strata/client';
+import { NodeStrataClient } from '@strata/client/node';
 import { HashingEmbedder } from '../packages/memory/src/embedding/hashing-embedder';
 import { DerivedIndexes } from '../packages/server/src/indexes/derived';
 import { LocalLog, settle, StateDb, StateMachine, type MemoryUnit } from '../packages/store/src';
@@ -153,7 +154,7 @@ async function main(): Promise<void> {
       STRATA__CONSOLIDATION__INTERVAL_MS: '20', STRATA__CONSOLIDATION__BATCH_SIZE: '64',
     },
   });
-  const client = new StrataClient({ baseUrl: server.url, apiKey: KEY, connections: args.concurrency, timeoutMs: 120_000 });
+  const client = new NodeStrataClient({ baseUrl: server.url, apiKey: KEY, connections: args.concurrency, timeoutMs: 120_000 });
   const phases: Record<string, unknown>[] = [];
   try {
     // Warm-up (JIT, connection pool, allocator arenas) so the baseline is not the cold process.

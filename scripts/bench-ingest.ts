@@ -6,6 +6,7 @@
  */
 import { mkdirSync, writeFileSync } from 'node:fs';
 import { StrataClient } from '@strata/client';
+import { NodeStrataClient } from '@strata/client/node';
 import { removeDir, startServer, type ServerProcess } from '../test/helpers/server-process';
 import { summarize } from './lib/stats';
 
@@ -55,7 +56,7 @@ async function main() {
     server = await startServer({ env: { STRATA_API_KEY: apiKey! } });
     url = server.url;
   }
-  const client = new StrataClient({ baseUrl: url, apiKey, connections: 64 });
+  const client = new NodeStrataClient({ baseUrl: url, apiKey, connections: 64 });
   const results = [];
   process.stderr.write(`ingest benchmark against ${url}, ${seconds} s per scenario\n`);
   for (const scenario of SCENARIOS) {

@@ -12,7 +12,7 @@
 import { mkdirSync, mkdtempSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { dirname, join, resolve } from 'node:path';
-import { StrataClient } from '../packages/client/src';
+import { NodeStrataClient } from '@strata/client/node';
 import { loadConfig, StrataNode } from '../packages/server/src';
 import { createEmbedder } from '../packages/memory/src/embedding/factory';
 import type { ConsolidateCommand, MemoryUnit } from '../packages/store/src';
@@ -48,7 +48,7 @@ async function main(): Promise<void> {
       STRATA__CONSOLIDATION__ENABLED: 'false', STRATA__EMBEDDING__PROVIDER: args.provider,
     },
   }));
-  const client = new StrataClient({ baseUrl: node.url, apiKey: key, connections: 16, timeoutMs: 120_000 });
+  const client = new NodeStrataClient({ baseUrl: node.url, apiKey: key, connections: 16, timeoutMs: 120_000 });
   const embedder = await createEmbedder({ provider: args.provider as 'local' });
   const user = 'bench-user';
   const stream = '66666666-6666-4666-8666-666666666666';

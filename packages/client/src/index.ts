@@ -1,8 +1,11 @@
-import { Pool } from 'undici';
+import { decodeAnswer, fetchStreamTransport, fetchTransport, streamText, type FetchLike, type HeaderMap, type RawResponse, type StreamAnswer, type StreamBody, type StreamTransport, type Transport } from './transport';
+
+export { fetchStreamTransport, fetchTransport } from './transport';
+export type { Exchange, FetchLike, HeaderMap, RawResponse, StreamAnswer, StreamBody, StreamExchange, StreamTransport, Transport } from './transport';
 
 /** A failed call: the contract's error envelope plus the HTTP status. */
 export class StrataApiError extends Error {
-  constructor(readonly status: number, readonly code: string, message: string, readonly details?: { path: string; message: string }[], readonly headers: Record<string, string | string[] | undefined> = {}) {
+  constructor(readonly status: number, readonly code: string, message: string, readonly details?: { path: string; message: string }[], readonly headers: HeaderMap = {}) {
     super(message);
     this.name = 'StrataApiError';
   }
@@ -107,9 +110,20 @@ export type TaskStatusName = 'pending' | 'in_progress' | 'blocked' | 'completed'
 
 /** CONTRACT §8 */
 export interface L3TaskView {
-  task_id: string; user_id: string; org_id: string | null; agent_id: string | null; stream_id: string; parent_id: string | null;
-  title: string; description: string; status: TaskStatusName; status_reason: string | null; progress: number; dependencies: string[];
+  task_id: string; user_id: string; org_id: string | null; agent_id: string | null; parent_id: string | null;
+  title: string; description: string; status: TaskStatusName; progress: number; dependencies: string[];
   context_refs: string[]; created_at: string; updated_at: string; result_summary: string | null;
+  /** only with `?view=full` (CONTRACT §8) */
+  stream_id?: string;
+  /** only with `?view=full` */
+  status_reason?: string | null;
+}
+
+/** One known user (GET /v1/users, CONTRACT §15). */
+export interface UserSummary {
+  user_id: string;
+  org_id: string | null;
+  counts: { events: number; memory_units: number; goals: number; tasks: number; pending: number };
 }
 export interface GoalView { id: string; content: string; status: TaskStatusName; progress: number; stream_id: string; transaction_time: string }
 export interface TaskNodeView { task: L3TaskView; children: TaskNodeView[] }
@@ -136,32 +150,83 @@ export interface KnowledgeListResponse {
   summary: { knowledge_count: number; contribution_count: number; contributor_count: number };
 }
 
+/** A stored unit as the memory listing shows it (§2 extension): the retrieved view plus its life and importance. */
+export interface MemoryUnitView extends RetrievedUnitView { retired_at: string | null; superseded_by: string | null; importance: number }
+export interface DroppedEventView { event_id: string; reason: string; dropped_at: string }
+export interface FailedEventView { event_id: string; user_id: string; stream_id: string; error: string; attempts: number; at: string }
+
+/** CONTRACT §10 */
+export interface ClusterMemberView { node_id: number; url: string | null; voter: boolean; match_index: number | null }
+export interface ClusterShardView {
+  shard_id: number; leader: number | null; term: number; role: 'leader' | 'follower' | 'candidate' | 'learner';
+  commit_index: number; applied_index: number; members: ClusterMemberView[];
+}
+export interface ClusterStatus { node_id: number; shards: ClusterShardView[] }
+export interface ClusterInitializeResponse { status: 'initialized' | 'already_initialized'; node_id: number; shards: { shard_id: number; status: 'initialized' | 'already_initialized' }[] }
+export interface ClusterJoinResponse { status: 'joined' | 'already_joined'; node_id: number; role: 'voter'; shards: { shard_id: number; status: 'joined' | 'already_joined' }[] }
+export interface ClusterRemoveResponse { status: 'removed'; node_id: number; shards: { shard_id: number; status: 'removed' | 'not_member' }[] }
+
+/** `/livez` and `/readyz` (CONTRACT §0): whether the process answers, and whether it can serve. */
+export interface Health { live: boolean; ready: boolean }
+
 export interface PendingStatus { pending: number; ready: boolean; failed: number; oldest_pending_ms: number | null }
+
+/** CONTRACT §14: options of an export (an NDJSON stream, docs/export-format.md). */
+export interface ExportOptions {
+  /** linearizable: the node first waits until it has applied everything committed */
+  consistency?: 'local' | 'linearizable';
+  /** stops the export, the body being read included */
+  signal?: AbortSignal;
+}
+
+export interface ImportOptions {
+  /** embed the units again when the file's embedder is not the node's (otherwise such a file is refused, 409) */
+  reembed?: boolean;
+  /** the body's size in bytes, when known: sent as Content-Length, so a file over the node's limit is refused at once */
+  contentLength?: number;
+  signal?: AbortSignal;
+}
+
+/** Records by kind (events, assets, units, edges, goals, tasks, users). */
+export type ImportCounts = Record<string, number>;
+export interface ImportResponse { status: 'imported'; counts: ImportCounts; skipped: ImportCounts }
 
 export interface ClientOptions {
   /** e.g. http://127.0.0.1:3000 */
   baseUrl: string;
   apiKey?: string;
   token?: string;
-  /** connections kept alive to the server */
+  /**
+   * Connections kept alive to the server. Only `NodeStrataClient` (`@strata/client/node`) pools them
+   * itself; with fetch the runtime (Node's global dispatcher, or the browser) decides.
+   */
   connections?: number;
-  /** per-request timeout, ms */
+  /** per-request timeout (whole exchange), ms; default 30 s */
   timeoutMs?: number;
+  /** the fetch to send requests with; default: the global fetch (Node 20, browsers) */
+  fetch?: FetchLike;
+  /** how requests are sent, below fetch (NodeStrataClient's undici pool); wins over `fetch` */
+  transport?: Transport;
+  /** how streamed requests (export, import) are sent; default: over `fetch` */
+  streamTransport?: StreamTransport;
 }
 
-export interface RawResponse<T = unknown> {
-  status: number;
-  headers: Record<string, string | string[] | undefined>;
-  body: T;
-}
-
-/** A typed client of the Strata HTTP contract over a kept-alive undici pool. */
+/**
+ * A typed client of the Strata HTTP contract over fetch: the same code in Node 20 and in browsers. For
+ * many requests from Node, `NodeStrataClient` (`@strata/client/node`) sends them through an undici pool.
+ */
 export class StrataClient {
-  private readonly pool: Pool;
+  private readonly transport: Transport;
+  private readonly streamTransport: StreamTransport;
+  private readonly baseUrl: string;
   private credentials: { apiKey?: string; token?: string };
 
   constructor(private readonly options: ClientOptions) {
-    this.pool = new Pool(options.baseUrl, { connections: options.connections ?? 16, pipelining: 1 });
+    // Bound at call time, not captured: a browser's fetch must be called with globalThis as `this`.
+    const fetchImpl: FetchLike = options.fetch ?? ((url, init) => globalThis.fetch(url, init));
+    this.transport = options.transport ?? fetchTransport(fetchImpl);
+    this.streamTransport = options.streamTransport ?? fetchStreamTransport(fetchImpl);
+    this.baseUrl = options.baseUrl.replace(/\/+$/, '');
     this.credentials = { apiKey: options.apiKey, token: options.token };
   }
 
@@ -174,30 +239,34 @@ export class StrataClient {
     this.credentials = { apiKey };
   }
 
-  async close(): Promise<void> {
-    await this.pool.close();
-  }
+  /** Releases what the client holds; over fetch that is nothing (the runtime owns the connections). */
+  async close(): Promise<void> {}
 
   /** Any request; answers whatever the status (for tests of error paths). */
-  async raw<T = unknown>(method: string, path: string, options: { body?: unknown; rawBody?: string | Buffer; headers?: Record<string, string>; auth?: boolean } = {}): Promise<RawResponse<T>> {
-    const headers: Record<string, string> = { ...(options.headers ?? {}) };
-    if (options.auth !== false) {
-      if (this.credentials.apiKey) headers['x-api-key'] = this.credentials.apiKey;
-      else if (this.credentials.token) headers.authorization = `Bearer ${this.credentials.token}`;
-    }
-    let body: string | Buffer | undefined = options.rawBody;
+  async raw<T = unknown>(method: string, path: string, options: { body?: unknown; rawBody?: string | Uint8Array; headers?: Record<string, string>; auth?: boolean } = {}): Promise<RawResponse<T>> {
+    const headers: Record<string, string> = options.auth === false ? { ...(options.headers ?? {}) } : this.withCredentials(options.headers);
+    let body: string | Uint8Array | undefined = options.rawBody;
     if (options.body !== undefined) {
       body = JSON.stringify(options.body);
       headers['content-type'] = headers['content-type'] ?? 'application/json';
     }
-    const res = await this.pool.request({
-      method: method as 'GET', path, headers, body,
-      headersTimeout: this.options.timeoutMs ?? 30_000, bodyTimeout: this.options.timeoutMs ?? 30_000,
-    });
-    const text = await res.body.text();
-    const type = String(res.headers['content-type'] ?? '');
-    const parsed = type.includes('json') && text.length > 0 ? JSON.parse(text) : text;
-    return { status: res.statusCode, headers: res.headers, body: parsed as T };
+    const res = await this.transport({ method, url: `${this.baseUrl}${path}`, headers, body, timeoutMs: this.options.timeoutMs ?? 30_000 });
+    return res as RawResponse<T>;
+  }
+
+  private withCredentials(headers: Record<string, string> = {}): Record<string, string> {
+    if (this.credentials.apiKey) return { ...headers, 'x-api-key': this.credentials.apiKey };
+    if (this.credentials.token) return { ...headers, authorization: `Bearer ${this.credentials.token}` };
+    return { ...headers };
+  }
+
+  /** A streamed exchange; a status other than 200 throws the envelope as StrataApiError. */
+  private async openStream(method: string, path: string, options: { body?: StreamBody; headers?: Record<string, string>; headersTimeoutMs: number; signal?: AbortSignal }): Promise<StreamAnswer> {
+    const res = await this.streamTransport({ method, url: `${this.baseUrl}${path}`, headers: this.withCredentials(options.headers), body: options.body, headersTimeoutMs: options.headersTimeoutMs, signal: options.signal });
+    if (res.status === 200) return res;
+    const err = decodeAnswer(res.status, res.headers, await streamText(res.body)).body as { error?: string; code?: string; details?: { path: string; message: string }[] } | string;
+    const envelope = typeof err === 'object' && err !== null ? err : {};
+    throw new StrataApiError(res.status, envelope.code ?? 'unknown', envelope.error ?? `HTTP ${res.status}`, envelope.details, res.headers);
   }
 
   private async call<T>(method: string, path: string, body?: unknown, headers?: Record<string, string>): Promise<T> {
@@ -311,6 +380,100 @@ export class StrataClient {
   orgKnowledgeMetrics(orgId: string) {
     return this.call<{ org_id: string; knowledge_count: number; contribution_count: number; contributor_count: number; source_type_distribution: { key: string; value: number }[] }>(
       'GET', `/v1/organizations/${encodeURIComponent(orgId)}/knowledge/metrics`);
+  }
+
+  /** The user's stored units (no ranking), one page. */
+  listMemories(userId: string, options: { level?: 1 | 2; includeRetired?: boolean; after?: string; limit?: number } = {}) {
+    const q = new URLSearchParams();
+    if (options.level !== undefined) q.set('level', String(options.level));
+    if (options.includeRetired) q.set('include_retired', 'true');
+    if (options.after) q.set('after', options.after);
+    if (options.limit) q.set('limit', String(options.limit));
+    const qs = q.toString();
+    return this.call<{ memories: MemoryUnitView[]; next_cursor: string | null }>('GET', `/v1/users/${encodeURIComponent(userId)}/memories${qs ? `?${qs}` : ''}`);
+  }
+
+  droppedEvents(userId: string) {
+    return this.call<{ dropped: DroppedEventView[] }>('GET', `/v1/users/${encodeURIComponent(userId)}/events/dropped`);
+  }
+
+  /** Events consolidation gave up on (the `failed` figure of pending()), one page. */
+  failedEvents(options: { after?: string; limit?: number } = {}) {
+    const q = new URLSearchParams();
+    if (options.after) q.set('after', options.after);
+    if (options.limit) q.set('limit', String(options.limit));
+    const qs = q.toString();
+    return this.call<{ failed: FailedEventView[]; next_cursor: string | null }>('GET', `/v1/status/failed${qs ? `?${qs}` : ''}`);
+  }
+
+  /** Known users in id order with their org and counts (admin; scoped keys see their scope). */
+  listUsers(options: { after?: string; limit?: number } = {}) {
+    const q = new URLSearchParams();
+    if (options.after) q.set('after', options.after);
+    if (options.limit !== undefined) q.set('limit', String(options.limit));
+    const qs = q.toString();
+    return this.call<{ users: UserSummary[]; next_cursor: string | null }>('GET', `/v1/users${qs ? `?${qs}` : ''}`);
+  }
+
+  /** Records the organization a user belongs to (null: none). Unscoped admin credentials. */
+  setUserOrg(userId: string, orgId: string | null) {
+    return this.call<{ user_id: string; org_id: string | null; changed: boolean }>('PUT', `/v1/users/${encodeURIComponent(userId)}/org`, { org_id: orgId });
+  }
+
+  /**
+   * The user's records as an export file (NDJSON, CONTRACT §14), as the node sends it: read the stream
+   * to its end. A stream that errors before its end is an incomplete export (the node cut it).
+   */
+  async exportUser(userId: string, options: ExportOptions = {}): Promise<ReadableStream<Uint8Array>> {
+    return (await this.exportFrom(`/v1/users/${encodeURIComponent(userId)}/export`, options)).body;
+  }
+
+  /** Every user of every shard as one export file (unscoped admin credentials). */
+  async exportAll(options: ExportOptions = {}): Promise<ReadableStream<Uint8Array>> {
+    return (await this.exportFrom('/v1/export', options)).body;
+  }
+
+  private exportFrom(path: string, options: ExportOptions): Promise<StreamAnswer> {
+    const qs = options.consistency ? `?consistency=${options.consistency}` : '';
+    // the first line comes before the status, so the usual timeout bounds the wait for it; the rest takes as long as it takes
+    return this.openStream('GET', `${path}${qs}`, { headersTimeoutMs: this.options.timeoutMs ?? 30_000, signal: options.signal });
+  }
+
+  /**
+   * Imports an export file (POST /v1/import), sent as it is read when `body` is a stream. The answer
+   * comes once the node has applied the whole file, so no timeout applies (the node bounds the upload
+   * with server.request_timeout_ms); `signal` stops it. A malformed line: StrataApiError 400 whose
+   * details name it (`/line/N`).
+   */
+  async importNdjson(body: StreamBody, options: ImportOptions = {}): Promise<ImportResponse> {
+    const headers: Record<string, string> = { 'content-type': 'application/x-ndjson' };
+    if (options.contentLength !== undefined) headers['content-length'] = String(options.contentLength);
+    const res = await this.openStream('POST', `/v1/import${options.reembed ? '?reembed=true' : ''}`, { body, headers, headersTimeoutMs: 0, signal: options.signal });
+    return JSON.parse(await streamText(res.body)) as ImportResponse;
+  }
+
+  clusterStatus() {
+    return this.call<ClusterStatus>('GET', '/v1/cluster/status');
+  }
+
+  clusterInitialize() {
+    return this.call<ClusterInitializeResponse>('POST', '/v1/cluster/initialize');
+  }
+
+  /** Adds a node (`address`: its peer URL) to every shard group; any member passes it to the leader. */
+  clusterJoin(nodeId: number, address: string) {
+    return this.call<ClusterJoinResponse>('POST', '/v1/cluster/join', { node_id: nodeId, address });
+  }
+
+  clusterRemove(nodeId: number) {
+    return this.call<ClusterRemoveResponse>('DELETE', `/v1/cluster/nodes/${encodeURIComponent(String(nodeId))}`);
+  }
+
+  /** Public probes, no credentials: a 503 from /readyz is an answer (not ready), not an error. */
+  async health(): Promise<Health> {
+    const live = await this.raw('GET', '/livez', { auth: false });
+    const ready = await this.raw('GET', '/readyz', { auth: false });
+    return { live: live.status === 200, ready: ready.status === 200 };
   }
 
   pending() {

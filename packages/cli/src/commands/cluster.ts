@@ -1,0 +1,58 @@
+/** `strata cluster status|init|join|remove` (CONTRACT.md §10; admin key). */
+import type { Command } from 'commander';
+import type { ClusterStatus } from '@strata/client';
+import { connected } from '../context';
+import { integerIn } from '../parse';
+
+const nodeId = integerIn(1, 999_999_999);
+
+export function clusterLines(status: ClusterStatus): string[] {
+  return [
+    `cluster  node ${status.node_id}, ${status.shards.length} shard group(s)`,
+    ...status.shards.flatMap((s) => [
+      `  shard ${s.shard_id}: this node ${s.role}, leader ${s.leader === null ? 'unknown' : `node ${s.leader}`}, term ${s.term}, commit ${s.commit_index}, applied ${s.applied_index}`,
+      ...s.members.map((m) => `    node ${m.node_id} ${m.url ?? '(no address)'} ${m.voter ? 'voter' : 'learner'}, match ${m.match_index ?? '-'}`),
+    ]),
+  ];
+}
+
+export function registerCluster(program: Command): void {
+  const cluster = program.command('cluster').description('cluster membership (admin key)');
+
+  cluster
+    .command('status')
+    .description("this node's view of every shard group: leader, term, role, indexes, members")
+    .action(connected(async ({ client, out }) => {
+      const status = await client.clusterStatus();
+      out.result(status, () => clusterLines(status));
+    }));
+
+  cluster
+    .command('init')
+    .description('initialize every shard group with the configured members (idempotent; for raft.auto_initialize = false)')
+    .action(connected(async ({ client, out }) => {
+      const answer = await client.clusterInitialize();
+      out.result(answer, () => [`${answer.status.replace('_', ' ')} (node ${answer.node_id}): ${answer.shards.map((s) => `shard ${s.shard_id} ${s.status.replace('_', ' ')}`).join(', ')}`]);
+    }));
+
+  cluster
+    .command('join')
+    .description('add a node to every shard group: it catches up as a learner, then votes')
+    .argument('<node_id>', 'the new node\'s id (a positive integer)', nodeId)
+    .argument('<address>', "the new node's peer URL, e.g. http://10.0.0.4:3000")
+    .action(connected(async ({ client, out }, command) => {
+      const [id, address] = command.processedArgs as [number, string];
+      const answer = await client.clusterJoin(id, address);
+      out.result(answer, () => [`node ${answer.node_id} ${answer.status.replace('_', ' ')} as ${answer.role}: ${answer.shards.map((s) => `shard ${s.shard_id} ${s.status.replace('_', ' ')}`).join(', ')}`]);
+    }));
+
+  cluster
+    .command('remove')
+    .description('remove a node from every shard group (leadership is handed over first when it leads)')
+    .argument('<node_id>', "the node's id", nodeId)
+    .action(connected(async ({ client, out }, command) => {
+      const [id] = command.processedArgs as [number];
+      const answer = await client.clusterRemove(id);
+      out.result(answer, () => [`node ${answer.node_id} removed: ${answer.shards.map((s) => `shard ${s.shard_id} ${s.status.replace('_', ' ')}`).join(', ')}`]);
+    }));
+}
