@@ -43,6 +43,7 @@ export function buildOpenApi(routes: RouteSpec[]) {
       ...(route.auth === 'public' ? { security: [] } : { 'x-strata-role': route.auth }),
       parameters: [...pathParams, ...(route.queryParams ?? []).map((q) => ({ name: q.name, in: 'query', required: false, schema: q.schema, description: q.description }))],
       ...(route.body ? { requestBody: { required: true, content: { 'application/json': { schema: { $ref: `#/components/schemas/${route.body}` } } } } } : {}),
+      ...(route.rawBody ? { requestBody: { required: true, content: { 'application/x-ndjson': { schema: { type: 'string', description: 'NDJSON: one JSON document a line (docs/export-format.md)' } } } } } : {}),
       responses: { '200': { description: 'Success' }, ...errors },
     };
   }

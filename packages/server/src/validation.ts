@@ -16,29 +16,40 @@ function detail(err: ErrorObject): ErrorDetail {
   return { path: err.instancePath || '/', message: err.message ?? 'is invalid' };
 }
 
+/** An ajv instance with Strata's formats and keywords (the request schemas and the import line schemas use it). */
+export function createAjv(): Ajv {
+  const ajv = new Ajv({ allErrors: true, strict: false });
+  addFormats(ajv);
+  // RFC 3339 allows a leap second (23:59:60) and lowercase t/z; a JavaScript Date holds neither the
+  // one nor, on every engine, the other. A time the server could not store is refused here, as 400.
+  const rfc3339 = fullFormats['date-time'] as { validate: (s: string) => boolean };
+  ajv.addFormat('date-time', { type: 'string', validate: (s: string) => rfc3339.validate(s) && Number.isFinite(Date.parse(s)) });
+  ajv.addKeyword({ keyword: MAX_BYTES, type: 'string', schemaType: 'number', validate: maxBytes });
+  return ajv;
+}
+
+/** ajv's errors as the envelope's details, one per path and message. */
+export function errorDetails(errors: ErrorObject[] | null | undefined): ErrorDetail[] {
+  const seen = new Set<string>();
+  return (errors ?? [])
+    // `type: [x, 'null']` reports type errors once per alternative; one line per path is enough.
+    .map(detail)
+    .filter((d) => !seen.has(d.path + d.message) && seen.add(d.path + d.message));
+}
+
 /** Compiled validators of every request schema; `check` throws 400 validation_failed with details. */
 export class Validator {
   private readonly compiled = new Map<SchemaName, ValidateFunction>();
 
   constructor() {
-    const ajv = new Ajv({ allErrors: true, strict: false });
-    addFormats(ajv);
-    // RFC 3339 allows a leap second (23:59:60) and lowercase t/z; a JavaScript Date holds neither the
-    // one nor, on every engine, the other. A time the server could not store is refused here, as 400.
-    const rfc3339 = fullFormats['date-time'] as { validate: (s: string) => boolean };
-    ajv.addFormat('date-time', { type: 'string', validate: (s: string) => rfc3339.validate(s) && Number.isFinite(Date.parse(s)) });
-    ajv.addKeyword({ keyword: MAX_BYTES, type: 'string', schemaType: 'number', validate: maxBytes });
+    const ajv = createAjv();
     for (const name of Object.keys(SCHEMAS) as SchemaName[]) this.compiled.set(name, ajv.compile(SCHEMAS[name]));
   }
 
   check<T>(name: SchemaName, body: unknown): T {
     const validate = this.compiled.get(name)!;
     if (!validate(body)) {
-      const seen = new Set<string>();
-      const details = (validate.errors ?? [])
-        // `type: [x, 'null']` reports type errors once per alternative; one line per path is enough.
-        .map(detail)
-        .filter((d) => !seen.has(d.path + d.message) && seen.add(d.path + d.message));
+      const details = errorDetails(validate.errors);
       const first = details[0];
       throw badRequest('validation_failed', `Invalid request body: ${first.path} ${first.message}.`, details);
     }

@@ -1,3 +1,4 @@
+import type { ExportKind, ExportRecord } from './export-format';
 import type { AccountRecord, ApiKeyRecord, Edge, EventRecord, Goal, L3Task, MemoryType, MemoryUnit } from './types';
 
 /**
@@ -315,6 +316,20 @@ export interface UserOrgCommand {
   at: string;
 }
 
+// ---- import (CONTRACT §14) ----
+
+/**
+ * One chunk of an import file (docs/export-format.md): records of users of one shard, validated by the
+ * proposer, in file order. Apply writes each record whose id is not stored yet and skips the others
+ * (an edge also when one of its units is missing), so importing a file twice changes nothing.
+ */
+export interface ImportCommand {
+  type: 'import.records';
+  /** when the node accepted the import (the time of the user → org records it writes) */
+  at: string;
+  records: ExportRecord[];
+}
+
 export type Command =
   | IngestCommand
   | AuthBootstrapCommand
@@ -332,7 +347,8 @@ export type Command =
   | SemanticExecuteCommand
   | ReinforceCommand
   | PruneCommand
-  | UserOrgCommand;
+  | UserOrgCommand
+  | ImportCommand;
 
 export type CommandType = Command['type'];
 /** The command of one type. */
@@ -430,4 +446,10 @@ export interface PruneAnswer extends MemoryDeleteAnswer {
 export interface UserOrgAnswer {
   org_id: string | null;
   changed: boolean;
+}
+
+/** Answer of `import.records`: per record kind, how many were written and how many skipped. */
+export interface ImportAnswer {
+  imported: Record<ExportKind, number>;
+  skipped: Record<ExportKind, number>;
 }

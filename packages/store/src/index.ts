@@ -12,4 +12,6 @@ export * from './queries';
 export * from './user-orgs';
 export * from './user-list';
 export * from './snapshot';
+export * from './export-format';
+export * from './export';
 export * from './raft-log';

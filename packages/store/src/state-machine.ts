@@ -3,6 +3,7 @@ import { ApplyContext } from './apply-context';
 import { applyApiKeyCreate, applyApiKeyRevoke, applyAuthBootstrap, applySetPassword } from './apply/auth';
 import { applyIngest } from './apply/events';
 import { applyPrune, applyReinforce } from './apply/importance';
+import { applyImport } from './apply/import';
 import { applyL3Plan, applyTaskStatus } from './apply/l3';
 import { applyEdgeAdd, applyMemoryDelete, applySemanticExecute, applySemanticPlan } from './apply/maintenance';
 import { applyConsolidate, applyConsolidationFailed, applyInsights, indexPendingByUser } from './apply/memory';
@@ -41,6 +42,7 @@ const HANDLERS = {
   'memory.reinforce': applyReinforce,
   'memory.prune': applyPrune,
   'user.set_org': applyUserOrg,
+  'import.records': applyImport,
 } satisfies { [K in CommandType]: HandlerOf<K> };
 
 /** What applying a command of type K answers (a deterministic failure is an answer too, see errors.ts). */

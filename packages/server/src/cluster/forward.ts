@@ -126,7 +126,9 @@ export class Forwarder {
     const hasBody = req.body !== undefined && ['POST', 'PUT', 'PATCH', 'DELETE'].includes(req.method);
     let answer;
     try {
-      answer = await this.call(url, req.method, req.originalUrl, headers, hasBody ? req.body : undefined, deadline);
+      answer = unreadBody(req)
+        ? await this.stream(url, req, headers)
+        : await this.call(url, req.method, req.originalUrl, headers, hasBody ? req.body : undefined, deadline);
     } catch (err) {
       const code = (err as { code?: string }).code;
       if (code === 'UND_ERR_HEADERS_TIMEOUT' || code === 'UND_ERR_BODY_TIMEOUT') {
@@ -142,9 +144,37 @@ export class Forwarder {
     res.status(answer.status).json(answer.body);
   }
 
+  /**
+   * A body the route reads itself (a raw route: `POST /v1/import`) goes on as it arrives, still encoded
+   * (its Content-Type and Content-Encoding are copied), with back-pressure. The leader answers once it
+   * has read and applied all of it, which takes as long as the body does: no deadline applies here (the
+   * client's connection and the leader's server.request_timeout_ms bound it).
+   */
+  private async stream(url: string, req: Request, headers: Record<string, string>): Promise<{ status: number; body: unknown; headers: Record<string, string | string[] | undefined> }> {
+    const r = await request(url.replace(/\/+$/, '') + req.originalUrl, {
+      method: req.method as 'POST', dispatcher: this.agent, body: req,
+      headers: { ...headers, [HOP_HEADER]: String(this.opts.view.nodeId) },
+      headersTimeout: 0, bodyTimeout: 0,
+    });
+    const text = await r.body.text();
+    let parsed: unknown = null;
+    try {
+      parsed = text ? JSON.parse(text) : null;
+    } catch {
+      parsed = { error: text };
+    }
+    return { status: r.statusCode, body: parsed, headers: r.headers };
+  }
+
   async close(): Promise<void> {
     await this.agent.close();
   }
+}
+
+/** A request whose body was not read here (a raw route reads its own): it must be streamed on, not re-serialized. */
+function unreadBody(req: Request): boolean {
+  const declared = req.headers['transfer-encoding'] !== undefined || Number(req.headers['content-length'] ?? 0) > 0;
+  return declared && req.body === undefined && !req.readableEnded;
 }
 
 export function noLeader(shard: number): StrataError {

@@ -1,5 +1,7 @@
+import type { Transform } from 'node:stream';
+import { createBrotliDecompress, createGunzip, createInflate } from 'node:zlib';
 import express, { type Request, type Response } from 'express';
-import { StrataError } from '@strata/store';
+import { StrataError, badRequest, payloadTooLarge } from '@strata/store';
 import { MAX_JSON_DEPTH, jsonDeeperThan } from '../validation';
 
 /**
@@ -66,4 +68,85 @@ function bodyError(err: unknown, req: Request): unknown {
     return new StrataError('invalid_body_encoding', `The request body does not decode as Content-Encoding ${coding}.`);
   }
   return err;
+}
+
+/** The media types a raw NDJSON body may be sent as. */
+const NDJSON_TYPES = ['application/x-ndjson', 'application/ndjson', 'application/jsonl', 'application/x-jsonlines'];
+
+/**
+ * A route that reads its body itself, as a stream (`rawBody` in its RouteSpec row): the media type
+ * is checked here, before anything is read (415 otherwise); the bytes are read by `rawBodyChunks`.
+ */
+export function checkRawBody(req: Request, kind: 'ndjson'): void {
+  if (kind !== 'ndjson') return;
+  if (!hasBody(req)) throw badRequest('validation_failed', 'The request needs a body: NDJSON, one JSON document a line.', [{ path: '/', message: 'is empty' }]);
+  const type = String(req.headers['content-type'] ?? '').split(';')[0].trim().toLowerCase();
+  if (!NDJSON_TYPES.includes(type)) {
+    throw new StrataError('unsupported_media_type', 'Send the body as NDJSON with Content-Type: application/x-ndjson.');
+  }
+  const charset = charsetOf(req.headers['content-type'] ?? '');
+  if (charset !== null && charset !== 'utf-8' && charset !== 'utf8') {
+    throw new StrataError('unsupported_media_type', `The body must be UTF-8; charset=${charset} is not accepted.`);
+  }
+}
+
+function decoderOf(req: Request): Transform | null {
+  const coding = String(req.headers['content-encoding'] ?? 'identity').trim().toLowerCase();
+  switch (coding) {
+    case 'identity':
+    case '':
+      return null;
+    case 'gzip':
+    case 'x-gzip':
+      return createGunzip();
+    case 'deflate':
+      return createInflate();
+    case 'br':
+      return createBrotliDecompress();
+    default:
+      throw new StrataError('unsupported_media_type', 'Content-Encoding must be gzip, deflate, br or identity.');
+  }
+}
+
+/**
+ * The body of a raw route as it arrives, decoded (Content-Encoding), at most `limit` bytes once
+ * decoded (413 `payload_too_large` naming `what`). Pulled by the consumer: while it does not ask for
+ * more, nothing more is read from the socket (TCP back-pressure reaches the client). A body that does
+ * not decode: 400 `invalid_body_encoding`; a client that stops sending midway: 400 `invalid_request`.
+ */
+export async function* rawBodyChunks(req: Request, limit: number, what: string): AsyncGenerator<Buffer> {
+  const declared = Number(req.headers['content-length'] ?? NaN);
+  const decoder = decoderOf(req);
+  if (!decoder && declared > limit) throw payloadTooLarge(`The body is ${declared} bytes; at most ${limit} (${what}) are accepted.`);
+  // Not the request's default iterator: leaving it early would destroy the request, and the socket with
+  // it, before the refusal could be answered.
+  const source: AsyncIterable<Buffer> = decoder ? req.pipe(decoder) : req.iterator({ destroyOnReturn: false });
+  // pipe() does not pass the request's errors on: an aborted request must end the decoder's stream too
+  const onAbort = () => decoder?.destroy(Object.assign(new Error('request aborted'), { code: 'ECONNRESET' }));
+  if (decoder) req.once('error', onAbort).once('aborted', onAbort);
+  let total = 0;
+  try {
+    for await (const chunk of source) {
+      total += chunk.length;
+      if (total > limit) throw payloadTooLarge(`The body is larger than ${limit} bytes (${what}) once decoded.`);
+      yield chunk;
+    }
+    if (!req.complete) throw new StrataError('invalid_request', 'The request body was incomplete.');
+  } catch (err) {
+    if (err instanceof StrataError) throw err;
+    const code = (err as { code?: string }).code;
+    if (code === 'ECONNRESET' || code === 'ERR_STREAM_PREMATURE_CLOSE') throw new StrataError('invalid_request', 'The request body was incomplete.');
+    if (decoder) throw new StrataError('invalid_body_encoding', `The request body does not decode as Content-Encoding ${String(req.headers['content-encoding'])}.`);
+    throw err;
+  } finally {
+    if (decoder) {
+      req.off('error', onAbort).off('aborted', onAbort);
+      req.unpipe(decoder);
+      decoder.destroy();
+    }
+    // Refused before its end (a bad line, too large): the rest is read and discarded, as Node does with a
+    // body nobody reads, so the answer reaches the client and the connection stays usable. The client's
+    // time to send it all is bounded by server.request_timeout_ms.
+    if (!req.complete) req.resume();
+  }
 }

@@ -45,6 +45,12 @@ interface RouteRow {
    * read-only POST routes (retrieve, context, login) set false and are served from the local replica.
    */
   writes?: boolean;
+  /**
+   * The route reads its body itself, as a stream of this format (`POST /v1/import`): no JSON body is
+   * read or validated for it; app.ts checks the media type, the handler pulls the bytes with
+   * http/body.ts `rawBodyChunks` and its own size limit.
+   */
+  rawBody?: 'ndjson';
 }
 
 /**

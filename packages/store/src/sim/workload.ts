@@ -10,7 +10,8 @@ import { createHash } from 'node:crypto';
 import type {
   Command, ConsolidateCommand, InsightsCommand, L3EventPlan, L3RecordUpdate, PendingRef, ProposedEvent, UnitWithVector,
 } from '../commands';
-import type { StateDb } from '../db';
+import { encodeVector, type StateDb } from '../db';
+import type { EventConsolidation, ExportRecord } from '../export-format';
 import { prefixRange, SEP } from '../keys';
 import { RELATIONS, TASK_STATUSES, type Edge, type Goal, type L3Task, type MemoryUnit, type TaskStatus } from '../types';
 import type { Draw } from './draw';
@@ -35,7 +36,7 @@ const WEIGHTS: [CommandKind, number][] = [
   ['events.ingest', 24], ['memory.consolidate', 14], ['memory.consolidation_failed', 2], ['memory.insights', 6],
   ['l3.plan', 6], ['l3.task_status', 8], ['graph.add_edge', 5], ['memory.delete', 3], ['semantic.plan', 3],
   ['semantic.execute', 3], ['memory.reinforce', 5], ['memory.prune', 3], ['user.set_org', 3], ['auth.bootstrap', 1],
-  ['auth.set_password', 1], ['apikey.create', 2], ['apikey.revoke', 1], ['retry', 3],
+  ['auth.set_password', 1], ['apikey.create', 2], ['apikey.revoke', 1], ['import.records', 4], ['retry', 3],
 ];
 const TOTAL = WEIGHTS.reduce((s, [, w]) => s + w, 0);
 
@@ -182,6 +183,8 @@ export class Workload {
         const ids = (await collect(db.auth.keys(prefixRange('apikey')), 50)).map(tail);
         return { type: 'apikey.revoke', key_id: ids.length && d.chance(0.8) ? d.pick(ids) : d.uuid() };
       }
+      case 'import.records':
+        return this.importRecords(db, user, now);
     }
   }
 
@@ -357,6 +360,57 @@ export class Workload {
       ? this.event(user, before.stream_id, now, { content: `Task '${before.title}' completed.`, role: 'system', level: 3, parent_id: before.task_id, task_status: 'completed', task_progress: 1 })
       : null;
     return { type: 'l3.task_status', user_id: user, at: iso(now), task_id: task.task_id, updates, sediment };
+  }
+
+  /**
+   * A chunk of an import file as the import operation proposes it: new records of every kind (events in
+   * every consolidation state, units with vectors and stats, a superseded one, edges, a goal and its
+   * task, the user's org) mixed with records stored already, an edge to a missing unit and a record
+   * repeated in the chunk, which apply skips.
+   */
+  private async importRecords(db: StateDb, user: string, now: number): Promise<Command> {
+    const d = this.draw;
+    const at = iso(now);
+    const stream = d.pick(STREAMS);
+    const records: ExportRecord[] = [];
+    for (const u of d.some(await this.unitsOf(db, user), 2)) records.push({ kind: 'unit', ...u, vector: null, stats: null });
+    for (const { seq: _seq, ...e } of d.some(await collect(db.events.values(prefixRange(user)), 50), 1)) {
+      records.push({ kind: 'event', ...e, consolidation: { state: 'consolidated' }, l3_source: null });
+    }
+    const goal: Goal | null = d.chance(0.5)
+      ? { id: d.uuid(), user_id: user, stream_id: stream, content: `imported goal ${this.counter++}`, status: 'pending', progress: 0, source_event_id: null, transaction_time: at }
+      : null;
+    const states: EventConsolidation[] = [
+      { state: 'pending' }, { state: 'consolidated' }, { state: 'dropped', reason: 'noise', at }, { state: 'failed', error: 'llm timeout', attempts: 3, at },
+    ];
+    const events = Array.from({ length: 1 + d.int(3) }, () => this.event(user, stream, now - d.int(5000)));
+    if (d.chance(0.2)) {
+      const bytes = Buffer.from(`image bytes ${d.int(3)}`);
+      const asset_id = createHash('sha256').update(bytes).digest('hex');
+      records.push({ kind: 'asset', user_id: user, asset_id, data_b64: bytes.toString('base64') });
+      events[0].assets = [{ asset_id, media_type: 'image', size: bytes.length, url: null, phash: null }];
+    }
+    events.forEach((e, i) => records.push({ kind: 'event', ...e, consolidation: d.pick(states), l3_source: goal && i === 0 ? { kind: 'goal', id: goal.id } : null }));
+    const [a, b] = [this.unit(user, 1, now, [events[0].event_id]), this.unit(user, d.chance(0.3) ? 2 : 1, now, [])];
+    const retired = d.chance(0.4) ? { ...a, retired_at: at, retired_reason: 'superseded' as const, superseded_by: b.id } : a;
+    const vector = () => (d.chance(0.8) ? encodeVector(d.vector(DIMS), 'sim-embedder-8') : null);
+    records.push({ kind: 'unit', ...retired, vector: vector(), stats: d.chance(0.5) ? { retrievals: 1 + d.int(3), last_retrieved_at: at } : null });
+    records.push({ kind: 'unit', ...b, vector: vector(), stats: null });
+    const others = (await this.unitsOf(db, user)).map((u) => u.id);
+    records.push({ kind: 'edge', ...this.edge(user, b.id, a.id, now, 'EvolvedTo') });
+    if (others.length) records.push({ kind: 'edge', ...this.edge(user, a.id, d.pick(others), now) });
+    records.push({ kind: 'edge', ...this.edge(user, a.id, d.uuid(), now) });
+    if (goal) {
+      records.push({ kind: 'goal', ...goal });
+      records.push({
+        kind: 'task', task_id: d.uuid(), user_id: user, org_id: null, agent_id: null, stream_id: stream, parent_id: goal.id, title: `imported task ${this.counter++}`,
+        description: '', status: d.pick(TASK_STATUSES), status_reason: null, progress: 0, dependencies: [], context_refs: [events[0].event_id], created_at: at, updated_at: at,
+        result_summary: null,
+      });
+    }
+    records.push({ kind: 'user', user_id: user, org_id: d.chance(0.5) ? d.pick(ORGS) : null });
+    if (d.chance(0.2)) records.push(d.pick(records));
+    return { type: 'import.records', at, records };
   }
 
   private async execute(db: StateDb, now: number): Promise<Command | null> {

@@ -1,0 +1,135 @@
+/**
+ * Import of an export file (CONTRACT §14, docs/export-format.md). Transport free: a principal and a
+ * byte stream in, the counts out. The file is read line by line and each line checked in full (its
+ * kind's schema, the credentials' scope over its user and org) before it joins the chunk of its user's
+ * shard; a chunk is proposed as one `import.records` command once it holds `import.chunk_records`
+ * records or `import.chunk_bytes` bytes, and at the end. Reading waits while a chunk is proposed, so
+ * memory holds at most a chunk per shard whatever the file's size. A bad line stops the import there:
+ * nothing from it on is proposed (chunks proposed before it stay, and importing the corrected file
+ * again skips them, since apply skips every record whose id is stored).
+ */
+import { encodeVector, conflict, recordOrgs, settle, StrataError, EXPORT_KINDS, type ExportKind, type ExportRecord, type ImportCommand } from '@strata/store';
+import type { Principal } from '../auth/principal';
+import { isUnscoped, requireNamedOrgs } from '../auth/scope';
+import type { Services } from '../services';
+import type { Shard } from '../shards';
+import { LineParser, ndjsonLines, type ParsedHeader } from './export-lines';
+
+export interface ImportInput {
+  /** the file's bytes (decoded), pulled as the import goes */
+  body: AsyncIterable<Uint8Array>;
+  /**
+   * When the file's vectors were made by another embedder than this node's: false refuses the file
+   * (409), true embeds its units again with this node's embedder before they are stored.
+   */
+  reembed: boolean;
+}
+
+const PLURAL: Record<ExportKind, string> = { event: 'events', asset: 'assets', unit: 'units', edge: 'edges', goal: 'goals', task: 'tasks', user: 'users' };
+export type ImportCounts = Record<string, number>;
+
+export interface ImportOutput {
+  status: 'imported';
+  /** records written, by kind (events, assets, units, edges, goals, tasks, users) */
+  counts: ImportCounts;
+  /** records skipped because their id was stored already (an edge also when one of its units is missing) */
+  skipped: ImportCounts;
+}
+
+interface Chunk {
+  records: ExportRecord[];
+  bytes: number;
+}
+
+const zero = (): ImportCounts => Object.fromEntries(EXPORT_KINDS.map((k) => [PLURAL[k], 0]));
+
+export async function importFile(services: Services, principal: Principal, input: ImportInput): Promise<ImportOutput> {
+  const limits = services.config.import;
+  const { embedder } = services.providers;
+  const parser = new LineParser();
+  const counts = zero();
+  const skipped = zero();
+  const chunks = new Map<Shard, Chunk>();
+  const authorized = new Set<string>();
+  let header: ParsedHeader | null = null;
+  const started = Date.now();
+
+  /** Vectors of another embedder than this node's, made again here (only with `reembed`). */
+  const reembedded = async (records: ExportRecord[]): Promise<ExportRecord[]> => {
+    const stale = records.filter((r) => r.kind === 'unit' && r.vector !== null && (r.vector.embedder_id !== embedder.id || r.vector.dims !== embedder.dimensions));
+    for (let i = 0; i < stale.length; i += 256) {
+      const batch = stale.slice(i, i + 256) as Extract<ExportRecord, { kind: 'unit' }>[];
+      const vectors = await embedder.embed(batch.map((u) => u.content));
+      batch.forEach((u, j) => (u.vector = encodeVector(vectors[j], embedder.id)));
+    }
+    return records;
+  };
+
+  const flush = async (shard: Shard) => {
+    const chunk = chunks.get(shard);
+    if (!chunk || chunk.records.length === 0) return;
+    chunks.delete(shard);
+    const records = input.reembed ? await reembedded(chunk.records) : chunk.records;
+    const command: ImportCommand = { type: 'import.records', at: new Date().toISOString(), records };
+    const answer = settle(await shard.log.propose(command));
+    for (const kind of EXPORT_KINDS) {
+      counts[PLURAL[kind]] += answer.imported[kind];
+      skipped[PLURAL[kind]] += answer.skipped[kind];
+    }
+  };
+
+  /** The credentials must cover the record's user (checked once per user) and every org it names. */
+  const authorize = async (record: ExportRecord, line: number) => {
+    if (isUnscoped(principal)) return;
+    const orgs = recordOrgs(record);
+    try {
+      if (!authorized.has(record.user_id)) {
+        await services.scope.authorizeUser(principal, { user_id: record.user_id, org_ids: orgs, write: true });
+        authorized.add(record.user_id);
+      } else {
+        requireNamedOrgs(principal, orgs);
+      }
+    } catch (err) {
+      if (err instanceof StrataError && err.code === 'forbidden') {
+        throw new StrataError('forbidden', `Line ${line}: ${err.message}`, [{ path: `/line/${line}/user_id`, message: err.message }]);
+      }
+      throw err;
+    }
+  };
+
+  for await (const line of ndjsonLines(input.body, limits.max_line_bytes)) {
+    if (header === null) {
+      header = parser.header(line);
+      refuseOtherEmbedder(header, embedder, input.reembed);
+      continue;
+    }
+    const record = parser.record(line);
+    await authorize(record, line.number);
+    const shard = services.shards.forUser(record.user_id);
+    let chunk = chunks.get(shard);
+    if (!chunk) chunks.set(shard, (chunk = { records: [], bytes: 0 }));
+    chunk.records.push(record);
+    chunk.bytes += Buffer.byteLength(line.text, 'utf8');
+    if (chunk.records.length >= limits.chunk_records || chunk.bytes >= limits.chunk_bytes) await flush(shard);
+  }
+  if (header === null) {
+    throw new StrataError('validation_failed', `The file is empty: its first line must be the header {"kind":"header","format":"strata-export","version":1,...}.`, [{ path: '/line/1', message: 'is missing' }]);
+  }
+  for (const shard of [...chunks.keys()].sort((a, b) => a.id - b.id)) await flush(shard);
+  services.logger.info({ counts, skipped, ms: Date.now() - started }, 'import done');
+  return { status: 'imported', counts, skipped };
+}
+
+/**
+ * Vectors are comparable only with vectors of the same embedder: a file made with another one would
+ * rank by vectors the node's queries cannot be compared with. Refused (409) unless the caller asks for
+ * the units to be embedded again.
+ */
+function refuseOtherEmbedder(header: ParsedHeader, embedder: { id: string; dimensions: number }, reembed: boolean): void {
+  if (!header.embedder || reembed) return;
+  if (header.embedder.id === embedder.id && header.embedder.dimensions === embedder.dimensions) return;
+  throw conflict(
+    `The file's vectors were made by embedder '${header.embedder.id}' (${header.embedder.dimensions} dimensions); this node embeds with '${embedder.id}' (${embedder.dimensions}). ` +
+    'Import with ?reembed=true to embed its memory units again with this node\'s embedder (retrieval then ranks by the new vectors).',
+  );
+}
