@@ -1,0 +1,116 @@
+/**
+ * MCP over streamable HTTP at `/mcp` (CONTRACT §12), with the official SDK's transport. Every request
+ * is authenticated like `/v1` (x-api-key or Bearer); a session belongs to the credentials that opened
+ * it, and its tools act with the principal of each request (a revoked key stops working at once).
+ * Sessions are stateful (a stream per session) and bounded (sessions.ts).
+ */
+import { randomUUID } from 'node:crypto';
+import type { Express, NextFunction, Request, Response } from 'express';
+import { McpServer } from '@modelcontextprotocol/sdk/server/mcp.js';
+import { StreamableHTTPServerTransport } from '@modelcontextprotocol/sdk/server/streamableHttp.js';
+import { isInitializeRequest } from '@modelcontextprotocol/sdk/types.js';
+import type { Principal } from '../auth/principal';
+import type { AuthService } from '../auth/service';
+import { jsonBodyReader } from '../http/body';
+import type { Services } from '../services';
+import { checkIdentifier, type Validator } from '../validation';
+import type { LeaderGate } from './leader';
+import { SessionTable, type HeldSession } from './sessions';
+import { registerTools, type ToolCaller } from './tools';
+
+export const MCP_PATH = '/mcp';
+/** Names the session's default user (what `strata mcp --user` sends). */
+export const MCP_USER_HEADER = 'x-strata-user';
+
+interface McpSession extends HeldSession {
+  transport: StreamableHTTPServerTransport;
+  stream_id: string;
+  default_user: string | null;
+}
+
+export interface McpEndpointOptions {
+  services: Services;
+  auth: AuthService;
+  validator: Validator;
+  leader: LeaderGate;
+  bodyLimit: number;
+}
+
+/** A JSON-RPC error answer, as MCP clients expect from the transport. */
+function rpcError(res: Response, status: number, message: string): void {
+  res.status(status).json({ jsonrpc: '2.0', error: { code: status === 404 ? -32001 : -32000, message }, id: null });
+}
+
+function credentialsOf(req: Request): Record<string, string> {
+  const out: Record<string, string> = {};
+  for (const name of ['authorization', 'x-api-key']) {
+    const v = req.headers[name];
+    if (typeof v === 'string') out[name] = v;
+  }
+  return out;
+}
+
+export function mountMcp(app: Express, options: McpEndpointOptions): { close(): Promise<void> } {
+  const { services, auth } = options;
+  const { max_sessions, session_idle_s } = services.config.mcp;
+  const sessions = new SessionTable<McpSession>(max_sessions, session_idle_s * 1000);
+  const readBody = jsonBodyReader(options.bodyLimit);
+
+  const openSession = async (principal: Principal, req: Request): Promise<McpSession> => {
+    const header = req.headers[MCP_USER_HEADER];
+    const defaultUser = typeof header === 'string' && header !== '' ? checkIdentifier(header, `header:${MCP_USER_HEADER}`) : null;
+    const server = new McpServer({ name: 'strata', version: '1.0.0' }, {
+      instructions: 'Long-term memory for this user: call recall or get_context before answering questions about the user, remember for facts worth keeping, forget then confirm_forget to delete.',
+    });
+    const session: McpSession = {
+      owner: `${principal.kind}:${principal.subject}`,
+      stream_id: randomUUID(),
+      default_user: defaultUser,
+      transport: new StreamableHTTPServerTransport({
+        sessionIdGenerator: () => randomUUID(),
+        onsessioninitialized: (id) => sessions.add(id, session),
+        onsessionclosed: (id) => sessions.remove(id),
+      }),
+      close: async () => {
+        await session.transport.close();
+        await server.close();
+      },
+    };
+    registerTools(server, {
+      services, validator: options.validator, leader: options.leader,
+      callerOf: (extra): ToolCaller => {
+        const call = extra.authInfo?.extra as { principal: Principal; credentials: Record<string, string> } | undefined;
+        if (!call) throw new Error('an MCP tool ran without the caller of its request');
+        return { principal: call.principal, credentials: call.credentials, stream_id: session.stream_id, default_user: session.default_user };
+      },
+    });
+    await server.connect(session.transport);
+    return session;
+  };
+
+  const handle = async (req: Request, res: Response) => {
+    const key = req.headers['x-api-key'];
+    const principal = await auth.authenticate(req.headers.authorization, Array.isArray(key) ? key[0] : key);
+    await readBody(req, res);
+    const id = req.headers['mcp-session-id'];
+    let session: McpSession | undefined;
+    if (typeof id === 'string') {
+      session = sessions.use(id, `${principal.kind}:${principal.subject}`);
+      if (!session) return rpcError(res, 404, 'Session not found (closed, expired or opened with other credentials); start a new session.');
+    } else if (req.method === 'POST' && isInitializeRequest(req.body)) {
+      session = await openSession(principal, req);
+    } else {
+      return rpcError(res, 400, 'Start a session with an initialize request, then send its Mcp-Session-Id header.');
+    }
+    const authInfo = { token: '', clientId: principal.subject, scopes: [principal.role], extra: { principal, credentials: credentialsOf(req) } };
+    await session.transport.handleRequest(Object.assign(req, { auth: authInfo }), res, req.body);
+  };
+
+  for (const method of ['post', 'get', 'delete'] as const) {
+    app[method](MCP_PATH, (req: Request, res: Response, next: NextFunction) => {
+      res.locals.route = MCP_PATH;
+      handle(req, res).catch(next);
+    });
+  }
+  return { close: () => sessions.closeAll() };
+}
