@@ -95,6 +95,28 @@ export const SCHEMAS = {
     properties: { org_id: { ...nullable(IDENTIFIER), description: "the user's organization; null: none" } },
   },
   Event: EVENT,
+  Facts: {
+    type: 'object', required: ['facts'],
+    properties: {
+      facts: {
+        type: 'array',
+        items: {
+          type: 'object', required: ['content'],
+          properties: {
+            content: { type: 'string', minLength: 1, maxLength: 65536, pattern: '\\S', description: 'the fact, as a sentence' },
+            memory_type: { type: ['string', 'null'], enum: ['factual', 'procedural', null], description: 'default factual' },
+            keywords: { type: ['array', 'null'], maxItems: 64, items: { type: 'string', minLength: 1, maxLength: 256 } },
+            valid_time: { type: ['string', 'null'], format: 'date-time', description: 'when it became true (default: now)' },
+            org_id: nullable(IDENTIFIER),
+            agent_id: nullable(IDENTIFIER),
+            stream_id: { type: ['string', 'null'], pattern: UUID_PATTERN },
+            subject: { type: ['string', 'null'], minLength: 1, maxLength: 256, description: 'with attribute: what the fact is about, for corrections' },
+            attribute: { type: ['string', 'null'], minLength: 1, maxLength: 256, description: 'with subject: which property it states (e.g. residence)' },
+          },
+        },
+      },
+    },
+  },
   EventBatch: {
     type: 'object', required: ['events'],
     properties: { events: { type: 'array', items: EVENT } },

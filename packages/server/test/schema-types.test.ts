@@ -54,6 +54,7 @@ const SAMPLES: { [N in SchemaName]: Body<N> } = {
   UserOrg: { org_id: null },
   Event: { content: 'hello', content_type: 'text', role: 'user', level: 0, metadata: { a: 1 }, valid_time: '2024-01-01T00:00:00Z' },
   EventBatch: { events: [{ content: 'a' }, { content: 'b', org_id: 'acme' }] },
+  Facts: { facts: [{ content: 'Ana lives in Porto.', subject: 'ana', attribute: 'residence', keywords: ['porto'], stream_id: null }] },
   Retrieve: { query: 'where', limit: 3, scope: 'stream', consistency: 'linearizable', as_of: null },
   Context: { query: 'where', user_id: 'u1', format: 'xml', token_budget: 256, stream_id: null },
   TaskStatus: { status: { Blocked: 'waiting' }, progress: 0.5, reopen: null },

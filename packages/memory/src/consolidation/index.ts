@@ -15,3 +15,4 @@ export * from './drafts';
 export * from './llm-extract';
 export * from './invariants';
 export * from './plan';
+export * from './facts';

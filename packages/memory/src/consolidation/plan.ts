@@ -197,7 +197,7 @@ function withoutPrefix(u: MemoryUnit): string {
 }
 
 /** The value an existing unit states for `fact`'s subject/attribute, re-read from its content. */
-function existingValue(u: MemoryUnit, fact: SubjectAttribute): string | null {
+export function existingValue(u: MemoryUnit, fact: SubjectAttribute): string | null {
   const body = withoutPrefix(u);
   const found = extractSubjectAttribute(body, fact.subject);
   return found && found.attribute === fact.attribute ? found.value : null;
