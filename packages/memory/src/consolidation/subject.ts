@@ -30,6 +30,22 @@ const FIRST_PERSON: { re: RegExp; attribute: string | ((m: RegExpExecArray) => s
   { re: new RegExp(`^(?:(?:and|so|but|well|oh|also|btw|by the way|ok|okay|yes|yeah|no|anyway)[,]?\\s+)*my\\s+((?:new\\s+|current\\s+|updated\\s+|latest\\s+)?[\\p{L}'-]+(?:\\s+[\\p{L}'-]+){0,3}?)\\s+(?:is|'s)\\s+(?!(?:a|an|the|so|very|really|too|not|also|just|still|great|good|bad|nice|fine|awesome|amazing|about|important|like|more|less|getting|going|pretty|quite|kind|sort|always|never|being|such|one|something|all|what|how|why|that|because)\\b)${VALUE}${END}`, 'iu'), attribute: (m) => normalizeAttribute(m[1]) },
 ];
 const THIRD_PERSON_BIRTHDAY = new RegExp(`\\b([\\p{Lu}][\\p{L}'-]+(?:\\s+[\\p{Lu}][\\p{L}'-]+)?)'s\\s+birthday\\s+is\\s+(?:on\\s+)?${VALUE}${END}`, 'u');
+/**
+ * A named person's residence, occupation or employer, stated in the third person ("Dylan lives in
+ * Lisbon", "Actually, Rosa now lives in Ghent", "Felix moved to Quito", "Ravi works as a vet"): the
+ * subject is the person, so a later statement about them corrects it like a first-person one does. The
+ * name opens the clause (after an opener such as "actually"), so "my friend Sam lives in …" is not read.
+ */
+const NAMED = "(?:^|[.!?;]\\s+)(?:(?:[Aa]ctually|[Cc]orrection|[Aa]lso|[Ss]o|[Aa]nd|[Nn]ow|[Bb]tw|[Oo]h)[,:]?\\s+)*([\\p{Lu}][\\p{L}'-]+)\\s+(?:(?:now|currently|still|just|recently|finally|has|has\\s+just)\\s+)*";
+const THIRD_PERSON: { re: RegExp; attribute: string }[] = [
+  { re: new RegExp(`${NAMED}(?:lives|resides|is\\s+based|is\\s+living)\\s+(?:in|at)\\s+${VALUE}${END}`, 'u'), attribute: 'residence' },
+  { re: new RegExp(`${NAMED}(?:moved|relocated)\\s+(?:to|into)\\s+${VALUE}${END}`, 'u'), attribute: 'residence' },
+  { re: new RegExp(`${NAMED}(?:an?\\s+)?(?:apartment|flat|house|home)\\s+in\\s+${VALUE}${END}`, 'u'), attribute: 'residence' },
+  { re: new RegExp(`${NAMED}(?:works|is\\s+working)\\s+as\\s+(?:an?\\s+)?${VALUE}${END}`, 'u'), attribute: 'occupation' },
+  { re: new RegExp(`${NAMED}(?:works|is\\s+working)\\s+(?:at|for)\\s+${VALUE}${END}`, 'u'), attribute: 'employer' },
+];
+/** Capitalized words that open a clause without naming a person. */
+const NOT_A_NAME = /^(?:I|My|Your|His|Her|Our|Their|The|This|That|These|Those|It|He|She|We|They|You|There|Here|Everyone|Someone|Nobody|Everybody|Somebody|One|Who|What|Where|When|Why|How)$/;
 const ACTUALLY = new RegExp(`^\\s*(?:actually|correction|sorry|oops|wait|no)[,:]?\\s*(?:I\\s+meant\\s+|it(?:'s| is)\\s+(?:actually\\s+)?|make\\s+that\\s+)?${VALUE}\\s*(?:[.!?]|$)`, 'i');
 /** "Sorry, it's been a long day" is not a correction: the softer openers need "I meant"/"make that"/"it's actually". */
 const ACTUALLY_STRICT = /^\s*(?:(?:actually|correction)[,:]?\s*(?:I\s+meant|it(?:'s| is)|make\s+that)|(?:sorry|oops|wait|no)[,:]?\s*(?:I\s+meant|make\s+that|it(?:'s| is)\s+actually))\b/i;
@@ -78,6 +94,12 @@ export function extractSubjectAttribute(text: string, subject: string, previous:
     if (value === '' || attribute === '') continue;
     if (/^(?:own|first|last|favorite|favourite|best|only|whole|old)$/.test(attribute)) continue;
     return { subject, attribute, value };
+  }
+  for (const p of THIRD_PERSON) {
+    const m = p.re.exec(text);
+    if (!m || NOT_A_NAME.test(m[1])) continue;
+    const value = normalizeValue(m[2]);
+    if (value !== '') return { subject: m[1].toLowerCase(), attribute: p.attribute, value };
   }
   return null;
 }

@@ -11,6 +11,7 @@ import { arbitrate } from './arbitration';
 import { buildUnitFilter, type RetrievalScope } from './filters';
 import { fuse, type FusionOptions } from './fusion';
 import { MAX_GRAPH_DEPTH } from './graph';
+import { facetsOf, type Facet } from '../text';
 import { isNamedSpeaker, queryTimeRanges, speakersNamedIn } from './query';
 import type { Neighbors, RankedList, RetrievalUnit, ScoredUnit } from './types';
 
@@ -94,12 +95,45 @@ export interface RetrieveOutcome<U extends RetrievalUnit> {
  * 0.43 vs 0.65); text 1 / vector 0.7 fused beat BM25 alone at every k and budget. With a stronger
  * embedder configure a higher vector weight.
  */
-export const DEFAULT_WEIGHTS: Record<string, number> & { vector: number; text: number; image: number; graph: number } = {
+export const DEFAULT_WEIGHTS: Record<string, number> & { vector: number; text: number; image: number; graph: number; facet: number } = {
   vector: 0.7, text: 1, image: 1, graph: 0.5,
   // field lists (derived indexes' `own` and `context`): LoCoMo dev, own 0.3-0.7 × context 0.3-0.5 all
   // within ±0.004 of recall@10 0.781; 0.5 each
   own: 0.5, context: 0.5,
+  // units stating the kind of fact the query asks about (text/facets.ts): see docs/retrieval-tuning.md
+  facet: 1,
 };
+
+/** The facets a unit's own words state, computed once per unit record (records are replaced, never changed). */
+const UNIT_FACETS = new WeakMap<object, ReadonlySet<Facet>>();
+function unitFacets(unit: RetrievalUnit): ReadonlySet<Facet> {
+  let f = UNIT_FACETS.get(unit);
+  if (!f) UNIT_FACETS.set(unit, (f = facetsOf(unit.content)));
+  return f;
+}
+
+/** The candidates of `lists` whose own words state one of `wanted`, ordered by their best rank in any list. */
+function facetList<U extends RetrievalUnit>(lists: RankedList[], wanted: ReadonlySet<Facet>, getUnit: (id: string) => U | undefined): RankedList['items'] {
+  const best = new Map<string, number>();
+  for (const list of lists) {
+    list.items.forEach((item, rank) => {
+      const before = best.get(item.id);
+      if (before === undefined || rank < before) best.set(item.id, rank);
+    });
+  }
+  const out: { id: string; rank: number }[] = [];
+  for (const [id, rank] of best) {
+    const unit = getUnit(id);
+    if (!unit) continue;
+    for (const f of unitFacets(unit)) {
+      if (wanted.has(f)) {
+        out.push({ id, rank });
+        break;
+      }
+    }
+  }
+  return out.sort((a, b) => a.rank - b.rank || (a.id < b.id ? -1 : a.id > b.id ? 1 : 0)).map(({ id }) => ({ id, score: 1 }));
+}
 
 export function retrieve<U extends RetrievalUnit>(
   sources: RetrievalSources<U>,
@@ -150,6 +184,10 @@ export function retrieve<U extends RetrievalUnit>(
     const items = mergeByScore(field.indexes.map((ix) => ix.search(request.query, candidates, { filter: idFilter })), candidates);
     lists.push({ name: field.name, weight: weights[field.name] ?? 0.5, items });
   }
+  // Facets (text/facets.ts): among the candidates, the units stating the kind of fact the query asks
+  // about, best first by their best rank elsewhere. Only when the query asks about a kind of fact.
+  const queryFacets = facetsOf(request.query);
+  if (queryFacets.size > 0) lists.push({ name: 'facet', weight: weights.facet, items: facetList(lists, queryFacets, sources.getUnit) });
   // The image list only counts (in the maximum too) when the query carries an image.
   if (sources.imageMatches) lists.push({ name: 'image', weight: weights.image, items: sources.imageMatches });
 

@@ -7,3 +7,4 @@ export * from './words';
 export * from './stopwords';
 export * from './stem';
 export * from './attributes';
+export * from './facets';
