@@ -14,7 +14,7 @@ const LAYERS = {
   service: ['memory', 'store', 'raft'],
   server: ['service', 'memory', 'store', 'raft'],
   client: [],
-  cli: ['client'],
+  cli: ['client', 'server'], // server: only `strata serve`, which runs the node's entry (@strata/server/main)
 };
 
 function boundaryRule(pkg) {
@@ -25,7 +25,7 @@ function boundaryRule(pkg) {
     { regex: '^@strata/[^/]+/src(/|$)', message: "another package's src/ is private: import what its package.json `exports` offers (add an export there if something is missing)" },
     { regex: `^(\\.\\./){2,}(${siblings})(/|$)`, message: 'a relative path into another package bypasses its `exports`: import it by its @strata/ name' },
   ];
-  const upward = { regex: `^@strata/(?!(${[pkg, ...allowed].join('|')})(/|$))`, message: `imports point downward only (cli → client; server → service → memory → store → raft): ${pkg} may import ${below}` };
+  const upward = { regex: `^@strata/(?!(${[pkg, ...allowed].join('|')})(/|$))`, message: `imports point downward only (cli → client, server; server → service → memory → store → raft): ${pkg} may import ${below}` };
   return ['error', { patterns: [...deepPatterns, upward] }];
 }
 
@@ -46,4 +46,15 @@ export default tseslint.config(
     },
   },
   ...boundaries,
+  {
+    // the dashboard's browser modules, served as they are (packages/server/src/http/dashboard.ts)
+    files: ['packages/server/dashboard/**/*.js'],
+    languageOptions: {
+      sourceType: 'module',
+      globals: Object.fromEntries([
+        'window', 'document', 'location', 'history', 'navigator', 'sessionStorage', 'fetch', 'URL', 'URLSearchParams', 'FormData',
+        'performance', 'requestAnimationFrame', 'addEventListener', 'atob', 'confirm',
+      ].map((name) => [name, 'readonly'])),
+    },
+  },
 );

@@ -64,7 +64,8 @@ interface Target {
 }
 interface Expectation {
   scope: Scope;
-  request: (t: Target) => { path: string; body?: unknown };
+  /** `ndjson`: a raw NDJSON body (POST /v1/import) instead of a JSON one */
+  request: (t: Target) => { path: string; body?: unknown; ndjson?: string };
   /** the status of an authorized call (default 200): a 404 for an unknown id still proves the scope check passed */
   ok?: number;
   /** the body may name an org_id: the request is also made naming acme and naming globex */
@@ -109,8 +110,14 @@ const EXPECTATIONS: Record<string, Expectation> = {
   'GET /v1/users/{user_id}/streams/{stream_id}/events': { scope: 'user', request: (t) => ({ path: userPath(t, `/streams/${S}/events`) }) },
   'GET /v1/status/pending': { scope: 'scoped', request: () => ({ path: '/v1/status/pending' }) },
   'GET /v1/status/failed': { scope: 'scoped', request: () => ({ path: '/v1/status/failed' }) },
+  'POST /v1/users/{user_id}/facts': {
+    scope: 'user', namesOrg: true, request: (t) => ({ path: userPath(t, '/facts'), body: { facts: [{ content: 'The lighthouse keeper retired in 1990.', ...orgField(t) }] } }),
+  },
   'GET /v1/users/{user_id}/memories': { scope: 'user', request: (t) => ({ path: userPath(t, '/memories?include_retired=true') }) },
   'GET /v1/users/{user_id}/events/dropped': { scope: 'user', request: (t) => ({ path: userPath(t, '/events/dropped') }) },
+  'GET /v1/users/{user_id}/memories/{id}': { scope: 'user', request: (t) => ({ path: userPath(t, `/memories/${UNKNOWN}`) }), ok: 404 },
+  'GET /v1/users/{user_id}/graph/edges': { scope: 'user', request: (t) => ({ path: userPath(t, '/graph/edges') }) },
+  'GET /v1/users/{user_id}/streams': { scope: 'user', request: (t) => ({ path: userPath(t, '/streams') }) },
   'GET /v1/users/{user_id}/streams/{stream_id}/tasks/tree': { scope: 'user', request: (t) => ({ path: userPath(t, `/streams/${S}/tasks/tree`) }) },
   'GET /v1/users/{user_id}/tasks/tree': { scope: 'user', request: (t) => ({ path: userPath(t, '/tasks/tree') }) },
   'GET /v1/users/{user_id}/tasks/ready': { scope: 'user', request: (t) => ({ path: userPath(t, '/tasks/ready') }) },
@@ -137,6 +144,13 @@ const EXPECTATIONS: Record<string, Expectation> = {
   'POST /v1/users/{user_id}/streams/{stream_id}/retrieve': {
     scope: 'user', namesOrg: true, request: (t) => ({ path: userPath(t, `/streams/${S}/retrieve`), body: { query: 'lighthouse', limit: 100, ...orgField(t) } }),
   },
+  'GET /v1/users/{user_id}/export': { scope: 'user', request: (t) => ({ path: userPath(t, '/export') }) },
+  'GET /v1/export': { scope: 'service', request: () => ({ path: '/v1/export' }) },
+  'POST /v1/import': {
+    // a file naming the target user and no org: importing it writes nothing (a user line without an org is skipped)
+    scope: 'user',
+    request: (t) => ({ path: '/v1/import', ndjson: `{"kind":"header","format":"strata-export","version":1}\n${JSON.stringify({ kind: 'user', user_id: t.user, org_id: null })}\n` }),
+  },
   'POST /v1/memory/context': {
     scope: 'user', namesOrg: true,
     request: (t) => ({ path: '/v1/memory/context', body: { user_id: t.user, query: 'lighthouse', token_budget: 8192, limit: 100, ...orgField(t) } }),
@@ -149,6 +163,7 @@ interface Call {
   body?: unknown;
   /** the API key to send; null: no credentials; absent: the admin key */
   key?: string | null;
+  ndjson?: string;
 }
 
 describe('scopes: every route × every kind of key × targets in and out of scope', () => {
@@ -157,9 +172,11 @@ describe('scopes: every route × every kind of key × targets in and out of scop
   const keys = new Map<string, string>();
   let routes: { method: string; path: string; role: Role | 'public' }[];
 
-  async function call<T = Record<string, unknown>>({ method, path, body, key }: Call) {
-    if (key === undefined) return admin.raw<T>(method, path, { body });
-    return admin.raw<T>(method, path, { body, headers: key === null ? {} : { 'x-api-key': key }, auth: false });
+  async function call<T = Record<string, unknown>>({ method, path, body, key, ndjson }: Call) {
+    const raw = ndjson === undefined ? {} : { rawBody: ndjson };
+    const type: Record<string, string> = ndjson === undefined ? {} : { 'content-type': 'application/x-ndjson' };
+    if (key === undefined) return admin.raw<T>(method, path, { body, ...raw, headers: type });
+    return admin.raw<T>(method, path, { body, ...raw, headers: key === null ? type : { ...type, 'x-api-key': key }, auth: false });
   }
   const as = (kind: string) => keys.get(kind)!;
 
@@ -238,7 +255,7 @@ describe('scopes: every route × every kind of key × targets in and out of scop
           // a route's own role comes from the table; the cluster join route is public there but needs admin
           const needed: Role = route.role === 'public' ? 'admin' : role;
           const expected = RANK[k.role] < RANK[needed] || !inScope ? 403 : ok;
-          cases.push({ label: `${route.method} ${req.path}${t.named ? ` naming ${t.named}` : ''} as ${k.name}`, call: { method: route.method, path: req.path, body, key: as(k.name) }, expected, markers: forbiddenMarkers(k) });
+          cases.push({ label: `${route.method} ${req.path}${t.named ? ` naming ${t.named}` : ''} as ${k.name}`, call: { method: route.method, path: req.path, body, ndjson: req.ndjson, key: as(k.name) }, expected, markers: forbiddenMarkers(k) });
         }
       }
     }

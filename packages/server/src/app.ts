@@ -5,7 +5,7 @@ import { StrataError, notFound } from '@strata/store';
 import type { AuthService } from './auth/service';
 import { requireRole, type Principal } from './auth/principal';
 import { precheckRoute } from './auth/scope';
-import { jsonBodyReader } from './http/body';
+import { checkRawBody, jsonBodyReader } from './http/body';
 import { sendError } from './http/errors';
 import { runHandler, type RouteContext, type RouteSpec } from './http/route';
 import type { Metrics } from './metrics';
@@ -20,6 +20,8 @@ export interface AppDeps {
   bodyLimit: number;
   /** requests per second per client address on /v1 (0 = unlimited) */
   rateLimitPerSecond: number;
+  /** endpoints outside the route table that speak another protocol (MCP at /mcp), mounted before the routes */
+  mounts?: ((app: express.Express) => void)[];
   /** runs the handler here (`run`) or sends the request to the node that must serve it (cluster forwarding) */
   forward?: (route: RouteSpec, ctx: RouteContext, run: () => Promise<void>) => Promise<void>;
 }
@@ -85,6 +87,8 @@ export function createApp(deps: AppDeps): express.Express {
     next();
   });
 
+  for (const mount of deps.mounts ?? []) mount(app);
+
   for (const route of deps.routes) {
     app[route.method](route.path, (req: Request, res: Response, next: NextFunction) => {
       res.locals.route = route.path;
@@ -121,7 +125,8 @@ async function handle(route: RouteSpec, req: Request, res: Response, deps: AppDe
     principal = await deps.auth.authenticate(req.headers.authorization, Array.isArray(key) ? key[0] : key);
     requireRole(principal, route.auth);
   }
-  await readBody(req, res);
+  if (route.rawBody) checkRawBody(req, route.rawBody);
+  else await readBody(req, res);
   const params: Record<string, string> = { ...(req.params as Record<string, string>) };
   if (params.user_id !== undefined) checkIdentifier(params.user_id, '/user_id');
   if (params.org_id !== undefined) checkIdentifier(params.org_id, '/org_id');

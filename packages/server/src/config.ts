@@ -43,6 +43,25 @@ export interface Config {
   };
   ingest: { max_batch: number; metadata_max_bytes: number; idempotency_ttl: number; max_content_bytes: number };
   retrieval: { max_limit: number; max_media_bytes: number };
+  /** MCP over streamable HTTP at /mcp (CONTRACT §12): sessions are held in memory, so they are bounded */
+  mcp: {
+    enabled: boolean;
+    /** sessions held at once; beyond, the least recently used is closed */
+    max_sessions: number;
+    /** seconds a session may stay unused before it is closed */
+    session_idle_s: number;
+  };
+  /** `POST /v1/import` (docs/export-format.md): its body is streamed, so it has its own limits. */
+  import: {
+    /** bytes of an import body (once decoded); beyond: 413 */
+    max_bytes: number;
+    /** bytes of one NDJSON line; a longer line: 413 naming it */
+    max_line_bytes: number;
+    /** records per `import.records` command at most */
+    chunk_records: number;
+    /** bytes of NDJSON per `import.records` command (a chunk is proposed once it reaches this) */
+    chunk_bytes: number;
+  };
   cluster: {
     node_id: number;
     /** initial members: node id → base URL */
@@ -134,6 +153,13 @@ export const CONFIG_SCHEMA = {
       max_content_bytes: int(1, 2 * 1024 * 1024),
     }),
     retrieval: section({ max_limit: int(1, 100), max_media_bytes: int(1, 8 * 1024 * 1024) }),
+    mcp: section({ enabled: bool(true), max_sessions: int(1, 1000, 1_000_000), session_idle_s: int(10, 1800) }),
+    import: section({
+      max_bytes: int(1024, 1024 * 1024 * 1024),
+      max_line_bytes: int(1024, 16 * 1024 * 1024),
+      chunk_records: int(1, 500, 10_000),
+      chunk_bytes: int(1024, 1024 * 1024),
+    }),
     cluster: section({
       node_id: int(1, 1),
       peers: {

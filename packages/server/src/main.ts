@@ -18,18 +18,27 @@ async function main(): Promise<void> {
     }
     throw err;
   }
-  const node = await StrataNode.start(config);
+  // The handlers are in place before the node starts: a signal that arrives while it starts, or right
+  // after it logs that it serves, stops it gracefully instead of killing the process outright.
+  let node: StrataNode | null = null;
   let signals = 0;
-  const stop = (signal: string) => {
-    if (++signals > 1) process.exit(1);
-    node.logger.info({ signal }, 'stopping');
-    node.stop().then(() => process.exit(0), (err) => {
-      node.logger.error({ err }, 'stop failed');
+  let requested: string | null = null;
+  const stopNode = (n: StrataNode, signal: string) => {
+    n.logger.info({ signal }, 'stopping');
+    n.stop().then(() => process.exit(0), (err) => {
+      n.logger.error({ err }, 'stop failed');
       process.exit(1);
     });
   };
+  const stop = (signal: string) => {
+    if (++signals > 1) process.exit(1);
+    requested = signal;
+    if (node) stopNode(node, signal);
+  };
   process.on('SIGTERM', () => stop('SIGTERM'));
   process.on('SIGINT', () => stop('SIGINT'));
+  node = await StrataNode.start(config);
+  if (requested) stopNode(node, requested);
 }
 
 main().catch((err) => {

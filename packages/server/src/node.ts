@@ -10,7 +10,9 @@ import { ClusterRuntime, RAFT_PREFIX, selfUrlOf } from './cluster/runtime';
 import { startCluster } from './cluster/start';
 import { clusterRoutes } from './routes/cluster';
 import { createApp } from './app';
+import type { Express } from 'express';
 import { answerClientErrors } from './http/client-errors';
+import { mountDashboard } from './http/dashboard';
 import { prepareDataDir } from './data-dir';
 import { ScopeGuard } from './auth/scope';
 import { AuthService } from './auth/service';
@@ -24,6 +26,8 @@ import { eventRoutes } from './routes/events';
 import { healthRoutes } from './routes/health';
 import { metricsRoutes } from './routes/metrics';
 import { statusRoutes } from './routes/status';
+import { mountMcp } from './mcp/http';
+import { forwardingGate } from './mcp/leader';
 import { memoryRoutes } from './routes/memories';
 import { edgeRoutes } from './routes/edges';
 import { memoryMaintenanceRoutes } from './routes/memory-maintenance';
@@ -34,6 +38,7 @@ import { DerivedIndexes } from './indexes/derived';
 import { IndexCache } from './indexes/index-cache';
 import { RetrievalService } from './indexes/retrieval-service';
 import { contextRoutes } from './routes/context';
+import { exportRoutes } from './routes/export';
 import { retrieveRoutes } from './routes/retrieve';
 import { ConsolidationWorker } from './workers/consolidation';
 import { PruningWorker, pruningSettings } from './workers/pruning';
@@ -182,9 +187,19 @@ export class StrataNode {
       ...clusterRoutes({ auth, cluster: clusterService, secret: config.cluster.secret, shardIds: () => cluster.shardIds() }),
       ...retrieveRoutes(services),
       ...contextRoutes(services),
+      ...exportRoutes(services),
     );
+    const validator = new Validator();
+    let mcp: { close(): Promise<void> } | null = null;
     const app = createApp({
-      routes, auth, validator: new Validator(), metrics, logger,
+      routes, auth, validator, metrics, logger,
+      // the web app of CONTRACT §15 at /dashboard/, and MCP at /mcp when enabled
+      mounts: [mountDashboard, ...(config.mcp.enabled ? [(express: Express) => {
+        mcp = mountMcp(express, {
+          services, auth, validator, bodyLimit: config.server.body_limit,
+          leader: forwardingGate(forwarder, shards.length, config.cluster.forward_timeout_ms),
+        });
+      }] : [])],
       bodyLimit: config.server.body_limit, rateLimitPerSecond: config.server.rate_limit_per_s,
       // A write reaching a node that does not lead its shard runs on the leader (CONTRACT.md §10).
       forward: (route, ctx, run) => routeWrites(route)
@@ -208,6 +223,7 @@ export class StrataNode {
     const node = new StrataNode(config, logger, services, server);
     node.onStop = async () => {
       open = false;
+      await mcp?.close();
       // The batch in flight finishes (its proposal commits) before the logs close.
       await Promise.all(workers.map((w) => w.stop()));
       await Promise.all([reinforcement, ...pruners].map((w) => w.stop()));

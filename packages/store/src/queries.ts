@@ -129,6 +129,26 @@ export async function listUserEdges(db: StateDb, userId: string): Promise<Edge[]
   return edges;
 }
 
+export async function getEdge(db: StateDb, userId: string, edgeId: string): Promise<Edge | undefined> {
+  return db.edges.get(join(userId, edgeId));
+}
+
+export interface EdgePage {
+  edges: Edge[];
+  /** edge_id of the last edge returned when more may follow, else null */
+  next_cursor: string | null;
+}
+
+/** A user's edges in edge_id order, after a cursor (an edge_id). */
+export async function listEdgesPage(db: StateDb, userId: string, after: string | null, limit: number): Promise<EdgePage> {
+  const range = prefixRange(userId);
+  const edges: Edge[] = [];
+  for await (const edge of db.edges.values({ gt: after ? join(userId, after) : range.gt, lt: range.lt, limit: limit + 1 })) edges.push(edge);
+  const more = edges.length > limit;
+  if (more) edges.pop();
+  return { edges, next_cursor: more ? edges[edges.length - 1].edge_id : null };
+}
+
 /** The edges touching a unit, from its adjacency range. */
 export async function edgesOfUnit(db: StateDb, userId: string, unitId: string): Promise<(AdjacencyEntry & { edge_id: string })[]> {
   const prefix = join(userId, unitId) + SEP;
@@ -279,6 +299,33 @@ export async function orgUnitsOf(db: StateDb, orgId: string): Promise<MemoryUnit
     const [, userId, unitId] = key.split(SEP);
     const unit = await db.units.get(unitKey(userId, unitId));
     if (unit) out.push(unit);
+  }
+  return out;
+}
+
+export interface StreamSummary {
+  stream_id: string;
+  first_event_at: string;
+  last_event_at: string;
+}
+
+/**
+ * The streams a user has events in (stream_id order), after a cursor (a stream_id), at most `limit`: two
+ * seeks per stream (its first and last event), never a walk over its events.
+ */
+export async function listUserStreams(db: StateDb, userId: string, after: string | null, limit: number): Promise<StreamSummary[]> {
+  const out: StreamSummary[] = [];
+  const range = prefixRange(userId);
+  // every event key of stream s (user SEP s SEP seq) sorts below afterPrefix(user, s), the next stream's above it
+  let from = after === null ? range.gt : afterPrefix(userId, after);
+  while (out.length < limit) {
+    let first: EventRecord | undefined;
+    for await (const event of db.events.values({ gte: from, lt: range.lt, limit: 1 })) first = event;
+    if (!first) break;
+    let last = first;
+    for await (const event of db.events.values({ ...prefixRange(userId, first.stream_id), reverse: true, limit: 1 })) last = event;
+    out.push({ stream_id: first.stream_id, first_event_at: first.transaction_time, last_event_at: last.transaction_time });
+    from = afterPrefix(userId, first.stream_id);
   }
   return out;
 }

@@ -5,7 +5,7 @@
  */
 import { randomUUID } from 'node:crypto';
 import { prepareEvent, type EventInput } from '@strata/memory';
-import { badRequest, listEvents, payloadTooLarge, settle, type IngestAnswer, type IngestCommand } from '@strata/store';
+import { badRequest, listEvents, listUserStreams, payloadTooLarge, settle, type IngestAnswer, type IngestCommand } from '@strata/store';
 import type { Principal } from '../auth/principal';
 import type { Services } from '../services';
 import { MAX_JSON_DEPTH, jsonDeeperThan } from '../validation';
@@ -88,4 +88,20 @@ export async function listStreamEvents(services: Services, principal: Principal,
   if (input.linearizable) await shard.log.readBarrier();
   const page = await listEvents(shard.db, input.user_id, input.stream_id, input.after, input.limit);
   return { events: page.events.map(eventView), next_cursor: page.next_cursor };
+}
+
+/**
+ * Extension: the streams the user has events in (stream_id order, paged by the last stream_id), each with
+ * the times of its first and last event: where a timeline of the user's events starts.
+ */
+export async function listStreams(services: Services, principal: Principal, input: { user_id: string; after: string | null; limit: number }) {
+  await services.scope.authorizeUser(principal, { user_id: input.user_id, write: false });
+  const after = input.after === null ? null : input.after.toLowerCase();
+  if (after !== null && !/^[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}$/.test(after)) {
+    throw badRequest('validation_failed', 'after must be a next_cursor returned by this route.', [{ path: '/after', message: 'is not a cursor' }]);
+  }
+  const streams = await listUserStreams(services.shards.forUser(input.user_id).db, input.user_id, after, input.limit + 1);
+  const more = streams.length > input.limit;
+  if (more) streams.pop();
+  return { streams, next_cursor: more ? streams[streams.length - 1].stream_id : null };
 }

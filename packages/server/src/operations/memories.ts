@@ -3,10 +3,13 @@
  * made, the events it kept no memory of, and client-made graph edges between units (§5).
  */
 import { randomUUID } from 'node:crypto';
-import { badRequest, getUnit, listDropped, listUnits, notFound, settle, type Relation } from '@strata/store';
+import {
+  allUnits, badRequest, edgesOfUnit, getEdge, getEvent, getUnit, listDropped, listEdgesPage, listUnits, notFound, settle,
+  type Edge, type MemoryUnit, type Relation,
+} from '@strata/store';
 import type { Principal } from '../auth/principal';
 import type { Services } from '../services';
-import { unitView } from './views';
+import { edgeView, eventView, unitView } from './views';
 
 export interface ListMemoriesInput {
   user_id: string;
@@ -25,6 +28,69 @@ export async function listMemories(services: Services, principal: Principal, inp
     includeRetired: input.include_retired, level: input.level, after: input.after, limit: input.limit,
   });
   return { memories: page.units.map(unitView), next_cursor: page.next_cursor };
+}
+
+/**
+ * Every version of the fact a unit states: the units linked to it by `superseded_by` (corrections by
+ * consolidation, semantic updates), both ways and transitively, in transaction-time order, the unit
+ * itself included. Each version's transaction_time and retired_at bound when it was current: the
+ * `as_of` timeline of the fact.
+ */
+function versionChain(unit: MemoryUnit, units: MemoryUnit[]): MemoryUnit[] {
+  const byId = new Map(units.map((u) => [u.id, u]));
+  const replaced = new Map<string, MemoryUnit[]>(); // successor id → the units it superseded
+  for (const u of units) {
+    if (u.superseded_by) replaced.set(u.superseded_by, [...(replaced.get(u.superseded_by) ?? []), u]);
+  }
+  const seen = new Map<string, MemoryUnit>([[unit.id, unit]]);
+  const queue = [unit];
+  while (queue.length > 0) {
+    const u = queue.pop()!;
+    const next = u.superseded_by ? byId.get(u.superseded_by) : undefined;
+    for (const v of [...(next ? [next] : []), ...(replaced.get(u.id) ?? [])]) {
+      if (!seen.has(v.id)) {
+        seen.set(v.id, v);
+        queue.push(v);
+      }
+    }
+  }
+  const key = (u: MemoryUnit) => `${u.transaction_time} ${u.id}`; // RFC 3339 UTC times sort as strings
+  return [...seen.values()].sort((a, b) => (key(a) < key(b) ? -1 : key(a) > key(b) ? 1 : 0));
+}
+
+/**
+ * One unit (current or retired) with its versions, its edges (each end's unit in `neighbours`) and the
+ * source events it was made from (CONTRACT §2): where a memory came from and how it changed. A
+ * reference whose event is no longer stored (deleted with `cascade=events`) has no source event.
+ */
+export async function getMemory(services: Services, principal: Principal, input: { user_id: string; id: string }) {
+  const userId = input.user_id;
+  await services.scope.authorizeUser(principal, { user_id: userId, write: false });
+  const db = services.shards.forUser(userId).db;
+  const id = input.id.toLowerCase();
+  const unit = await getUnit(db, userId, id);
+  if (!unit) throw notFound(`User '${userId}' has no memory unit '${input.id}'.`);
+  // Versions may be linked by a semantic update to a unit of another subject, so every unit is read once.
+  const versions = versionChain(unit, await allUnits(db, userId));
+  const edges = (await Promise.all((await edgesOfUnit(db, userId, id)).map((a) => getEdge(db, userId, a.edge_id))))
+    .filter((e): e is Edge => e !== undefined);
+  const neighbourIds = [...new Set(edges.map((e) => (e.source_id === id ? e.target_id : e.source_id)))];
+  const neighbours = (await Promise.all(neighbourIds.map((n) => getUnit(db, userId, n)))).filter((u): u is MemoryUnit => u !== undefined);
+  const events = (await Promise.all(unit.references.map((e) => getEvent(db, userId, e)))).filter((e) => e !== undefined);
+  return {
+    unit: unitView(unit),
+    versions: versions.map(unitView),
+    edges: edges.map(edgeView),
+    neighbours: neighbours.map(unitView),
+    source_events: events.map((e) => ({ ...eventView(e), stream_id: e.stream_id })),
+  };
+}
+
+/** Extension: the user's graph edges (client-made and consolidation-made), in edge_id order, paged by cursor. */
+export async function listEdges(services: Services, principal: Principal, input: { user_id: string; after: string | null; limit: number }) {
+  await services.scope.authorizeUser(principal, { user_id: input.user_id, write: false });
+  const page = await listEdgesPage(services.shards.forUser(input.user_id).db, input.user_id, input.after, input.limit);
+  return { edges: page.edges.map(edgeView), next_cursor: page.next_cursor };
 }
 
 /** The events consolidation judged to be noise, each with the reason. */

@@ -1,7 +1,7 @@
 /** The answer shapes of records the operations return (CONTRACT.md): one place, used by every surface. */
 import type { RawHit } from '@strata/memory/retrieval';
 import type { GoalTree, TaskNode } from '@strata/memory/planning';
-import type { EventRecord, L3Task, MemoryUnit } from '@strata/store';
+import type { Edge, EventRecord, L3Task, MemoryUnit } from '@strata/store';
 
 /**
  * The contract's unit view (CONTRACT.md §3), plus when and by what a unit stopped being current, and its
@@ -52,4 +52,9 @@ function taskNodeView(node: TaskNode, kind: TaskViewKind): { task: ReturnType<ty
 /** Goal trees with each task in the chosen view (the goal view is the contract's already). */
 export function goalTreesView(trees: readonly GoalTree[], kind: TaskViewKind = 'contract') {
   return trees.map((t) => ({ goal: t.goal, tasks: t.tasks.map((n) => taskNodeView(n, kind)) }));
+}
+
+/** A graph edge as the edge listing and the unit detail answer it (CONTRACT §2, §5). */
+export function edgeView(e: Edge) {
+  return { edge_id: e.edge_id, source_id: e.source_id, target_id: e.target_id, relation: e.relation, weight: e.weight, created_at: e.created_at };
 }

@@ -1,9 +1,13 @@
-/** `POST /v1/users/:user_id/graph/edges` (CONTRACT §5): the adapter of operations/memories.ts addEdge. */
+/**
+ * `POST /v1/users/:user_id/graph/edges` (CONTRACT §5) and, as an extension, `GET` on the same path (the
+ * user's edges, for drawing the graph): adapters of operations/memories.ts addEdge and listEdges.
+ */
 import { RELATIONS, type Relation } from '@strata/store';
-import { callerOf, type RouteSpec } from '../http/route';
-import { addEdge } from '../operations/memories';
+import { callerOf, pageParams, type RouteSpec } from '../http/route';
+import { addEdge, listEdges } from '../operations/memories';
 import { snakeCase } from '../schemas';
 import type { Services } from '../services';
+import { queryPage } from '../validation';
 
 /** The contract's relation names and their snake_case spellings (the schema's enum is the same list). */
 const BY_NAME = new Map<string, Relation>([...RELATIONS.map((r) => [r, r] as const), ...RELATIONS.map((r) => [snakeCase(r), r] as const)]);
@@ -21,6 +25,12 @@ export function edgeRoutes(services: Services): RouteSpec[] {
         user_id: ctx.params.user_id, source_id: ctx.body.source_id, target_id: ctx.body.target_id,
         relation: parseRelation(ctx.body.relation)!, weight: ctx.body.weight,
       }),
+    },
+    {
+      method: 'get', path: '/v1/users/:user_id/graph/edges', tag: 'graph', auth: 'read', scope: 'operation',
+      summary: "Extension: the user's edges (made by clients and by consolidation) in edge_id order, paged by cursor.",
+      queryParams: pageParams(1000, 10000),
+      handler: async (ctx) => listEdges(services, callerOf(ctx), { user_id: ctx.params.user_id, ...queryPage(ctx.query, 1000, 10000) }),
     },
   ];
 }

@@ -1,6 +1,6 @@
 /** HTTP adapters of the event operations (operations/events.ts): read the request, call, shape the answer. */
 import { callerOf, pageParams, type RouteContext, type RouteSpec } from '../http/route';
-import { ingestEvents, listStreamEvents } from '../operations/events';
+import { ingestEvents, listStreamEvents, listStreams } from '../operations/events';
 import type { Services } from '../services';
 import { queryPage } from '../validation';
 
@@ -43,6 +43,12 @@ export function eventRoutes(services: Services): RouteSpec[] {
         user_id: ctx.params.user_id, stream_id: ctx.params.stream_id, ...queryPage(ctx.query, 100, 1000),
         linearizable: ctx.query.consistency === 'linearizable',
       }),
+    },
+    {
+      method: 'get', path: '/v1/users/:user_id/streams', tag: 'ingest', auth: 'read', scope: 'operation',
+      summary: 'Extension: the streams the user has events in (stream_id order), with the times of their first and last events; paged by cursor.',
+      queryParams: pageParams(100, 1000),
+      handler: (ctx) => listStreams(services, callerOf(ctx), { user_id: ctx.params.user_id, ...queryPage(ctx.query, 100, 1000) }),
     },
   ];
 }

@@ -1,11 +1,13 @@
 /**
- * Extension routes to read a user's stored memory as it is (no ranking): the units consolidation made,
- * and the events it kept no memory of. For operators and tests: with them, every accepted event can be
- * traced to a unit (`references`) or to a reason it was dropped. Adapters of operations/memories.ts.
+ * Routes to read a user's stored memory as it is (no ranking): the units consolidation made, one unit
+ * with its history (CONTRACT §2), and the events it kept no memory of. For operators, the dashboard and
+ * tests: with them, every accepted event can be traced to a unit (`references`) or to a reason it was
+ * dropped. Adapters of operations/memories.ts.
  */
 import { badRequest } from '@strata/store';
 import { callerOf, pageParams, type RouteSpec } from '../http/route';
-import { listDroppedEvents, listMemories } from '../operations/memories';
+import { addFacts } from '../operations/facts';
+import { getMemory, listDroppedEvents, listMemories } from '../operations/memories';
 import type { Services } from '../services';
 import { queryPage } from '../validation';
 
@@ -28,6 +30,11 @@ function parseLevel(value: unknown): 1 | 2 | undefined {
 export function memoryRoutes(services: Services): RouteSpec[] {
   return [
     {
+      method: 'post', path: '/v1/users/:user_id/facts', tag: 'memory', auth: 'write', body: 'Facts', scope: 'operation',
+      summary: 'Bring your own extraction: each fact becomes an L1 unit at once (replicated, indexed before the answer), correcting the current unit of the same subject and attribute; atomic.',
+      handler: (ctx) => addFacts(services, callerOf(ctx), { user_id: ctx.params.user_id, facts: ctx.body.facts }),
+    },
+    {
       method: 'get', path: '/v1/users/:user_id/memories', tag: 'memory', auth: 'read', scope: 'operation',
       summary: "Extension: the user's memory units (L1 and L2) in id order, paged by cursor; retired units only on request.",
       queryParams: [
@@ -39,6 +46,11 @@ export function memoryRoutes(services: Services): RouteSpec[] {
         user_id: params.user_id, include_retired: parseBool('include_retired', query.include_retired), level: parseLevel(query.level),
         ...queryPage(query, 100, 1000),
       }),
+    },
+    {
+      method: 'get', path: '/v1/users/:user_id/memories/:id', tag: 'memory', auth: 'read', scope: 'operation',
+      summary: 'One unit (current or retired) with its versions (the superseded_by chain, oldest first), its edges and their other ends, and its source events.',
+      handler: (ctx) => getMemory(services, callerOf(ctx), { user_id: ctx.params.user_id, id: ctx.params.id }),
     },
     {
       method: 'get', path: '/v1/users/:user_id/events/dropped', tag: 'memory', auth: 'read', scope: 'operation',
