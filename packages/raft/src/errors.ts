@@ -3,7 +3,7 @@
  * Callers decide on the class and its typed fields (`code`, `leaderId`, `reason`), never on the message,
  * which is for people and may be reworded.
  */
-export type RaftErrorCode = 'not_leader' | 'no_quorum' | 'proposal_dropped' | 'conf_change_refused' | 'transfer_in_progress' | 'closed';
+export type RaftErrorCode = 'not_leader' | 'no_quorum' | 'proposal_dropped' | 'conf_change_refused' | 'transfer_in_progress' | 'closed' | 'overloaded';
 
 export class RaftError extends Error {
   override name = 'RaftError';
@@ -33,6 +33,17 @@ export class ProposalDroppedError extends RaftError {
   override name = 'ProposalDroppedError';
   constructor(message = 'the proposal was dropped by a leader change; it was not committed') {
     super(message, 'proposal_dropped');
+  }
+}
+
+/**
+ * The group holds as many proposals waiting to commit as it may (GroupOptions.maxPendingProposals /
+ * maxPendingBytes): this one was not proposed at all. Safe to retry once the backlog drains.
+ */
+export class OverloadedError extends RaftError {
+  override name = 'OverloadedError';
+  constructor(message = 'too many proposals are waiting to commit in this group; retry shortly') {
+    super(message, 'overloaded');
   }
 }
 

@@ -4,7 +4,7 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { RaftHost } from '../src/driver/host';
 import type { RaftGroup } from '../src/driver/group';
-import { NotLeaderError } from '../src/errors';
+import { NotLeaderError, OverloadedError } from '../src/errors';
 import { LevelStorage } from '../src/storage/level-storage';
 import { LocalTransportHub } from '../src/transport/transport';
 import { ListMachine } from './mem-sm';
@@ -21,10 +21,10 @@ class Node {
   host!: RaftHost;
   storage!: LevelStorage;
   group!: RaftGroup;
-  constructor(readonly id: number, readonly dir: string, readonly hub: LocalTransportHub, readonly sm: ListMachine, readonly snapshotEvery = 10_000) {}
+  constructor(readonly id: number, readonly dir: string, readonly hub: LocalTransportHub, readonly sm: ListMachine, readonly snapshotEvery = 10_000, readonly maxPendingProposals = 8192) {}
   async open(): Promise<this> {
     this.storage = await LevelStorage.open(this.dir);
-    this.host = new RaftHost({ nodeId: this.id, selfUrl: `local://${this.id}`, storage: this.storage, transport: this.hub.transport(this.id), tickMs: 10, group: { snapshotEvery: this.snapshotEvery, compactionMargin: 5 } });
+    this.host = new RaftHost({ nodeId: this.id, selfUrl: `local://${this.id}`, storage: this.storage, transport: this.hub.transport(this.id), tickMs: 10, group: { snapshotEvery: this.snapshotEvery, compactionMargin: 5, maxPendingProposals: this.maxPendingProposals } });
     this.group = await this.host.openGroup(0, this.sm);
     return this;
   }
@@ -113,5 +113,28 @@ describe('RaftHost and RaftGroup', () => {
     const nl = leader();
     expect(nl.group.status().members.map((m) => m.id)).not.toContain(l.id);
     await nl.group.propose(Buffer.from('b'));
+  });
+
+  test('back-pressure: without a quorum, proposals beyond the bound are refused at once, and the rest commit once it returns', async () => {
+    for (const n of nodes) await n.close();
+    nodes = [];
+    for (const id of [1, 2, 3]) nodes.push(await new Node(id, join(root, `bp${id}`), hub, new ListMachine(), 10_000, 4).open());
+    await nodes[0].group.initialize(members);
+    await until(() => nodes.some((n) => n.group.isLeader()));
+    const l = leader();
+    await l.group.propose(Buffer.from('before'));
+    const others = nodes.filter((n) => n !== l);
+    const cut = (on: boolean) => {
+      for (const o of others) for (const key of [`${l.id}>${o.id}`, `${o.id}>${l.id}`]) (on ? hub.blocked.add(key) : hub.blocked.delete(key));
+    };
+    cut(true);
+    const waiting = [0, 1, 2, 3].map((i) => l.group.propose(Buffer.from(`held${i}`)));
+    await expect(l.group.propose(Buffer.from('one too many'))).rejects.toBeInstanceOf(OverloadedError);
+    cut(false);
+    const held = await Promise.allSettled(waiting);
+    // each held proposal either committed or (if leadership moved meanwhile) failed as not committed; none hangs
+    expect(held.every((r) => r.status === 'fulfilled' || r.reason instanceof Error)).toBe(true);
+    await until(() => nodes.some((n) => n.group.isLeader()));
+    await expect(leader().group.propose(Buffer.from('after'))).resolves.toMatchObject({ index: expect.any(Number) });
   });
 });

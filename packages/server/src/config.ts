@@ -78,7 +78,13 @@ export interface Config {
     /** bytes of peer request bodies received at once, all peers together (beyond: 503, Raft resends) */
     peer_inflight_bytes: number;
   };
-  raft: { auto_initialize: boolean; bootstrap_seed_node_id: number | null; tick_ms: number; election_ticks: number; heartbeat_ticks: number };
+  raft: {
+    auto_initialize: boolean; bootstrap_seed_node_id: number | null; tick_ms: number; election_ticks: number; heartbeat_ticks: number;
+    /** back-pressure: writes waiting to commit per shard group at most (beyond: 503 overloaded, Retry-After) */
+    max_pending_proposals: number;
+    /** and their bytes at most */
+    max_pending_bytes: number;
+  };
   embedding: { provider: 'local' | 'openai' | 'hashing'; base_url: string | null; api_key: string | null; model: string | null; dimensions: number | null };
   llm: { provider: 'none' | 'openai'; base_url: string | null; api_key: string | null; model: string | null };
   reranker: { type: 'weighted' | 'arbitrator' | 'http'; url: string | null };
@@ -180,6 +186,8 @@ export const CONFIG_SCHEMA = {
       tick_ms: int(5, 50),
       election_ticks: int(2, 10),
       heartbeat_ticks: int(1, 1),
+      max_pending_proposals: int(1, 8192),
+      max_pending_bytes: int(1024, 64 * 1024 * 1024),
     }),
     embedding: section({
       provider: { enum: ['local', 'openai', 'hashing'], default: 'local' },

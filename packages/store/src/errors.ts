@@ -43,6 +43,8 @@ export const ERROR_STATUS = {
   internal: 500,
   no_leader: 503,
   unavailable: 503,
+  /** back-pressure: the shard's group holds as many uncommitted writes as it may (Retry-After) */
+  overloaded: 503,
 } as const;
 
 export type ErrorCode = keyof typeof ERROR_STATUS;

@@ -5,7 +5,7 @@
  * and membership entries also keep the member list and the removed node ids in the replicated state).
  */
 import {
-  ClosedError, ConfChangeError, decodeConf, NoQuorumError, NotLeaderError, ProposalDroppedError, TransferInProgressError,
+  ClosedError, ConfChangeError, decodeConf, NoQuorumError, NotLeaderError, OverloadedError, ProposalDroppedError, TransferInProgressError,
   type AppliedEntry, type ConfState, type RaftGroup, type SnapshotData, type RaftStateMachine,
 } from '@strata/raft';
 import type { CommandLog, LogStatus } from './command-log';
@@ -121,6 +121,7 @@ export function fromRaftError(err: unknown): unknown {
   if (err instanceof NoQuorumError) return unavailable(`The write was not committed in time (no quorum or leader change); its outcome is unknown: retry with the same Idempotency-Key.`, 'no_leader');
   if (err instanceof ProposalDroppedError || err instanceof TransferInProgressError) return unavailable('The leader changed before the write committed (it was not stored); retry.', 'no_leader');
   if (err instanceof ClosedError) return unavailable('The node is shutting down; retry on another node.');
+  if (err instanceof OverloadedError) return unavailable('Too many writes are waiting to commit in this shard; retry shortly (nothing was stored).', 'overloaded');
   if (err instanceof ConfChangeError) {
     return err.reason === 'unknown_node' ? notFound(err.message) : conflict(err.message);
   }

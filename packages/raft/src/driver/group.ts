@@ -5,8 +5,8 @@
  */
 import { invariant } from '../core/assert';
 import { RawNode } from '../core/raft';
-import { EntryType, type ConfChange, type Entry, type RaftConfig, type Ready, type Role } from '../core/types';
-import { ConfChangeError, NoQuorumError, NotLeaderError, ProposalDroppedError, RaftError } from '../errors';
+import { EntryType, MsgType, type ConfChange, type Entry, type RaftConfig, type Ready, type Role } from '../core/types';
+import { ConfChangeError, NoQuorumError, NotLeaderError, OverloadedError, ProposalDroppedError, RaftError } from '../errors';
 import type { BatchOp, StoredGroup } from '../storage/level-storage';
 import type { GroupHost } from './group-host';
 import type { AppliedEntry, RaftStateMachine } from './state-machine';
@@ -20,6 +20,13 @@ export interface GroupOptions {
   compactionMargin: number;
   /** how long addNode waits for the learner to catch up */
   catchUpTimeoutMs: number;
+  /**
+   * Back-pressure: proposals waiting to commit at most, and their bytes at most. Beyond either, a
+   * proposal is refused at once (OverloadedError) instead of queueing without bound behind a slow
+   * disk or a lost quorum.
+   */
+  maxPendingProposals: number;
+  maxPendingBytes: number;
 }
 
 export const DEFAULT_GROUP_OPTIONS: GroupOptions = {
@@ -28,6 +35,8 @@ export const DEFAULT_GROUP_OPTIONS: GroupOptions = {
   snapshotEvery: 10_000,
   compactionMargin: 2_000,
   catchUpTimeoutMs: 60_000,
+  maxPendingProposals: 8192,
+  maxPendingBytes: 64 * 1024 * 1024,
 };
 
 export interface ProposeResult {
@@ -58,9 +67,51 @@ export interface GroupStatus {
   members: MemberStatus[];
 }
 
+/**
+ * What a group did since it was opened, for the application's metrics. Counted on the driver side from
+ * what the core hands out (its Readys) and from the API calls; counting changes nothing in Raft.
+ */
+export interface GroupCounters {
+  /** entries this node appended as leader through propose() */
+  proposals: number;
+  /** campaigns this node started (a new term with a vote for itself; leadership transfers included) */
+  electionsStarted: number;
+  /** times this node became leader */
+  electionsWon: number;
+  /** snapshot transfers this node began to a follower (first chunk handed to the transport) */
+  snapshotsSent: number;
+  /** snapshots received from a leader and restored into the state machine here */
+  snapshotsInstalled: number;
+}
+
+/** Entries as the observer sees them: where they are in the log, not what they carry. */
+export type EntryPosition = Pick<Entry, 'index' | 'term'>;
+
+/**
+ * Hooks for tracing, called synchronously on the event loop. An observer sees; it cannot act: a hook
+ * that throws is ignored, and nothing it returns is used.
+ */
+export interface GroupObserver {
+  /** propose() appended an entry here (called inside propose(), so in the proposer's async context) */
+  proposed?(index: number, term: number): void;
+  /** committed entries about to be applied on this node, in log order */
+  applying?(entries: readonly EntryPosition[]): void;
+  /** the same entries, now applied (their proposers' promises resolve right after) */
+  applied?(entries: readonly EntryPosition[]): void;
+}
+
+/** Size of the log this node holds (entries after the last compaction point). */
+export interface LogSize {
+  entries: number;
+  /** bytes of the entries' payloads (what a follower that needs them all would be sent, give or take framing) */
+  bytes: number;
+}
+
 interface Waiter {
   term: number;
   deadline: number;
+  /** the proposal's size, counted in pendingBytes until it is answered */
+  bytes: number;
   resolve: (r: ProposeResult) => void;
   reject: (e: Error) => void;
 }
@@ -74,6 +125,8 @@ interface ReadWaiter {
 
 export class RaftGroup {
   private readonly waiters = new Map<number, Waiter>();
+  /** bytes of the proposals in `waiters` (back-pressure) */
+  private pendingBytes = 0;
   private readonly reads = new Map<number, ReadWaiter>();
   private readonly persistWaiters: (() => void)[] = [];
   private readonly stateWaiters: { check: () => boolean; deadline: number; resolve: () => void; reject: (e: Error) => void; timeoutError: () => Error }[] = [];
@@ -81,6 +134,11 @@ export class RaftGroup {
   private failed: Error | null = null;
   private lastSnapshotIndex: number;
   private snapshotting = false;
+  readonly counters: GroupCounters = { proposals: 0, electionsStarted: 0, electionsWon: 0, snapshotsSent: 0, snapshotsInstalled: 0 };
+  private observer: GroupObserver | null = null;
+  /** the last term this node campaigned in (an older vote for itself, loaded from disk, is no new election) */
+  private campaignTerm: number;
+  private lastRole: Role;
 
   private constructor(
     private readonly host: GroupHost,
@@ -90,6 +148,8 @@ export class RaftGroup {
     private readonly opts: GroupOptions,
   ) {
     this.lastSnapshotIndex = core.snapshot?.meta.index ?? 0;
+    this.campaignTerm = core.term;
+    this.lastRole = core.role;
   }
 
   static async open(
@@ -116,14 +176,20 @@ export class RaftGroup {
   propose(data: Uint8Array): Promise<ProposeResult> {
     if (this.failed) return Promise.reject(this.failed);
     invariant(data.byteLength > 0, 'a proposal needs data (empty entries are the no-ops of new terms)');
+    if (this.waiters.size >= this.opts.maxPendingProposals || this.pendingBytes + data.byteLength > this.opts.maxPendingBytes) {
+      // a proposal larger than the whole budget still goes alone, or it could never be made
+      if (this.waiters.size > 0) return Promise.reject(new OverloadedError());
+    }
     let pos: { index: number; term: number };
     try {
       pos = this.core.propose(data);
     } catch (e) {
       return Promise.reject(this.decorate(e));
     }
+    this.counters.proposals++;
+    this.notify((o) => o.proposed?.(pos.index, pos.term));
     this.host.schedule();
-    return this.waitEntry(pos.index, pos.term, this.opts.proposeTimeoutMs);
+    return this.waitEntry(pos.index, pos.term, this.opts.proposeTimeoutMs, data.byteLength);
   }
 
   /**
@@ -241,6 +307,18 @@ export class RaftGroup {
     return this.core.conf.addrs[id] ?? this.host.urlOf(id);
   }
 
+  /** Entries held and their payload bytes (O(entries): meant for a metrics scrape, not a hot path). */
+  logSize(): LogSize {
+    let bytes = 0;
+    for (const e of this.core.log.entries) bytes += e.data.byteLength;
+    return { entries: this.core.log.entries.length, bytes };
+  }
+
+  /** Sets (or, with null, removes) the one tracing observer of this group. */
+  observe(observer: GroupObserver | null): void {
+    this.observer = observer;
+  }
+
   // ---------------------------------------------------------------- host side
 
   tick(now: number): void {
@@ -248,7 +326,7 @@ export class RaftGroup {
     this.core.tick();
     for (const [index, w] of this.waiters) {
       if (w.deadline <= now) {
-        this.waiters.delete(index);
+        this.takeWaiter(index);
         w.reject(new NoQuorumError('the proposal was not committed in time (no quorum or leader change); its outcome is unknown'));
       }
     }
@@ -284,7 +362,24 @@ export class RaftGroup {
 
   takeReady(): Ready | null {
     if (this.failed || !this.core.hasReady()) return null;
-    return this.core.ready();
+    const r = this.core.ready();
+    this.count(r);
+    return r;
+  }
+
+  /** Counts elections and snapshot sends from what a Ready says (read only). */
+  private count(r: Ready): void {
+    // A candidate's vote for itself in a new term is the one mark of a campaign that every path leaves
+    // (a single voter wins within the same step, so the candidate role itself may never be seen).
+    if (r.hardState && r.hardState.vote === this.host.nodeId && r.hardState.term > this.campaignTerm) {
+      this.campaignTerm = r.hardState.term;
+      this.counters.electionsStarted++;
+    }
+    if (r.softState) {
+      if (r.softState.role === 'leader' && this.lastRole !== 'leader') this.counters.electionsWon++;
+      this.lastRole = r.softState.role;
+    }
+    for (const m of r.messages) if (m.type === MsgType.Snap && m.snap?.offset === 0) this.counters.snapshotsSent++;
   }
 
   /** After the host synced the Ready: restore/apply, answer waiters, advance, maybe snapshot. */
@@ -293,6 +388,7 @@ export class RaftGroup {
       const s = r.snapshot;
       await this.sm.restore({ index: s.meta.index, term: s.meta.term, data: toBuffer(s.data) });
       this.lastSnapshotIndex = s.meta.index;
+      this.counters.snapshotsInstalled++;
     }
     if (r.committedEntries.length) await this.apply(r.committedEntries);
     for (const rs of r.readStates) {
@@ -319,13 +415,14 @@ export class RaftGroup {
       kind: e.type === EntryType.Conf ? 'membership' : e.data.byteLength === 0 ? 'noop' : 'command',
       data: toBuffer(e.data),
     }));
+    this.notify((o) => o.applying?.(ents));
     const results = await this.sm.apply(batch);
     const last = ents[ents.length - 1].index;
     invariant(this.sm.appliedIndex() === last, () => `group ${this.groupId}: state machine reports applied ${this.sm.appliedIndex()} after applying up to ${last}`);
+    this.notify((o) => o.applied?.(ents));
     ents.forEach((e, i) => {
-      const w = this.waiters.get(e.index);
+      const w = this.takeWaiter(e.index);
       if (!w) return;
-      this.waiters.delete(e.index);
       if (w.term === e.term) w.resolve({ index: e.index, term: e.term, result: results ? results[i] : undefined });
       else w.reject(new ProposalDroppedError());
     });
@@ -359,12 +456,23 @@ export class RaftGroup {
     this.failed = err;
     for (const w of this.waiters.values()) w.reject(err);
     this.waiters.clear();
+    this.pendingBytes = 0;
     for (const r of this.reads.values()) r.reject(err);
     this.reads.clear();
     for (const w of this.stateWaiters.splice(0)) w.reject(err);
   }
 
   // ---------------------------------------------------------------- helpers
+
+  /** Calls the observer, if any; what it throws stays with it (observing must never stop Raft). */
+  private notify(call: (o: GroupObserver) => void): void {
+    if (!this.observer) return;
+    try {
+      call(this.observer);
+    } catch {
+      // ignored on purpose
+    }
+  }
 
   private requireLeader(): void {
     if (this.failed) throw this.failed;
@@ -390,13 +498,23 @@ export class RaftGroup {
     return best;
   }
 
-  private waitEntry(index: number, term: number, timeoutMs: number): Promise<ProposeResult> {
+  private waitEntry(index: number, term: number, timeoutMs: number, bytes = 0): Promise<ProposeResult> {
     // An older waiter at this index lost its slot: this node's log no longer holds its entry, which
     // therefore was never committed.
-    this.waiters.get(index)?.reject(new ProposalDroppedError());
+    this.takeWaiter(index)?.reject(new ProposalDroppedError());
+    this.pendingBytes += bytes;
     return new Promise((resolve, reject) => {
-      this.waiters.set(index, { term, deadline: Date.now() + timeoutMs, resolve, reject });
+      this.waiters.set(index, { term, deadline: Date.now() + timeoutMs, bytes, resolve, reject });
     });
+  }
+
+  /** Removes the waiter of an index (and its bytes from the pending total). */
+  private takeWaiter(index: number): Waiter | undefined {
+    const w = this.waiters.get(index);
+    if (!w) return undefined;
+    this.waiters.delete(index);
+    this.pendingBytes -= w.bytes;
+    return w;
   }
 
   private waitPersisted(): Promise<void> {

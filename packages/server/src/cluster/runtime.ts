@@ -86,7 +86,10 @@ export class ClusterRuntime {
       tickMs: config.raft.tick_ms,
       raft: { electionTick: config.raft.election_ticks, heartbeatTick: config.raft.heartbeat_ticks },
       peers: Object.fromEntries(config.cluster.peers.map((p) => [p.id, p.url])),
-      group: { proposeTimeoutMs: Math.max(2000, config.cluster.forward_timeout_ms) },
+      group: {
+        proposeTimeoutMs: Math.max(2000, config.cluster.forward_timeout_ms),
+        maxPendingProposals: config.raft.max_pending_proposals, maxPendingBytes: config.raft.max_pending_bytes,
+      },
       onError: (err) => logger.fatal({ err }, 'raft storage or apply failed; this node stops serving writes'),
     });
     return new ClusterRuntime(config, selfUrl, storage, transport, host, overrides);
