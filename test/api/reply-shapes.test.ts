@@ -65,6 +65,14 @@ describe('reply shapes match the contract', () => {
       expect(keys(r.unit)).toEqual(UNIT);
     }
 
+    // explain (extension): each result also says why it ranked there
+    const explained = await call('POST', `/v1/users/${USER}/streams/${S}/retrieve`, { query: 'Where does Rita live?', explain: true });
+    for (const r of explained.results as { unit: object; why: { lists: Record<string, number> } }[]) {
+      expect(keys(r)).toEqual(list('unit', 'score', 'why'));
+      expect(keys(r.why)).toEqual(expect.arrayContaining(['lists', 'fused', 'recency', 'importance', 'boosts']));
+      expect(Object.values(r.why.lists).every((rank) => Number.isInteger(rank) && rank >= 1)).toBe(true);
+    }
+
     const context = await call('POST', '/v1/memory/context', { user_id: USER, query: 'Where does Rita live?' });
     expect(keys(context)).toEqual(list('query', 'format', 'strategy', 'token_budget', 'used_token_estimate', 'matched_count', 'included_count',
       'truncated', 'context', 'hits', 'query_time_ms'));

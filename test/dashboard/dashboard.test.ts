@@ -167,13 +167,14 @@ describeWithBrowser('dashboard in a headless browser', () => {
     await shot('overview');
   });
 
-  it('opens the user and finds a seeded fact with its score', async () => {
+  it('opens the user and finds a seeded fact with its score and why it ranked', async () => {
     await page.click(`table.users a[href="/dashboard/users/${USER}"]`);
     await page.waitForFunction(`document.querySelector('h1')?.innerText === 'User ${USER}'`);
     await search('marine biologist');
     const first = await page.$eval('.result-list .result', (li) => li.textContent ?? '');
     expect(first).toContain('I work as a marine biologist at the aquarium.');
     expect(first).toMatch(/0\.\d{3}/); // its score
+    expect(first).toMatch(/why: .*words #\d/); // and why it ranked: the lists it came from
     await shot('user-search');
   });
 

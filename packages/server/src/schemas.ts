@@ -64,6 +64,7 @@ export const RETRIEVE_FIELDS = {
   video: MEDIA,
   consistency: { type: ['string', 'null'], enum: ['local', 'linearizable', null], description: 'extension; default local' },
   include_pending: { type: ['boolean', 'null'], description: 'extension; default true: events not yet consolidated are searched too, as level-0 raw hits' },
+  explain: { type: ['boolean', 'null'], description: 'extension; default false: each result also carries `why`, the ranked lists it came from and the signals that moved its score' },
 } as const;
 
 /** `RelatedTo` → `related_to`, `IsSubTaskOf` → `is_sub_task_of` (edge relations are accepted in both spellings). */

@@ -33,6 +33,8 @@ export type RetrieveFields = Body<'Retrieve'>;
 export interface RetrievedUnit {
   /** a unit, or (include_pending) an event not consolidated yet as a level-0 raw hit */
   unit: MemoryUnit | RawHit;
+  /** why it scored what it did (the fused lists and reranking signals) */
+  signals: retrieval.ScoreSignals;
   score: number;
 }
 
@@ -164,7 +166,7 @@ export class RetrievalService {
       fusion: { collapseKey: collapseBySource, importanceHalfLifeDays: config.memory.importance_half_life_days, ...base.fusion },
     };
     const outcome = retrieve(sources, request, retrievalConfig, this.options.now?.() ?? Date.now());
-    const results = outcome.results.map((r) => ({ unit: r.unit, score: r.score }));
+    const results = outcome.results.map((r) => ({ unit: r.unit, score: r.score, signals: r.signals }));
     try {
       // raw hits are events, not units: nothing to reinforce
       this.options.onRetrieved?.(userId, results.filter((r): r is RetrievedUnit & { unit: MemoryUnit } => r.unit.level !== 0));

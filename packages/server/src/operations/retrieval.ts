@@ -8,7 +8,7 @@ import type { Principal } from '../auth/principal';
 import type { Body } from '../schemas';
 import type { Services } from '../services';
 import { checkIdentifier, checkUuid } from '../validation';
-import { retrievedUnitView } from './views';
+import { retrievedUnitView, whyView } from './views';
 
 /** How many units a context is rendered from when the request does not say. */
 export const DEFAULT_CONTEXT_LIMIT = 12;
@@ -27,7 +27,7 @@ export async function retrieveMemory(services: Services, principal: Principal, i
   return {
     stream_id,
     query: answer.query,
-    results: answer.results.map((r) => ({ unit: retrievedUnitView(r.unit), score: r.score })),
+    results: answer.results.map((r) => ({ unit: retrievedUnitView(r.unit), score: r.score, ...(request.explain && r.signals ? { why: whyView(r.signals) } : {}) })),
     query_time_ms: answer.query_time_ms,
   };
 }

@@ -1,5 +1,5 @@
 /** The answer shapes of records the operations return (CONTRACT.md): one place, used by every surface. */
-import type { RawHit } from '@strata/memory/retrieval';
+import type { RawHit, ScoreSignals } from '@strata/memory/retrieval';
 import type { GoalTree, TaskNode } from '@strata/memory/planning';
 import type { Edge, EventRecord, L3Task, MemoryUnit } from '@strata/store';
 
@@ -58,3 +58,18 @@ export function goalTreesView(trees: readonly GoalTree[], kind: TaskViewKind = '
 export function edgeView(e: Edge) {
   return { edge_id: e.edge_id, source_id: e.source_id, target_id: e.target_id, relation: e.relation, weight: e.weight, created_at: e.created_at };
 }
+
+/**
+ * Why a result ranked where it did (retrieve `explain: true`, an extension): its 1-based rank in each
+ * list it came from (vector, text, own, context, facet, graph, image), the fused score before
+ * reranking, the recency and importance signals, the boosts applied, and for a graph neighbour the
+ * seed it was reached from.
+ */
+export function whyView(s: ScoreSignals) {
+  return {
+    lists: s.ranks, fused: round(s.fused), recency: round(s.recency), importance: round(s.importance), boosts: s.boosts,
+    ...(s.graph ? { graph: { from: s.graph.from, hops: s.graph.hops, strength: round(s.graph.strength) } } : {}),
+  };
+}
+
+const round = (x: number) => Math.round(x * 10000) / 10000;

@@ -1,6 +1,7 @@
 /**
  * Search a user's memory with the retrieval options of CONTRACT §3 (limit, as_of, valid-time range,
- * graph depth, org, pending events, arbitration); each result with its score and content.
+ * graph depth, org, pending events, arbitration); each result with its score, content, and why it
+ * ranked there (`explain`: the fused lists it came from, with its rank in each, and the boosts).
  */
 import { api, userPath, NO_STREAM } from '../api.js';
 import { Badge, ErrorNote, Time, fromLocalInput } from '../components.js';
@@ -24,6 +25,7 @@ export function SearchPanel({ userId, state, setState, openUnit, selectedUnit })
       query: form.query, limit: Number(form.limit), graph_depth: Number(form.graph_depth),
       as_of: fromLocalInput(form.as_of), start_time: fromLocalInput(form.start_time), end_time: fromLocalInput(form.end_time),
       org_id: form.org_id.trim() || null, include_pending: form.include_pending, enable_arbitration: form.enable_arbitration,
+      explain: true,
     };
     try {
       const result = await api('POST', userPath(userId, `/streams/${NO_STREAM}/retrieve`), { body });
@@ -82,6 +84,7 @@ function Results({ answer, openUnit, selectedUnit }) {
             ${r.unit.level === 0 ? html`<${Badge} kind="warn">pending event</${Badge}>` : html`<${Badge}>L${r.unit.level}</${Badge}>`}
             <${Badge} kind="muted">${r.unit.memory_type}</${Badge}>
             <span>happened <${Time} iso=${r.unit.valid_time} /></span>
+            ${r.why ? html`<${Why} why=${r.why} />` : null}
             ${r.unit.level > 0 ? html`<button type="button" class="link" onClick=${() => openUnit(r.unit.id)}
               aria-label=${`Details of: ${r.unit.content.slice(0, 60)}`}>Details</button>` : null}
           </p>
@@ -89,4 +92,14 @@ function Results({ answer, openUnit, selectedUnit }) {
       </li>`)}
     </ol>
   </section>`;
+}
+
+/** The lists a result came from (its rank in each, best first) and the boosts applied. */
+const LIST_NAMES = { vector: 'meaning', text: 'words', own: 'own words', context: 'preceding turns', facet: 'kind of fact', graph: 'graph', image: 'image' };
+function Why({ why }) {
+  const lists = Object.entries(why.lists).sort((a, b) => a[1] - b[1]);
+  const parts = lists.map(([name, rank]) => `${LIST_NAMES[name] ?? name} #${rank}`);
+  if (why.graph) parts.push(`linked ${why.graph.hops} hop${why.graph.hops === 1 ? '' : 's'} from a match`);
+  for (const b of why.boosts) parts.push(`boost: ${b}`);
+  return html`<span class="why" title=${`fused ${why.fused}, recency ${why.recency}, importance ${why.importance}`}>why: ${parts.join(' · ')}</span>`;
 }
