@@ -125,7 +125,12 @@ describe('RaftHost and RaftGroup', () => {
     await l.group.propose(Buffer.from('before'));
     const others = nodes.filter((n) => n !== l);
     const cut = (on: boolean) => {
-      for (const o of others) for (const key of [`${l.id}>${o.id}`, `${o.id}>${l.id}`]) (on ? hub.blocked.add(key) : hub.blocked.delete(key));
+      for (const o of others) {
+        for (const key of [`${l.id}>${o.id}`, `${o.id}>${l.id}`]) {
+          if (on) hub.blocked.add(key);
+          else hub.blocked.delete(key);
+        }
+      }
     };
     cut(true);
     const waiting = [0, 1, 2, 3].map((i) => l.group.propose(Buffer.from(`held${i}`)));
