@@ -84,19 +84,7 @@ describe('reply shapes match the contract', () => {
     const edge = await call('POST', `/v1/users/${USER}/graph/edges`, { source_id: units[0].id, target_id: units[1].id, relation: 'RelatedTo' });
     expect(keys(edge)).toEqual(list('status', 'edge_id'));
 
-    const preview = await call('POST', `/v1/users/${USER}/memories/semantic/preview`, { instruction: 'forget that Rita teaches piano', mode: 'forget' });
-    // forget_mode (extension): which forgetting executing the plan will do, logical or hard
-    expect(keys(preview)).toEqual(list('plan_id', 'instruction', 'kind', 'forget_mode', 'created_at', 'expires_at', 'forget_preview'));
-    const fp = preview.forget_preview as { memory_units: object[]; matched_events: object[] };
-    // matches (extension): why each unit was matched, in the order of memory_units
-    expect(keys(fp)).toEqual(list('memory_units', 'matched_events', 'matches'));
-    for (const u of fp.memory_units) expect(keys(u)).toEqual(LISTED_UNIT);
-    for (const e of fp.matched_events) expect(keys(e)).toEqual(list('id', 'content', 'transaction_time'));
-    const executed = await call('POST', `/v1/users/${USER}/memories/semantic/execute`, { plan_id: preview.plan_id, confirm: true });
-    expect(keys(executed)).toEqual(list('status', 'plan_id', 'kind', 'affected_unit_ids'));
-    const deleted = await call('DELETE', `/v1/users/${USER}/memories/${units[units.length - 1].id}`);
-    expect(keys(deleted)).toEqual(list('status', 'memory_id', 'mode'));
-
+    // org knowledge before anything is forgotten or deleted
     const knowledge = await call('GET', `/v1/organizations/${ORG}/knowledge`);
     expect(keys(knowledge)).toEqual(list('items', 'total_count', 'next_cursor', 'summary'));
     expect(keys(knowledge.summary)).toEqual(list('knowledge_count', 'contribution_count', 'contributor_count'));
@@ -111,6 +99,21 @@ describe('reply shapes match the contract', () => {
     for (const c of (detail.knowledge as { contributions: object[] }).contributions) {
       expect(keys(c)).toEqual(list('source_id', 'contributor_user_id', 'source_memory_type', 'source_level', 'source_content_preview', 'activated_at'));
     }
+
+    const preview = await call('POST', `/v1/users/${USER}/memories/semantic/preview`, { instruction: 'forget that Rita teaches piano', mode: 'forget' });
+    // forget_mode (extension): which forgetting executing the plan will do, logical or hard
+    expect(keys(preview)).toEqual(list('plan_id', 'instruction', 'kind', 'forget_mode', 'created_at', 'expires_at', 'forget_preview'));
+    const fp = preview.forget_preview as { memory_units: object[]; matched_events: object[] };
+    // matches (extension): why each unit was matched, in the order of memory_units
+    expect(keys(fp)).toEqual(list('memory_units', 'matched_events', 'matches'));
+    for (const u of fp.memory_units) expect(keys(u)).toEqual(LISTED_UNIT);
+    for (const e of fp.matched_events) expect(keys(e)).toEqual(list('id', 'content', 'transaction_time'));
+    const executed = await call('POST', `/v1/users/${USER}/memories/semantic/execute`, { plan_id: preview.plan_id, confirm: true });
+    expect(keys(executed)).toEqual(list('status', 'plan_id', 'kind', 'affected_unit_ids'));
+    // a unit of no org, so the org knowledge below keeps its item
+    const porto = (units as { id: string; content: string }[]).find((u) => u.content.includes('Porto'))!;
+    const deleted = await call('DELETE', `/v1/users/${USER}/memories/${porto.id}`);
+    expect(keys(deleted)).toEqual(list('status', 'memory_id', 'mode'));
 
     const cluster = await call('GET', '/v1/cluster/status');
     expect(keys(cluster)).toEqual(expect.arrayContaining(['node_id', 'shards']));
