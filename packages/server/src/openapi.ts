@@ -16,10 +16,14 @@ const ERROR_STATUSES: Record<string, string> = {
   '401': 'No or bad credentials',
   '403': 'Credentials do not cover this user, org or route',
   '404': 'Unknown record or route',
+  '405': 'Method not allowed on this path (Allow)',
+  '408': 'The request (headers or body) did not arrive in time',
+  '409': 'Conflict (invalid_transition, a record changed meanwhile, another embedder)',
   '413': 'Body or batch too large',
   '415': 'Body is not JSON',
   '429': 'Rate limited (Retry-After)',
-  '503': 'No leader or quorum (Retry-After)',
+  '431': 'Request headers too large',
+  '503': 'No leader or quorum, or too many writes waiting to commit (overloaded) (Retry-After)',
 };
 
 /** The OpenAPI 3.1 document, made from the route table and the same schemas that validate requests. */
