@@ -151,6 +151,12 @@ const EXPECTATIONS: Record<string, Expectation> = {
     scope: 'user',
     request: (t) => ({ path: '/v1/import', ndjson: `{"kind":"header","format":"strata-export","version":1}\n${JSON.stringify({ kind: 'user', user_id: t.user, org_id: null })}\n` }),
   },
+  // webhooks: a subscription is made within the key's own scope (a filter is optional); an unknown one is 404.
+  // The address is public (documentation range) and the kind never fires here, so nothing is sent.
+  'POST /v1/webhooks': { scope: 'scoped', request: () => ({ path: '/v1/webhooks', body: { url: 'http://203.0.113.7/hook', events: ['consolidation.failed'] } }) },
+  'GET /v1/webhooks': { scope: 'scoped', request: () => ({ path: '/v1/webhooks' }) },
+  'DELETE /v1/webhooks/{webhook_id}': { scope: 'scoped', request: () => ({ path: `/v1/webhooks/${UNKNOWN}` }), ok: 404 },
+  'GET /v1/webhooks/{webhook_id}/deliveries': { scope: 'scoped', request: () => ({ path: `/v1/webhooks/${UNKNOWN}/deliveries` }), ok: 404 },
   'POST /v1/memory/context': {
     scope: 'user', namesOrg: true,
     request: (t) => ({ path: '/v1/memory/context', body: { user_id: t.user, query: 'lighthouse', token_budget: 8192, limit: 100, ...orgField(t) } }),

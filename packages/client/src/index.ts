@@ -119,6 +119,15 @@ export interface L3TaskView {
   status_reason?: string | null;
 }
 
+export type WebhookKind = 'event.accepted' | 'memory.created' | 'memory.superseded' | 'memory.deleted' | 'task.created' | 'task.status_changed'
+  | 'consolidation.failed' | '*';
+export interface WebhookView { webhook_id: string; url: string; events: WebhookKind[]; user_ids: string[] | null; org_id: string | null; created_at: string }
+export interface WebhookDeliveries {
+  webhook_id: string; queued: number; delivered: number; dropped: number; expired: number;
+  attempts: { delivery_id: string; type: WebhookKind; user_id: string; attempt: number; at: string; status: number | null; error: string | null;
+    duration_ms: number; outcome: 'delivered' | 'failed' | 'expired' }[];
+}
+
 /** One known user (GET /v1/users, CONTRACT §15). */
 export interface UserSummary {
   user_id: string;
@@ -404,6 +413,24 @@ export class StrataClient {
     if (options.limit) q.set('limit', String(options.limit));
     const qs = q.toString();
     return this.call<{ failed: FailedEventView[]; next_cursor: string | null }>('GET', `/v1/status/failed${qs ? `?${qs}` : ''}`);
+  }
+
+  /** Subscribes a URL to service events (CONTRACT §13); the secret that signs deliveries is in this answer only. */
+  createWebhook(input: { url: string; events: WebhookKind[]; user_ids?: string[]; org_id?: string }) {
+    return this.call<WebhookView & { secret: string }>('POST', '/v1/webhooks', input);
+  }
+
+  listWebhooks() {
+    return this.call<{ webhooks: WebhookView[] }>('GET', '/v1/webhooks');
+  }
+
+  deleteWebhook(webhookId: string) {
+    return this.call<{ status: 'deleted'; webhook_id: string; discarded: number }>('DELETE', `/v1/webhooks/${encodeURIComponent(webhookId)}`);
+  }
+
+  /** Delivery counters over every shard and the most recent attempts, newest first. */
+  webhookDeliveries(webhookId: string) {
+    return this.call<WebhookDeliveries>('GET', `/v1/webhooks/${encodeURIComponent(webhookId)}/deliveries`);
   }
 
   /** Known users in id order with their org and counts (admin; scoped keys see their scope). */

@@ -4,7 +4,7 @@
  */
 
 import type { FromSchema } from 'json-schema-to-ts';
-import { EVENT_ROLES, RELATIONS } from '@strata/store';
+import { EVENT_ROLES, RELATIONS, WEBHOOK_KINDS } from '@strata/store';
 
 /**
  * The schema that also accepts null. Generic so the result keeps its literal type (the body types
@@ -89,6 +89,15 @@ export const SCHEMAS = {
       org_id: nullable(IDENTIFIER),
       user_ids: { type: ['array', 'null'], items: IDENTIFIER, minItems: 1, maxItems: 10000 },
       role: { type: ['string', 'null'], enum: ['read', 'write', 'admin', null], description: 'default write' },
+    },
+  },
+  Webhook: {
+    type: 'object', required: ['url', 'events'],
+    properties: {
+      url: { type: 'string', minLength: 1, maxLength: 2048, description: 'http(s); internal addresses refused unless webhooks.allow_private' },
+      events: { type: 'array', minItems: 1, maxItems: 16, items: { type: 'string', enum: [...WEBHOOK_KINDS, '*'] }, description: 'kinds to receive; "*" for all' },
+      user_ids: { type: ['array', 'null'], items: IDENTIFIER, minItems: 1, maxItems: 10000, description: 'only these users (within the credentials\' scope)' },
+      org_id: { ...nullable(IDENTIFIER), description: 'only users of this organization (the credentials\' own, for org-scoped keys)' },
     },
   },
   UserOrg: {

@@ -52,6 +52,7 @@ const SAMPLES: { [N in SchemaName]: Body<N> } = {
   ChangePassword: { current_password: 'secret', new_password: 'longer secret' },
   CreateApiKey: { name: 'ci', org_id: null, user_ids: ['u1'], role: 'read' },
   UserOrg: { org_id: null },
+  Webhook: { url: 'https://hooks.example.com/strata', events: ['memory.created', '*'], user_ids: ['u1'], org_id: null },
   Event: { content: 'hello', content_type: 'text', role: 'user', level: 0, metadata: { a: 1 }, valid_time: '2024-01-01T00:00:00Z' },
   EventBatch: { events: [{ content: 'a' }, { content: 'b', org_id: 'acme' }] },
   Facts: { facts: [{ content: 'Ana lives in Porto.', subject: 'ana', attribute: 'residence', keywords: ['porto'], stream_id: null }] },

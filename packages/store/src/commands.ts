@@ -1,5 +1,6 @@
 import type { ExportKind, ExportRecord } from './export-format';
 import type { AccountRecord, ApiKeyRecord, Edge, EventRecord, Goal, L3Task, MemoryType, MemoryUnit } from './types';
+import type { WebhookAttempt, WebhookRecord } from './webhooks';
 
 /**
  * Commands of the replicated log. A command carries everything non-deterministic (ids, times, hashes,
@@ -330,7 +331,57 @@ export interface ImportCommand {
   records: ExportRecord[];
 }
 
-export type Command =
+// ---- webhooks (CONTRACT §13, webhooks.ts) ----
+
+/**
+ * A subscription, in the meta shard (the route) or mirrored into another shard by its leader, with the
+ * same record. A record (or tombstone) stored under the id already: nothing changes.
+ */
+export interface WebhookCreateCommand {
+  type: 'webhook.create';
+  record: WebhookRecord;
+}
+
+/** Deletes a subscription: a tombstone replaces it, and its outbox, counters and attempts go. Unknown id: 404. */
+export interface WebhookDeleteCommand {
+  type: 'webhook.delete';
+  webhook_id: string;
+  at: string;
+}
+
+/** One subscription's progress since the dispatcher's last advance. */
+export interface WebhookProgress {
+  webhook_id: string;
+  /** the outbox is removed up to this seq, inclusive (null: it did not move) */
+  through: string | null;
+  /** how many of those were delivered (2xx) and how many given up on after the retry window */
+  delivered: number;
+  expired: number;
+  /** the attempts made meanwhile, oldest first (kept for the deliveries route, bounded) */
+  attempts: WebhookAttempt[];
+}
+
+/**
+ * The shard leader's dispatcher moves the delivery positions (batched: every few hundred milliseconds,
+ * or when a subscription has as many unadvanced deliveries as it may). A subscription deleted
+ * meanwhile is skipped.
+ */
+export interface WebhookAdvanceCommand {
+  type: 'webhook.advance';
+  at: string;
+  webhooks: WebhookProgress[];
+}
+
+/**
+ * What any command may carry besides its own fields: the W3C `traceparent` of the request that proposed
+ * it (tracing on only), so every replica's apply span joins the request's trace. Apply never reads it:
+ * it changes no state, and the state images of replicas stay equal whatever it holds.
+ */
+export interface CommandTrace {
+  trace?: string;
+}
+
+export type Command = CommandTrace & (
   | IngestCommand
   | AuthBootstrapCommand
   | SetPasswordCommand
@@ -348,7 +399,11 @@ export type Command =
   | ReinforceCommand
   | PruneCommand
   | UserOrgCommand
-  | ImportCommand;
+  | ImportCommand
+  | WebhookCreateCommand
+  | WebhookDeleteCommand
+  | WebhookAdvanceCommand
+);
 
 export type CommandType = Command['type'];
 /** The command of one type. */
@@ -452,4 +507,22 @@ export interface UserOrgAnswer {
 export interface ImportAnswer {
   imported: Record<ExportKind, number>;
   skipped: Record<ExportKind, number>;
+}
+
+/** Answer of `webhook.create`: false when a record (or tombstone) had the id already. */
+export interface WebhookCreateAnswer {
+  created: boolean;
+}
+
+export interface WebhookDeleteAnswer {
+  webhook_id: string;
+  /** deliveries still waiting that went with it */
+  discarded: number;
+}
+
+export interface WebhookAdvanceAnswer {
+  /** per subscription advanced: outbox entries removed */
+  advanced: { webhook_id: string; removed: number }[];
+  /** progress entries of subscriptions that no longer exist */
+  skipped: number;
 }

@@ -2,6 +2,7 @@ import { Level } from 'level';
 import type { AbstractSublevel } from 'abstract-level';
 import type { SemanticPlanRecord } from './commands';
 import type { AccountRecord, ApiKeyRecord, Edge, EventRecord, Goal, L3Task, MemoryUnit, Relation } from './types';
+import type { StoredWebhook, WebhookAttempt, WebhookDelivery, WebhookState } from './webhooks';
 
 // eslint-disable-next-line @typescript-eslint/no-explicit-any
 export type Sub<V> = AbstractSublevel<any, any, string, V>;
@@ -128,6 +129,14 @@ export class StateDb {
   readonly userOrgs: Sub<UserOrgRecord>;
   /** org \0 user → user: the users of each organization (the same records, by org) */
   readonly orgUsers: Sub<string>;
+  /** webhook_id → StoredWebhook: every shard's copy of the subscriptions (webhooks.ts) */
+  readonly webhooks: Sub<StoredWebhook>;
+  /** webhook_id \0 seq → WebhookDelivery: deliveries not yet advanced past, in commit order */
+  readonly webhookOutbox: Sub<WebhookDelivery>;
+  /** webhook_id → WebhookState: the subscription's counters in this shard */
+  readonly webhookState: Sub<WebhookState>;
+  /** webhook_id \0 log index + position → WebhookAttempt: recent delivery attempts (bounded) */
+  readonly webhookAttempts: Sub<WebhookAttempt>;
 
   private constructor(readonly level: Level<string, unknown>) {
     const json = { valueEncoding: 'json' } as const;
@@ -156,6 +165,10 @@ export class StateDb {
     this.unitStats = level.sublevel<string, UnitStats>('unit_stats', json);
     this.userOrgs = level.sublevel<string, UserOrgRecord>('user_orgs', json);
     this.orgUsers = level.sublevel<string, string>('org_users', json);
+    this.webhooks = level.sublevel<string, StoredWebhook>('webhooks', json);
+    this.webhookOutbox = level.sublevel<string, WebhookDelivery>('webhook_outbox', json);
+    this.webhookState = level.sublevel<string, WebhookState>('webhook_state', json);
+    this.webhookAttempts = level.sublevel<string, WebhookAttempt>('webhook_attempts', json);
   }
 
   static async open(path: string): Promise<StateDb> {

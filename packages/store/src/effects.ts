@@ -2,11 +2,11 @@
  * Typed effects of an applied command: which units, edges, goals, tasks and users it created,
  * changed, retired or deleted. They are read from the writes apply made to the record sublevels
  * (never from the command's payload), so a new command type has correct effects without an edit here,
- * and every follower of changes (derived indexes, later webhooks) sees exactly what apply did.
+ * and every follower of changes (derived indexes, webhooks) sees exactly what apply did.
  */
-import type { Sub, StateDb } from './db';
+import type { FailedRecord, Sub, StateDb } from './db';
 import { SEP } from './keys';
-import type { Goal, L3Task, MemoryUnit } from './types';
+import type { EventRecord, Goal, L3Task, MemoryUnit } from './types';
 
 export type UnitChange = 'created' | 'changed' | 'retired' | 'deleted';
 export type RecordChange = 'created' | 'changed' | 'deleted';
@@ -44,18 +44,40 @@ export interface UserEffect {
   org_id: string | null;
 }
 
+/** An L0 event stored (accepted by ingest, sedimented by a task, imported) or deleted. */
+export interface EventEffect {
+  user_id: string;
+  stream_id: string;
+  event_id: string;
+  /** its stream position (the events key is user \0 stream \0 seq) */
+  seq: string;
+  change: 'created' | 'deleted';
+}
+
+/** An event consolidation gave up on (moved to `failed`). */
+export interface FailureEffect {
+  user_id: string;
+  event_id: string;
+  /** the failed entry's key */
+  seq: string;
+}
+
 export interface ApplyEffects {
   units: UnitEffect[];
   edges: EdgeEffect[];
   l3: L3Effect[];
   users: UserEffect[];
+  events: EventEffect[];
+  failures: FailureEffect[];
 }
 
 /** Shared by every command without effects: frozen to the arrays, so no listener can change it for the next one. */
-export const NO_EFFECTS: ApplyEffects = Object.freeze({ units: Object.freeze([]), edges: Object.freeze([]), l3: Object.freeze([]), users: Object.freeze([]) }) as unknown as ApplyEffects;
+export const NO_EFFECTS: ApplyEffects = Object.freeze({
+  units: Object.freeze([]), edges: Object.freeze([]), l3: Object.freeze([]), users: Object.freeze([]), events: Object.freeze([]), failures: Object.freeze([]),
+}) as unknown as ApplyEffects;
 
 /** The record sublevels whose writes are effects, by what they hold. */
-export type TrackedKind = 'unit' | 'unit_stats' | 'vector' | 'edge' | 'goal' | 'task' | 'user_org';
+export type TrackedKind = 'unit' | 'unit_stats' | 'vector' | 'edge' | 'goal' | 'task' | 'user_org' | 'event' | 'failed';
 
 export interface TrackedWrite {
   kind: TrackedKind;
@@ -73,7 +95,16 @@ export function trackedSublevels(db: StateDb): Map<Sub<unknown>, TrackedKind> {
     [db.goals as Sub<unknown>, 'goal'],
     [db.tasks as Sub<unknown>, 'task'],
     [db.userOrgs as Sub<unknown>, 'user_org'],
+    [db.events as Sub<unknown>, 'event'],
+    [db.failed as Sub<unknown>, 'failed'],
   ]);
+}
+
+/** The records of these keys (deduplicated) before the command, by key. */
+async function before<V>(sub: Sub<V>, keys: string[]): Promise<Map<string, V | undefined>> {
+  const unique = [...new Set(keys)];
+  const values = unique.length > 0 ? await sub.getMany(unique) : [];
+  return new Map(unique.map((k, i) => [k, values[i]]));
 }
 
 /** `user \0 id` → [user, id] */
@@ -104,13 +135,17 @@ export async function resolveEffects(db: StateDb, writes: readonly TrackedWrite[
     else if (w.kind === 'unit_stats') touchedStats.add(w.key);
     else last.set(`${w.kind}|${w.key}`, w);
   }
-  const effects: ApplyEffects = { units: [], edges: [], l3: [], users: [] };
+  const effects: ApplyEffects = { units: [], edges: [], l3: [], users: [], events: [], failures: [] };
+  // The units' and edges' state before, in one getMany each (a consolidation batch writes hundreds).
+  const unitBefore = await before(db.units, [...[...last.values()].filter((w) => w.kind === 'unit').map((w) => w.key), ...touchedContent, ...touchedStats]);
+  const edgeBefore = await before(db.edges, [...last.values()].filter((w) => w.kind === 'edge').map((w) => w.key));
   const unitKeys = new Set<string>();
+  const eventWrites: TrackedWrite[] = [];
   for (const w of last.values()) {
     if (w.kind === 'unit') {
       unitKeys.add(w.key);
       const [user_id, unit_id] = split(w.key);
-      const before = await db.units.get(w.key);
+      const before = unitBefore.get(w.key);
       const after = w.value as MemoryUnit | undefined;
       if (!after) {
         if (before) effects.units.push({ user_id, unit_id, change: 'deleted', record_only: false });
@@ -121,7 +156,7 @@ export async function resolveEffects(db: StateDb, writes: readonly TrackedWrite[
       effects.units.push({ user_id, unit_id, change, record_only });
     } else if (w.kind === 'edge') {
       const [user_id, edge_id] = split(w.key);
-      const before = await db.edges.get(w.key);
+      const before = edgeBefore.get(w.key);
       if (w.value === undefined) {
         if (before) effects.edges.push({ user_id, edge_id, change: 'deleted' });
       } else effects.edges.push({ user_id, edge_id, change: before ? 'changed' : 'created' });
@@ -136,13 +171,29 @@ export async function resolveEffects(db: StateDb, writes: readonly TrackedWrite[
       const before = await db.userOrgs.get(w.key);
       const after = w.value as { org_id: string } | undefined;
       if ((before?.org_id ?? null) !== (after?.org_id ?? null)) effects.users.push({ user_id: w.key, change: 'org_changed', org_id: after?.org_id ?? null });
+    } else if (w.kind === 'event') {
+      eventWrites.push(w);
+    } else if (w.kind === 'failed') {
+      const after = w.value as FailedRecord | undefined;
+      if (after && !(await db.failed.get(w.key))) effects.failures.push({ user_id: after.user_id, event_id: after.event_id, seq: w.key });
     }
+  }
+  // Events come in batches of up to a thousand: their state before is read in one getMany.
+  if (eventWrites.length > 0) {
+    const befores = await db.events.getMany(eventWrites.map((w) => w.key));
+    eventWrites.forEach((w, i) => {
+      const [user_id, stream_id, seq] = w.key.split(SEP);
+      const before = befores[i];
+      const after = w.value as EventRecord | undefined;
+      if (after && !before) effects.events.push({ user_id, stream_id, event_id: after.event_id, seq, change: 'created' });
+      else if (!after && before) effects.events.push({ user_id, stream_id, event_id: before.event_id, seq, change: 'deleted' });
+    });
   }
   // A vector or statistics written without the unit record: the unit changed (its content, or only its usage).
   for (const key of new Set([...touchedContent, ...touchedStats])) {
     if (unitKeys.has(key)) continue;
     const [user_id, unit_id] = split(key);
-    if (!(await db.units.get(key))) continue;
+    if (!unitBefore.get(key)) continue;
     effects.units.push({ user_id, unit_id, change: 'changed', record_only: !touchedContent.has(key) });
   }
   return effects;

@@ -15,3 +15,5 @@ export * from './snapshot';
 export * from './export-format';
 export * from './export';
 export * from './raft-log';
+export * from './webhooks';
+export { deliveryId } from './apply/webhooks';

@@ -8,6 +8,7 @@ import { applyL3Plan, applyTaskStatus } from './apply/l3';
 import { applyEdgeAdd, applyMemoryDelete, applySemanticExecute, applySemanticPlan } from './apply/maintenance';
 import { applyConsolidate, applyConsolidationFailed, applyInsights, indexPendingByUser } from './apply/memory';
 import { applyUserOrg } from './apply/users';
+import { applyWebhookAdvance, applyWebhookCreate, applyWebhookDelete, enqueueWebhookDeliveries } from './apply/webhooks';
 import type { Command, CommandOf, CommandType, IngestCommand } from './commands';
 import { NO_EFFECTS, resolveEffects, trackedSublevels, type ApplyEffects, type TrackedKind } from './effects';
 import type { StateDb, Sub } from './db';
@@ -43,6 +44,9 @@ const HANDLERS = {
   'memory.prune': applyPrune,
   'user.set_org': applyUserOrg,
   'import.records': applyImport,
+  'webhook.create': applyWebhookCreate,
+  'webhook.delete': applyWebhookDelete,
+  'webhook.advance': applyWebhookAdvance,
 } satisfies { [K in CommandType]: HandlerOf<K> };
 
 /** What applying a command of type K answers (a deterministic failure is an answer too, see errors.ts). */
@@ -155,6 +159,9 @@ export class StateMachine {
     const result = await runHandler(this.db, ctx, command);
     // Read before the batch is written: the state before the command tells created from changed.
     const effects = ctx.tracked.length ? await resolveEffects(this.db, ctx.tracked) : NO_EFFECTS;
+    // Webhook deliveries follow the effects, written in the same batch (apply/webhooks.ts): every replica
+    // holds the same outboxes, and only the shard leader's dispatcher sends from them.
+    if (effects !== NO_EFFECTS) await enqueueWebhookDeliveries(this.db, ctx, command, effects);
     ctx.put(this.db.meta, APPLIED_KEY, index);
     if (term !== this.term) ctx.put(this.db.meta, APPLIED_TERM_KEY, term);
     // Not synced: the log is the durable record; a lost state write is replayed from it on restart.

@@ -54,7 +54,7 @@ describe('apply effects', () => {
   }
 
   it('ingest has none; a consolidation creates its units and edges; a correction retires the old unit', async () => {
-    expect(await run({ type: 'events.ingest', user_id: 'u', stream_id: 's1', at: T0, idempotency: null, assets: [], events: [] })).toEqual({ units: [], edges: [], l3: [], users: [] });
+    expect(await run({ type: 'events.ingest', user_id: 'u', stream_id: 's1', at: T0, idempotency: null, assets: [], events: [] })).toEqual({ units: [], edges: [], l3: [], users: [], events: [], failures: [] });
     const created = await consolidate([unit('a'), unit('b')], [edge('e1', 'a', 'b')]);
     expect(created.units).toEqual([
       { user_id: 'u', unit_id: 'a', change: 'created', record_only: false },

@@ -6,6 +6,7 @@
  */
 import type { Sub, StateDb } from '../db';
 import { join, SEP } from '../keys';
+import { isLiveWebhook, WEBHOOK_ATTEMPTS_KEPT, webhookWants, type WebhookRecord } from '../webhooks';
 
 async function entries<V>(sub: Sub<V>): Promise<Map<string, V>> {
   const out = new Map<string, V>();
@@ -127,5 +128,32 @@ export async function checkState(db: StateDb): Promise<string[]> {
       if ((await db.auth.get(`apikey${SEP}${v as string}`)) === undefined) fail(`api key hash ${JSON.stringify(k)} names no key`);
     }
   }
+  // Webhooks: the live count, and per live subscription its counters against its outbox and attempts;
+  // a deleted one (tombstone) keeps nothing else.
+  const live = new Map<string, WebhookRecord>();
+  for await (const [id, w] of db.webhooks.iterator()) if (isLiveWebhook(w)) live.set(id, w);
+  if ((await db.counter('webhooks')) !== live.size) fail(`counter webhooks is ${await db.counter('webhooks')} but ${live.size} live subscriptions exist`);
+  const queued = new Map<string, number>();
+  for await (const [k, d] of db.webhookOutbox.iterator()) {
+    const id = k.slice(0, k.indexOf(SEP));
+    const w = live.get(id);
+    if (!w) fail(`webhook_outbox ${JSON.stringify(k)} belongs to no live subscription`);
+    else if (!webhookWants(w, d.type)) fail(`webhook_outbox ${JSON.stringify(k)} holds a ${d.type} the subscription does not want`);
+    if (k !== join(id, d.seq)) fail(`webhook_outbox ${JSON.stringify(k)} holds seq ${d.seq}`);
+    queued.set(id, (queued.get(id) ?? 0) + 1);
+  }
+  const attempts = new Map<string, number>();
+  for await (const k of db.webhookAttempts.keys()) {
+    const id = k.slice(0, k.indexOf(SEP));
+    if (!live.has(id)) fail(`webhook_attempts ${JSON.stringify(k)} belongs to no live subscription`);
+    attempts.set(id, (attempts.get(id) ?? 0) + 1);
+  }
+  for await (const [id, st] of db.webhookState.iterator()) {
+    if (!live.has(id)) fail(`webhook_state of ${id} belongs to no live subscription`);
+    if (st.queued !== (queued.get(id) ?? 0)) fail(`webhook ${id}: state says ${st.queued} queued, the outbox holds ${queued.get(id) ?? 0}`);
+    if (st.queued > (live.get(id)?.outbox_max ?? Infinity)) fail(`webhook ${id}: ${st.queued} queued over its bound`);
+    if (st.attempts !== (attempts.get(id) ?? 0) || st.attempts > WEBHOOK_ATTEMPTS_KEPT) fail(`webhook ${id}: state says ${st.attempts} attempts, ${attempts.get(id) ?? 0} kept`);
+  }
+  for (const id of live.keys()) if ((await db.webhookState.get(id)) === undefined) fail(`webhook ${id} has no state`);
   return problems;
 }

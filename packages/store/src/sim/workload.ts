@@ -8,12 +8,13 @@
  */
 import { createHash } from 'node:crypto';
 import type {
-  Command, ConsolidateCommand, InsightsCommand, L3EventPlan, L3RecordUpdate, PendingRef, ProposedEvent, UnitWithVector,
+  Command, ConsolidateCommand, InsightsCommand, L3EventPlan, L3RecordUpdate, PendingRef, ProposedEvent, UnitWithVector, WebhookProgress,
 } from '../commands';
 import { encodeVector, type StateDb } from '../db';
 import type { EventConsolidation, ExportRecord } from '../export-format';
 import { prefixRange, SEP } from '../keys';
 import { RELATIONS, TASK_STATUSES, type Edge, type Goal, type L3Task, type MemoryUnit, type TaskStatus } from '../types';
+import { WEBHOOK_KINDS, isLiveWebhook, outboxPage, type WebhookAttempt, type WebhookFilterKind } from '../webhooks';
 import type { Draw } from './draw';
 
 // Small pools, so commands meet each other's records: corrections of one subject, claims of one user, replays of one key.
@@ -36,7 +37,8 @@ const WEIGHTS: [CommandKind, number][] = [
   ['events.ingest', 24], ['memory.consolidate', 14], ['memory.consolidation_failed', 2], ['memory.insights', 6],
   ['l3.plan', 6], ['l3.task_status', 8], ['graph.add_edge', 5], ['memory.delete', 3], ['semantic.plan', 3],
   ['semantic.execute', 3], ['memory.reinforce', 5], ['memory.prune', 3], ['user.set_org', 3], ['auth.bootstrap', 1],
-  ['auth.set_password', 1], ['apikey.create', 2], ['apikey.revoke', 1], ['import.records', 4], ['retry', 3],
+  ['auth.set_password', 1], ['apikey.create', 2], ['apikey.revoke', 1], ['import.records', 4], ['webhook.create', 2],
+  ['webhook.delete', 1], ['webhook.advance', 5], ['retry', 3],
 ];
 const TOTAL = WEIGHTS.reduce((s, [, w]) => s + w, 0);
 
@@ -185,6 +187,14 @@ export class Workload {
       }
       case 'import.records':
         return this.importRecords(db, user, now);
+      case 'webhook.create':
+        return this.webhookCreate(db, now);
+      case 'webhook.delete': {
+        const ids = [...(await collect(db.webhooks.keys(), 50))];
+        return { type: 'webhook.delete', webhook_id: ids.length && d.chance(0.85) ? d.pick(ids) : d.uuid(), at };
+      }
+      case 'webhook.advance':
+        return this.webhookAdvance(db, now);
     }
   }
 
@@ -436,5 +446,46 @@ export class Workload {
     const retire = targets.map((u) => ({ unit_id: u.id, retired_at: iso(now), retired_reason: 'superseded' as const, superseded_by: create.unit.id }));
     const edges = targets.map((u) => (d.chance(0.5) ? this.edge(user, u.id, create.unit.id, now, 'EvolvedTo') : this.edge(user, create.unit.id, u.id, now, 'Contradicts')));
     return { ...base, retire, delete_unit_ids: [], delete_event_ids: [], create, edges };
+  }
+
+  // ------------------------------------------------------------------ webhooks
+
+  /** A subscription as the route (or a shard's mirror) proposes it; sometimes with an id taken already, live or deleted. */
+  private async webhookCreate(db: StateDb, now: number): Promise<Command> {
+    const d = this.draw;
+    const taken = await collect(db.webhooks.keys(), 50);
+    const kinds: WebhookFilterKind[] = d.chance(0.3) ? ['*'] : d.some([...WEBHOOK_KINDS], 1 + d.int(3));
+    const scope = d.pick([{ org_id: null, user_ids: null }, { org_id: d.pick(ORGS), user_ids: null }, { org_id: null, user_ids: d.some(USERS, 2) }]);
+    return {
+      type: 'webhook.create',
+      record: {
+        webhook_id: taken.length && d.chance(0.1) ? d.pick(taken) : d.uuid(), url: `https://hooks.example/${d.hex(4)}`, events: kinds,
+        user_ids: d.chance(0.3) ? d.some(USERS, 1 + d.int(3)) : null, org_id: d.chance(0.2) ? d.pick(ORGS) : null, secret: d.hex(16), created_at: iso(now),
+        created_by: { kind: 'api_key', subject: d.uuid(), role: d.pick(['write', 'admin'] as const), ...scope },
+        // small bounds too, so full outboxes drop their oldest deliveries
+        outbox_max: d.pick([2, 5, 50, 10_000]),
+      },
+    };
+  }
+
+  /**
+   * A dispatcher's batched progress: for some live subscriptions, a position somewhere in (or before, or
+   * past) its outbox, counts, and a few attempts; sometimes a subscription that no longer exists.
+   */
+  private async webhookAdvance(db: StateDb, now: number): Promise<Command | null> {
+    const d = this.draw;
+    const live = (await collect(db.webhooks.values(), 50)).filter(isLiveWebhook);
+    const webhooks: WebhookProgress[] = [];
+    for (const w of d.some(live, 1 + d.int(2))) {
+      const page = await outboxPage(db, w.webhook_id, null, 12);
+      const through = page.length && d.chance(0.85) ? d.pick(page).seq : d.chance(0.5) ? null : '9'.repeat(21);
+      const attempts: WebhookAttempt[] = d.some(page, d.int(4)).map((del, i) => ({
+        delivery_id: del.id, type: del.type, user_id: del.user_id, seq: del.seq, attempt: 1 + i, at: iso(now - d.int(1000)),
+        status: d.pick([200, 500, null]), error: d.chance(0.5) ? null : 'connect ECONNREFUSED', duration_ms: d.int(300), outcome: d.pick(['delivered', 'failed', 'expired'] as const),
+      }));
+      webhooks.push({ webhook_id: w.webhook_id, through, delivered: d.int(5), expired: d.int(2), attempts });
+    }
+    if (d.chance(0.1)) webhooks.push({ webhook_id: d.uuid(), through: null, delivered: 1, expired: 0, attempts: [] });
+    return webhooks.length ? { type: 'webhook.advance', at: iso(now), webhooks } : null;
   }
 }
