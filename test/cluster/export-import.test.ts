@@ -33,7 +33,7 @@ describe('3-node cluster: export and import', () => {
     }));
     const file = [HEADER, ...events, { kind: 'user', user_id: 'ivy', org_id: 'acme' }].map((l) => JSON.stringify(l)).join('\n') + '\n';
     const res = await post(follower.url, file);
-    expect(res.status).toBe(200);
+    if (res.status !== 200) throw new Error(`import through the follower answered ${res.status}: ${await res.text()}`);
     expect(res.headers.get('x-strata-forwarded-by')).toBe(String(follower.id));
     expect(await res.json()).toMatchObject({ status: 'imported', counts: { events: 5, users: 1 } });
     const expected = await exportOf(cluster.live().find((n) => n.id === leader)!.url);

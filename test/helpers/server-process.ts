@@ -31,9 +31,11 @@ export function removeDir(dir: string): void {
  * and resolves once it logs that it serves. The port comes from the log line, so parallel test files
  * never collide.
  */
-export function startServer(options: { dataDir?: string; env?: Record<string, string>; timeoutMs?: number } = {}): Promise<ServerProcess> {
+export function startServer(
+  options: { dataDir?: string; env?: Record<string, string>; timeoutMs?: number; /** extra node flags, e.g. --cpu-prof (not allowed in NODE_OPTIONS) */ nodeArgs?: string[] } = {},
+): Promise<ServerProcess> {
   const dataDir = options.dataDir ?? tempDir();
-  const child = spawn(process.execPath, ['--import', 'tsx', 'packages/server/src/main.ts'], {
+  const child = spawn(process.execPath, [...(options.nodeArgs ?? []), '--import', 'tsx', 'packages/server/src/main.ts'], {
     cwd: REPO_ROOT,
     env: {
       PATH: process.env.PATH ?? '',

@@ -10,7 +10,10 @@ export * from './errors';
 export { RaftHost, type RaftHostOptions } from './driver/host';
 export { seededRandom } from './core/random';
 export type { GroupHost } from './driver/group-host';
-export { RaftGroup, DEFAULT_GROUP_OPTIONS, type GroupOptions, type GroupStatus, type MemberStatus, type ProposeResult } from './driver/group';
+export {
+  RaftGroup, DEFAULT_GROUP_OPTIONS, type GroupOptions, type GroupStatus, type MemberStatus, type ProposeResult,
+  type GroupCounters, type GroupObserver, type EntryPosition, type LogSize,
+} from './driver/group';
 export type { RaftStateMachine, AppliedEntry, SnapshotData, EntryKind } from './driver/state-machine';
 export { LevelStorage, type StoredGroup, type BatchOp } from './storage/level-storage';
 export { HttpTransport, startRaftServer, sign, signedHeaders, bodyDigest, type HttpTransportOptions, type SignedHeaders } from './transport/http';

@@ -1,4 +1,6 @@
 import { randomUUID } from 'node:crypto';
+import { context, trace, SpanKind, SpanStatusCode, type Span } from '@opentelemetry/api';
+import { ATTR_HTTP_REQUEST_METHOD, ATTR_HTTP_RESPONSE_STATUS_CODE, ATTR_HTTP_ROUTE, ATTR_URL_PATH } from '@opentelemetry/semantic-conventions';
 import express, { type NextFunction, type Request, type Response } from 'express';
 import type { Logger } from 'pino';
 import { StrataError, notFound } from '@strata/store';
@@ -9,6 +11,7 @@ import { checkRawBody, jsonBodyReader } from './http/body';
 import { sendError } from './http/errors';
 import { runHandler, type RouteContext, type RouteSpec } from './http/route';
 import type { Metrics } from './metrics';
+import { traceIds, type Tracing } from './telemetry/tracing';
 import { checkIdentifier, checkUuid, type Validator } from './validation';
 
 export interface AppDeps {
@@ -24,6 +27,8 @@ export interface AppDeps {
   mounts?: ((app: express.Express) => void)[];
   /** runs the handler here (`run`) or sends the request to the node that must serve it (cluster forwarding) */
   forward?: (route: RouteSpec, ctx: RouteContext, run: () => Promise<void>) => Promise<void>;
+  /** a server span per request (continuing an incoming `traceparent`) and an operation span per handler run */
+  tracing?: Tracing;
 }
 
 /** Routes of the older model that must not be served; each names what replaced it. */
@@ -65,14 +70,20 @@ export function createApp(deps: AppDeps): express.Express {
     req.headers['x-request-id'] = id;
     res.setHeader('x-request-id', id);
     const started = process.hrtime.bigint();
+    const span = serverSpan(deps.tracing, req, id);
+    res.locals.span = span;
     res.on('finish', () => {
       const seconds = Number(process.hrtime.bigint() - started) / 1e9;
       const route = (res.locals.route as string | undefined) ?? 'unmatched';
       metrics.httpRequests.inc({ method: req.method, route, status: String(res.statusCode) });
       metrics.httpDuration.observe({ method: req.method, route }, seconds);
-      logger.debug({ request_id: id, method: req.method, route, status: res.statusCode, ms: Math.round(seconds * 1e4) / 10 }, 'request');
+      logger.debug({ request_id: id, ...traceIds(span?.span), method: req.method, route, status: res.statusCode, ms: Math.round(seconds * 1e4) / 10 }, 'request');
     });
-    next();
+    if (!span) return next();
+    // 'close' comes after 'finish', and also when the client went away before the answer
+    res.on('close', () => endServerSpan(span.span, req, res));
+    // the rest of the pipeline (auth, body, handler, forwarding) runs inside the request's span
+    context.with(trace.setSpan(span.parent, span.span), next);
   });
 
   app.use(rateLimiter(deps.rateLimitPerSecond));
@@ -108,9 +119,32 @@ export function createApp(deps: AppDeps): express.Express {
   app.use((err: unknown, req: Request, res: Response, _next: NextFunction) => {
     if (res.headersSent) return;
     // One envelope for everything (http/errors.ts); a bug is logged in full with the request id.
-    sendError(res, err, (bug) => logger.error({ err: bug, request_id: req.headers['x-request-id'] }, 'unhandled error'));
+    sendError(res, err, (bug) => logger.error({ err: bug, request_id: req.headers['x-request-id'], ...traceIds((res.locals.span as { span: Span } | undefined)?.span) }, 'unhandled error'));
   });
   return app;
+}
+
+/** The request's server span (a child of the caller's `traceparent`, if any); undefined with tracing off. */
+function serverSpan(tracing: Tracing | undefined, req: Request, requestId: string) {
+  if (!tracing?.enabled) return undefined;
+  const parent = tracing.extract(req.headers);
+  const span = tracing.tracer.startSpan(req.method, {
+    kind: SpanKind.SERVER,
+    attributes: { [ATTR_HTTP_REQUEST_METHOD]: req.method, [ATTR_URL_PATH]: req.path, 'strata.request_id': requestId },
+  }, parent);
+  return { span, parent };
+}
+
+function endServerSpan(span: Span, req: Request, res: Response): void {
+  const route = res.locals.route as string | undefined;
+  if (route) {
+    span.updateName(`${req.method} ${route}`);
+    span.setAttribute(ATTR_HTTP_ROUTE, route);
+  }
+  span.setAttribute(ATTR_HTTP_RESPONSE_STATUS_CODE, res.statusCode);
+  if (res.statusCode >= 500) span.setStatus({ code: SpanStatusCode.ERROR });
+  if (!res.writableFinished) span.setAttribute('error.type', 'client_closed');
+  span.end();
 }
 
 function pathMatches(pattern: string, path: string): boolean {
@@ -139,7 +173,9 @@ async function handle(route: RouteSpec, req: Request, res: Response, deps: AppDe
   }
   const ctx: RouteContext = { req, res, principal, params, query: req.query as Record<string, unknown>, body };
   const run = async () => {
-    const answer = await runHandler(route, ctx);
+    const answer = deps.tracing
+      ? await deps.tracing.span(`operation ${route.method.toUpperCase()} ${route.path}`, { attributes: { 'strata.route': route.path } }, () => runHandler(route, ctx))
+      : await runHandler(route, ctx);
     if (!res.headersSent) res.status(200).json(answer);
   };
   await (deps.forward ? deps.forward(route, ctx, run) : run());

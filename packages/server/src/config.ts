@@ -117,7 +117,36 @@ export interface Config {
      */
     index_cache_bytes: number;
   };
+  /** Outbound webhooks (CONTRACT §13, docs/operations.md "Webhooks", server/src/webhooks/) */
+  webhooks: {
+    /** deliver to (and accept subscriptions for) loopback, link-local and private addresses (tests, closed networks) */
+    allow_private: boolean;
+    /** live subscriptions at most, service-wide (each has a sender in memory on every shard leader) */
+    max_subscriptions: number;
+    /** deliveries a subscription's outbox holds per shard (recorded in the subscription when created); beyond, the oldest are dropped */
+    outbox_max: number;
+    /** milliseconds a receiver has to answer one delivery (connect, headers and body) */
+    timeout_ms: number;
+    /** first retry delay; doubles per failed attempt up to retry_max_ms, with jitter */
+    retry_initial_ms: number;
+    retry_max_ms: number;
+    /** seconds after the change a delivery is retried at most; then it is given up on (counted as expired) */
+    retry_window_s: number;
+    /** deliveries a subscription may have sent but not yet recorded as delivered (what a failover may send again) */
+    advance_batch: number;
+    /** how often a shard leader records delivery progress (one `webhook.advance` command) */
+    advance_interval_ms: number;
+    /** how often a dispatcher looks for new deliveries, subscriptions and leadership */
+    poll_ms: number;
+  };
   log: { level: 'trace' | 'debug' | 'info' | 'warn' | 'error' | 'fatal' | 'silent' };
+  /** OpenTelemetry traces (telemetry/tracing.ts, docs/operations.md) */
+  telemetry: {
+    /** OTLP/HTTP collector base URL (`/v1/traces` is appended unless present); null: tracing off, nothing started */
+    otlp_endpoint: string | null;
+    /** the `service.name` of the exported spans (each node adds its node id as `service.instance.id`) */
+    service_name: string;
+  };
 }
 
 const str = { type: 'string' } as const;
@@ -210,7 +239,23 @@ export const CONFIG_SCHEMA = {
       prune_max_per_pass: int(1, 200),
       index_cache_bytes: int(0, 256 * 1024 * 1024),
     }),
+    webhooks: section({
+      allow_private: bool(false),
+      max_subscriptions: int(1, 100, 10_000),
+      outbox_max: int(1, 10_000, 1_000_000),
+      timeout_ms: int(100, 10_000, 600_000),
+      retry_initial_ms: int(10, 1000),
+      retry_max_ms: int(10, 300_000),
+      retry_window_s: int(1, 24 * 3600, 7 * 24 * 3600),
+      advance_batch: int(1, 100, 10_000),
+      advance_interval_ms: int(10, 200),
+      poll_ms: int(10, 250),
+    }),
     log: section({ level: { enum: ['trace', 'debug', 'info', 'warn', 'error', 'fatal', 'silent'], default: 'info' } }),
+    telemetry: section({
+      otlp_endpoint: { type: ['string', 'null'], pattern: '^https?://', default: null },
+      service_name: { ...str, minLength: 1, maxLength: 200, default: 'strata' },
+    }),
   },
 } as const;
 

@@ -20,6 +20,9 @@ import { UserOrgs } from './auth/user-orgs';
 import type { Config } from './config';
 import type { RouteSpec } from './http/route';
 import { Metrics } from './metrics';
+import { registerRaftMetrics } from './telemetry/raft-metrics';
+import { InstrumentedLog, traceGroup } from './telemetry/raft-tracing';
+import { Tracing } from './telemetry/tracing';
 import { authRoutes } from './routes/auth';
 import { userRoutes } from './routes/users';
 import { eventRoutes } from './routes/events';
@@ -39,6 +42,10 @@ import { IndexCache } from './indexes/index-cache';
 import { RetrievalService } from './indexes/retrieval-service';
 import { contextRoutes } from './routes/context';
 import { exportRoutes } from './routes/export';
+import { webhookRoutes } from './routes/webhooks';
+import { WebhookDispatcher, dispatcherSettings } from './webhooks/dispatcher';
+import { WebhookMetrics } from './webhooks/metrics';
+import { WebhookSender } from './webhooks/sender';
 import { retrieveRoutes } from './routes/retrieve';
 import { ConsolidationWorker } from './workers/consolidation';
 import { PruningWorker, pruningSettings } from './workers/pruning';
@@ -114,10 +121,24 @@ export class StrataNode {
       server.once('error', reject);
       server.listen(config.server.port, config.server.host, () => resolve());
     });
-    const cluster = await ClusterRuntime.open(config, selfUrlOf(config, (server.address() as AddressInfo).port), logger);
+    const metrics = new Metrics();
+    // OTLP traces when [telemetry] otlp_endpoint is set; otherwise the no-op tracer (telemetry/tracing.ts)
+    const tracing = Tracing.start(config);
+    const cluster = await ClusterRuntime.open(config, selfUrlOf(config, (server.address() as AddressInfo).port), logger, {
+      onPeerRoundTrip: (peer, seconds) => metrics.raftPeerRtt.observe({ peer: String(peer) }, seconds),
+    });
     raft = cluster.handle;
     const shards: Shard[] = [];
-    for (let id = 0; id < config.cluster.shards; id++) shards.push(await openShard(config.storage.data_dir, id, cluster));
+    for (let id = 0; id < config.cluster.shards; id++) {
+      const shard = await openShard(config.storage.data_dir, id, cluster);
+      // proposals counted (failures) and traced (propose → commit → apply spans) on every surface
+      traceGroup(cluster.group(id), id, tracing);
+      shards.push({ ...shard, log: new InstrumentedLog(shard.log, id, metrics, tracing) });
+    }
+    registerRaftMetrics(metrics.registry, {
+      shardIds: () => cluster.shardIds(), group: (id) => cluster.group(id),
+      hostStats: () => cluster.host.stats, transportStats: () => cluster.transportStats(),
+    });
     const router = new ShardRouter(shards);
     // Derived indexes per shard, kept current by each state machine's applied-command listener. A
     // Raft snapshot install replaces the whole state: the shard then gets a fresh manager (built
@@ -138,8 +159,8 @@ export class StrataNode {
     const reinforcement = new ReinforcementBatcher({ shardOf: (userId) => router.forUser(userId), logger, ...reinforcementSettings(config) });
     const retrieval = new RetrievalService({
       shards: router, indexes, embedder: providers.embedder, config, onRetrieved: (_userId, results) => reinforcement.record(results),
+      metrics, tracing,
     });
-    const metrics = new Metrics();
     const auth = new AuthService(config, router.meta().db, router.meta().log, logger);
     let open = true;
     const userOrgs = new UserOrgs(router);
@@ -159,8 +180,12 @@ export class StrataNode {
     for (const shard of shards) {
       metrics.gauge(`strata_applied_index_shard_${shard.id}`, `Applied log index of shard ${shard.id}`, () => shard.sm.appliedIndex());
     }
+    metrics.perShard('strata_consolidation_backlog', 'Events waiting for consolidation, by shard (replicated: every member reports it)', shards.map((shard) => ({
+      shard: shard.id, read: () => shard.db.counter('pending'),
+    })));
     const forwarder = new Forwarder({
       timeoutMs: config.cluster.forward_timeout_ms,
+      tracing,
       view: {
         nodeId: config.cluster.node_id,
         isLeader: (shard) => shards[shard].log.isLeader(),
@@ -188,11 +213,12 @@ export class StrataNode {
       ...retrieveRoutes(services),
       ...contextRoutes(services),
       ...exportRoutes(services),
+      ...webhookRoutes(services),
     );
     const validator = new Validator();
     let mcp: { close(): Promise<void> } | null = null;
     const app = createApp({
-      routes, auth, validator, metrics, logger,
+      routes, auth, validator, metrics, logger, tracing,
       // the web app of CONTRACT §15 at /dashboard/, and MCP at /mcp when enabled
       mounts: [mountDashboard, ...(config.mcp.enabled ? [(express: Express) => {
         mcp = mountMcp(express, {
@@ -214,12 +240,20 @@ export class StrataNode {
       ? shards.map((shard) => new ConsolidationWorker({
         shard, embedder: providers.embedder, llm: providers.llm, logger,
         intervalMs: config.consolidation.interval_ms, batchSize: config.consolidation.batch_size,
+        metrics, tracing,
       }))
       : [];
     for (const worker of workers) worker.start();
     // Pruning (only with memory.prune_enabled), one per shard, proposing only where its shard's log can.
     const pruners = shards.map((shard) => new PruningWorker({ shard, logger, ...pruningSettings(config) }));
     for (const upkeep of [reinforcement, ...pruners]) upkeep.start();
+    // Webhooks (CONTRACT §13): one dispatcher per shard, sending only while this node leads the shard.
+    const webhookSender = new WebhookSender({ timeoutMs: config.webhooks.timeout_ms, allowPrivate: config.webhooks.allow_private });
+    const webhookMetrics = new WebhookMetrics(metrics, shards);
+    const dispatchers = shards.map((shard) => new WebhookDispatcher({
+      shard, meta: router.meta(), poster: webhookSender, logger, metrics: webhookMetrics, settings: dispatcherSettings(config),
+    }));
+    for (const dispatcher of dispatchers) dispatcher.start();
     const node = new StrataNode(config, logger, services, server);
     node.onStop = async () => {
       open = false;
@@ -227,6 +261,8 @@ export class StrataNode {
       // The batch in flight finishes (its proposal commits) before the logs close.
       await Promise.all(workers.map((w) => w.stop()));
       await Promise.all([reinforcement, ...pruners].map((w) => w.stop()));
+      await Promise.all(dispatchers.map((d) => d.stop()));
+      await webhookSender.close();
       await Promise.all([...indexes.values()].map((ix) => ix.idle()));
       await providers.close();
       await clusterStart.stop();
@@ -236,6 +272,7 @@ export class StrataNode {
         await shard.log.close();
         await shard.db.close();
       }
+      await tracing.shutdown(); // exports the spans still buffered
     };
     logger.info({ url: node.url, shards: shards.length, data_dir: config.storage.data_dir }, 'strata node serving');
     return node;

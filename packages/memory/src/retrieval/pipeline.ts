@@ -135,11 +135,23 @@ function facetList<U extends RetrievalUnit>(lists: RankedList[], wanted: Readonl
   return out.sort((a, b) => a.rank - b.rank || (a.id < b.id ? -1 : a.id > b.id ? 1 : 0)).map(({ id }) => ({ id, score: 1 }));
 }
 
+/** The stages of one retrieval that `retrieve` reports the end of (the caller measures: metrics, traces). */
+export type RetrievalStage = 'search' | 'fuse' | 'arbitrate';
+
+/**
+ * Told when each stage ends, in order (`search`, then `fuse`, then `arbitrate` when it runs), so the
+ * caller can time them from its own clock; the pipeline stays free of clocks and telemetry.
+ */
+export interface StageClock {
+  end(stage: RetrievalStage): void;
+}
+
 export function retrieve<U extends RetrievalUnit>(
   sources: RetrievalSources<U>,
   request: RetrieveRequest,
   config: RetrievalConfig = {},
   now: number = Date.now(),
+  stages?: StageClock,
 ): RetrieveOutcome<U> {
   const maxLimit = config.maxLimit ?? 100;
   const limit = Math.min(maxLimit, Math.floor(request.limit ?? 10));
@@ -184,6 +196,7 @@ export function retrieve<U extends RetrievalUnit>(
     const items = mergeByScore(field.indexes.map((ix) => ix.search(request.query, candidates, { filter: idFilter })), candidates);
     lists.push({ name: field.name, weight: weights[field.name] ?? 0.5, items });
   }
+  stages?.end('search');
   // Facets (text/facets.ts): among the candidates, the units stating the kind of fact the query asks
   // about, best first by their best rank elsewhere. Only when the query asks about a kind of fact.
   const queryFacets = facetsOf(request.query);
@@ -230,8 +243,10 @@ export function retrieve<U extends RetrievalUnit>(
       timeFocus: { ranges: queryTimeRanges(request.query), factor: config.dateFactor ?? DEFAULT_DATE_FACTOR },
     },
   });
+  stages?.end('fuse');
   if (!arbitration) return { results: fused };
   const a = arbitrate(fused, request.query, sources.neighbors);
+  stages?.end('arbitrate');
   return { results: a.results.slice(0, limit), arbitration: { mode: a.mode, dropped: a.dropped } };
 }
 

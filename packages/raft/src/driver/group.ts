@@ -84,8 +84,8 @@ export interface GroupCounters {
   snapshotsInstalled: number;
 }
 
-/** Entries as the observer sees them: where they are in the log, not what they carry. */
-export type EntryPosition = Pick<Entry, 'index' | 'term'>;
+/** Entries as the observer sees them: where they are in the log, and their payload (to read, never to change). */
+export type EntryPosition = Pick<Entry, 'index' | 'term'> & { readonly data: Uint8Array };
 
 /**
  * Hooks for tracing, called synchronously on the event loop. An observer sees; it cannot act: a hook

@@ -9,6 +9,7 @@ import { Agent, request } from 'undici';
 import { StrataError, unavailable } from '@strata/store';
 import type { RouteSpec } from '../http/route';
 import { shardOf } from '../shards';
+import type { Tracing } from '../telemetry/tracing';
 
 export const HOP_HEADER = 'x-strata-forwarded-by';
 
@@ -40,6 +41,11 @@ export interface ForwarderOptions {
   timeoutMs: number;
   /** how often to look again for a leader while none is known */
   pollMs?: number;
+  /**
+   * A client span around each forwarded request, and the `traceparent` of the active span on every
+   * request to another node, so the leader's spans join the caller's trace.
+   */
+  tracing?: Tracing;
 }
 
 const sleep = (ms: number) => new Promise((r) => setTimeout(r, ms));
@@ -102,7 +108,7 @@ export class Forwarder {
     const r = await request(url.replace(/\/+$/, '') + path, {
       method: method.toUpperCase() as 'POST',
       dispatcher: this.agent,
-      headers: { ...headers, [HOP_HEADER]: String(this.opts.view.nodeId), ...(body !== undefined ? { 'content-type': 'application/json' } : {}) },
+      headers: { ...headers, ...this.traceHeaders(), [HOP_HEADER]: String(this.opts.view.nodeId), ...(body !== undefined ? { 'content-type': 'application/json' } : {}) },
       body: body !== undefined ? JSON.stringify(body) : undefined,
       headersTimeout: Math.max(1, deadline - Date.now()),
       bodyTimeout: Math.max(1, deadline - Date.now()),
@@ -124,11 +130,14 @@ export class Forwarder {
       headers[k] = Array.isArray(v) ? v.join(', ') : v;
     }
     const hasBody = req.body !== undefined && ['POST', 'PUT', 'PATCH', 'DELETE'].includes(req.method);
+    const exchange = () => (unreadBody(req)
+      ? this.stream(url, req, headers)
+      : this.call(url, req.method, req.originalUrl, headers, hasBody ? req.body : undefined, deadline));
     let answer;
     try {
-      answer = unreadBody(req)
-        ? await this.stream(url, req, headers)
-        : await this.call(url, req.method, req.originalUrl, headers, hasBody ? req.body : undefined, deadline);
+      answer = this.opts.tracing
+        ? await this.opts.tracing.client(`forward ${req.method}`, { 'server.address': url, 'strata.forwarded_by': this.opts.view.nodeId }, exchange)
+        : await exchange();
     } catch (err) {
       const code = (err as { code?: string }).code;
       if (code === 'UND_ERR_HEADERS_TIMEOUT' || code === 'UND_ERR_BODY_TIMEOUT') {
@@ -153,7 +162,7 @@ export class Forwarder {
   private async stream(url: string, req: Request, headers: Record<string, string>): Promise<{ status: number; body: unknown; headers: Record<string, string | string[] | undefined> }> {
     const r = await request(url.replace(/\/+$/, '') + req.originalUrl, {
       method: req.method as 'POST', dispatcher: this.agent, body: req,
-      headers: { ...headers, [HOP_HEADER]: String(this.opts.view.nodeId) },
+      headers: { ...headers, ...this.traceHeaders(), [HOP_HEADER]: String(this.opts.view.nodeId) },
       headersTimeout: 0, bodyTimeout: 0,
     });
     const text = await r.body.text();
@@ -164,6 +173,11 @@ export class Forwarder {
       parsed = { error: text };
     }
     return { status: r.statusCode, body: parsed, headers: r.headers };
+  }
+
+  /** The active span's trace context for a request to another node (replaces a client's own traceparent). */
+  private traceHeaders(): Record<string, string> {
+    return this.opts.tracing?.inject() ?? {};
   }
 
   async close(): Promise<void> {

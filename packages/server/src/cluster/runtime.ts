@@ -66,7 +66,8 @@ export class ClusterRuntime {
     this.overrides = overrides;
   }
 
-  static async open(config: Config, selfUrl: string, logger: Logger): Promise<ClusterRuntime> {
+  /** `onPeerRoundTrip`: the round trip of each answered peer request (metrics). */
+  static async open(config: Config, selfUrl: string, logger: Logger, hooks: { onPeerRoundTrip?: (peer: number, seconds: number) => void } = {}): Promise<ClusterRuntime> {
     const storage = await LevelStorage.open(join(config.storage.data_dir, 'raft'));
     // A single node with no configured secret never talks to peers; it gets a throwaway one.
     const secret = config.cluster.secret ?? randomBytes(24).toString('hex');
@@ -74,6 +75,7 @@ export class ClusterRuntime {
     const transport = new HttpTransport({
       nodeId: config.cluster.node_id, selfUrl, secret, prefix: RAFT_PREFIX,
       maxClockSkewMs: config.cluster.peer_clock_skew_s * 1000, maxInflightBytes: config.cluster.peer_inflight_bytes,
+      onRoundTrip: hooks.onPeerRoundTrip,
       onError: (peer, err) => {
         if (Date.now() - lastError < 5000) return; // a down peer fails every send: log it at most every 5 s
         lastError = Date.now();
@@ -143,6 +145,11 @@ export class ClusterRuntime {
 
   /** Mount point for peer traffic on the API server. */
   readonly handle = (req: IncomingMessage, res: ServerResponse): void => this.transport.handle(req, res);
+
+  /** The peer transport's counters (metrics). */
+  transportStats(): HttpTransport['stats'] {
+    return this.transport.stats;
+  }
 
   async close(): Promise<void> {
     for (const log of this.logs.values()) await log.close();

@@ -8,6 +8,9 @@ import { retrieval, type Embedder } from '@strata/memory';
 import { badRequest, getEvent, payloadTooLarge, recentPendingOfUser, type MemoryUnit, type StateDb } from '@strata/store';
 import type { TextIndex, VectorIndex } from '@strata/store/indexes';
 import type { Config } from '../config';
+import type { Metrics } from '../metrics';
+import { RetrievalStages } from '../telemetry/retrieval-stages';
+import type { Tracing } from '../telemetry/tracing';
 import type { Body } from '../schemas';
 import type { ShardRouter } from '../shards';
 import type { DerivedIndexes } from './derived';
@@ -59,6 +62,10 @@ export interface RetrievalServiceOptions {
    * swallowed (a lost reinforcement is harmless).
    */
   onRetrieved?: (userId: string, results: RetrievedUnit[]) => void;
+  /** the stage latency histogram (strata_retrieval_stage_seconds) */
+  metrics?: Metrics;
+  /** a `retrieval` span per call with a span per stage (tracing on) */
+  tracing?: Tracing;
 }
 
 const invalid = (path: string, message: string) => badRequest('validation_failed', `${path.slice(1)} ${message}.`, [{ path, message }]);
@@ -83,7 +90,14 @@ export class RetrievalService {
    * Ranked units for a request. `streamId` is the current stream (null from the context route without
    * one). Throws 400/413 StrataErrors for bad input that the schema cannot express.
    */
-  async retrieve(userId: string, streamId: string | null, body: RetrieveFields): Promise<RetrievalAnswer> {
+  retrieve(userId: string, streamId: string | null, body: RetrieveFields): Promise<RetrievalAnswer> {
+    const { tracing } = this.options;
+    if (!tracing) return this.run(userId, streamId, body, new RetrievalStages(this.options.metrics, undefined));
+    const attributes = { 'strata.retrieval.scope': body.scope ?? 'user', 'strata.retrieval.limit': body.limit ?? 10 };
+    return tracing.span('retrieval', { attributes }, () => this.run(userId, streamId, body, new RetrievalStages(this.options.metrics, tracing)));
+  }
+
+  private async run(userId: string, streamId: string | null, body: RetrieveFields, stages: RetrievalStages): Promise<RetrievalAnswer> {
     const started = performance.now();
     const { config } = this.options;
     const query = body.query.trim();
@@ -113,15 +127,17 @@ export class RetrievalService {
       const barriers = new Set([home, ...orgShards]);
       await Promise.all([...barriers].map((s) => s.log.readBarrier()));
     }
-    const [user, orgSets, vectors] = await Promise.all([
-      this.indexesOf(home.id).forUser(userId),
-      Promise.all(orgShards.map((s) => this.indexesOf(s.id).forOrg(body.org_id!))),
-      this.options.embedder.embed([query]),
+    const [[user, orgSets], vectors] = await Promise.all([
+      stages.time('index_load', () => Promise.all([
+        this.indexesOf(home.id).forUser(userId),
+        Promise.all(orgShards.map((s) => this.indexesOf(s.id).forOrg(body.org_id!))),
+      ])),
+      stages.time('embed', () => this.options.embedder.embed([query])),
     ]);
     const orgs = orgSets.filter((s): s is UnitSet => !!s && s.size > 0);
     // Read after the user's index: an event whose units the index holds is no longer pending (one apply
     // does both), so a unit and the raw hit of its event never answer together.
-    const pending = body.include_pending === false ? null : await this.pendingSet(home.db, userId);
+    const pending = body.include_pending === false ? null : await stages.time('pending', () => this.pendingSet(home.db, userId));
 
     const getUnit = (id: string): MemoryUnit | RawHit | undefined => {
       const own = user.units.get(id);
@@ -165,7 +181,8 @@ export class RetrievalService {
       // Effective importance: stored importance decaying from when the unit was stored or last retrieved.
       fusion: { collapseKey: collapseBySource, importanceHalfLifeDays: config.memory.importance_half_life_days, ...base.fusion },
     };
-    const outcome = retrieve(sources, request, retrievalConfig, this.options.now?.() ?? Date.now());
+    stages.mark();
+    const outcome = retrieve(sources, request, retrievalConfig, this.options.now?.() ?? Date.now(), stages);
     const results = outcome.results.map((r) => ({ unit: r.unit, score: r.score, signals: r.signals }));
     try {
       // raw hits are events, not units: nothing to reinforce
@@ -173,6 +190,7 @@ export class RetrievalService {
     } catch {
       // reinforcement is best effort; the answer stands
     }
+    stages.finish();
     return { query, results, query_time_ms: Math.round((performance.now() - started) * 1000) / 1000 };
   }
 

@@ -1,0 +1,124 @@
+/**
+ * The driver's observation points (for the server's metrics and traces): the counters follow what
+ * happened (campaigns, leadership, proposals, snapshot transfers), the observer sees its proposals
+ * committed and applied, and an observer that throws changes nothing.
+ */
+import { mkdtempSync, rmSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { RaftHost } from '../src/driver/host';
+import type { EntryPosition, RaftGroup } from '../src/driver/group';
+import { LevelStorage } from '../src/storage/level-storage';
+import { LocalTransportHub } from '../src/transport/transport';
+import { ListMachine } from './mem-sm';
+
+const until = async (cond: () => boolean, ms = 8000): Promise<void> => {
+  const end = Date.now() + ms;
+  while (!cond()) {
+    if (Date.now() > end) throw new Error('condition not reached in time');
+    await new Promise((r) => setTimeout(r, 5));
+  }
+};
+
+describe('RaftGroup counters and observer', () => {
+  let root: string;
+  let hub: LocalTransportHub;
+  const nodes: { id: number; host: RaftHost; storage: LevelStorage; group: RaftGroup; sm: ListMachine }[] = [];
+  const members = [1, 2, 3].map((id) => ({ id, url: `local://${id}` }));
+
+  beforeEach(async () => {
+    root = mkdtempSync(join(tmpdir(), 'raft-observe-'));
+    hub = new LocalTransportHub();
+    nodes.length = 0;
+    for (const id of [1, 2, 3]) {
+      const storage = await LevelStorage.open(join(root, `n${id}`));
+      const host = new RaftHost({ nodeId: id, selfUrl: `local://${id}`, storage, transport: hub.transport(id), tickMs: 10, group: { snapshotEvery: 20, compactionMargin: 2 } });
+      const sm = new ListMachine();
+      nodes.push({ id, host, storage, group: await host.openGroup(0, sm), sm });
+    }
+  });
+  afterEach(async () => {
+    for (const n of nodes) {
+      await n.host.close().catch(() => undefined);
+      await n.storage.close().catch(() => undefined);
+    }
+    rmSync(root, { recursive: true, force: true });
+  });
+
+  it('counts elections and proposals, and shows the observer its entries committed and applied', async () => {
+    type Position = Pick<EntryPosition, 'index' | 'term'>;
+    const seen = new Map<number, { proposed: number[]; applying: Position[]; applied: Position[] }>();
+    for (const n of nodes) {
+      const log = { proposed: [] as number[], applying: [] as Position[], applied: [] as Position[] };
+      seen.set(n.id, log);
+      n.group.observe({
+        proposed: (index) => log.proposed.push(index),
+        applying: (entries) => log.applying.push(...entries.map(({ index, term }) => ({ index, term }))),
+        applied: (entries) => log.applied.push(...entries.map(({ index, term }) => ({ index, term }))),
+      });
+    }
+    await nodes[0].group.initialize(members);
+    await until(() => nodes.some((n) => n.group.isLeader()));
+    const leader = nodes.find((n) => n.group.isLeader())!;
+    const results = await Promise.all([1, 2, 3, 4, 5].map((i) => leader.group.propose(Buffer.from(`w${i}`))));
+
+    expect(leader.group.counters.proposals).toBe(5);
+    // (at least: a starved test machine may see a second election)
+    expect(leader.group.counters.electionsWon).toBeGreaterThanOrEqual(1);
+    expect(leader.group.counters.electionsStarted).toBeGreaterThanOrEqual(leader.group.counters.electionsWon);
+    expect(nodes.reduce((n, x) => n + x.group.counters.electionsStarted, 0)).toBeGreaterThanOrEqual(nodes.reduce((n, x) => n + x.group.counters.electionsWon, 0));
+
+    const mine = seen.get(leader.id)!;
+    expect(mine.proposed).toEqual(results.map((r) => r.index));
+    // each proposal is announced as applying, then as applied, with its term, before its promise resolves
+    for (const r of results) {
+      expect(mine.applying).toContainEqual({ index: r.index, term: r.term });
+      expect(mine.applied).toContainEqual({ index: r.index, term: r.term });
+    }
+    // followers apply the same entries but proposed none of them
+    for (const n of nodes.filter((x) => x !== leader)) {
+      await until(() => n.sm.items.length === 5);
+      expect(seen.get(n.id)!.proposed).toEqual([]);
+      expect(n.group.counters.proposals).toBe(0);
+      expect(seen.get(n.id)!.applied.map((e) => e.index)).toEqual(expect.arrayContaining(results.map((r) => r.index)));
+    }
+  });
+
+  it('ignores an observer that throws', async () => {
+    for (const n of nodes) {
+      n.group.observe({
+        proposed: () => { throw new Error('observer bug'); },
+        applying: () => { throw new Error('observer bug'); },
+        applied: () => { throw new Error('observer bug'); },
+      });
+    }
+    await nodes[0].group.initialize(members);
+    await until(() => nodes.some((n) => n.group.isLeader()));
+    const leader = nodes.find((n) => n.group.isLeader())!;
+    const r = await leader.group.propose(Buffer.from('still fine'));
+    expect(r.result).toBe(1);
+    for (const n of nodes) await until(() => n.sm.items.length === 1);
+  });
+
+  it('counts a snapshot sent to a follower that fell behind the compacted log, and its install there', async () => {
+    await nodes[0].group.initialize(members);
+    await until(() => nodes.some((n) => n.group.isLeader()));
+    const leader = nodes.find((n) => n.group.isLeader())!;
+    const lagging = nodes.find((n) => n !== leader)!;
+    await until(() => lagging.sm.items.length === 0 && lagging.group.status().commitIndex > 0);
+    for (const peer of nodes) if (peer !== lagging) {
+      hub.blocked.add(`${peer.id}>${lagging.id}`);
+      hub.blocked.add(`${lagging.id}>${peer.id}`);
+    }
+    for (let i = 0; i < 60; i++) await leader.group.propose(Buffer.from(`e${i}`));
+    await until(() => leader.group.status().appliedIndex > 0 && leader.group.logSize().entries < leader.group.status().lastIndex);
+    hub.blocked.clear();
+    await until(() => lagging.sm.items.length === 60);
+    expect(leader.group.counters.snapshotsSent).toBeGreaterThanOrEqual(1);
+    expect(lagging.group.counters.snapshotsInstalled).toBe(1);
+    // the log shrank to what follows the compaction point, and its bytes are the payloads held
+    const size = leader.group.logSize();
+    expect(size.entries).toBeLessThan(leader.group.status().lastIndex);
+    expect(size.bytes).toBeGreaterThan(0);
+  });
+});
