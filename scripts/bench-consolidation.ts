@@ -1,14 +1,16 @@
 /**
  * Consolidation throughput and memory of one real node process, on the LoCoMo development conversations.
  *   node --import tsx scripts/bench-consolidation.ts [--data ../shared/data/locomo] [--provider local|hashing]
- *        [--batch-size 64] [--interval-ms 200] [--timeout-s 600]
+ *        [--batch-size 64] [--interval-ms 200] [--timeout-s 600] [--cpu-prof-dir DIR]
  * Phase 1 ingests every turn ("<speaker>: <text>", one stream per session, valid_time = the session's date,
  * one user per conversation) into a node with consolidation turned off. Phase 2 restarts the node on the
- * same data with consolidation on and times the drain to `ready: true`, sampling the process's RSS. So
- * the figure is consolidation alone (planning, embedding, proposing, applying), not ingest.
- * Prints a table and writes bench-results/consolidation.json.
+ * same data with consolidation on and times the drain from the node's readiness (a leader elected) to
+ * `ready: true`, sampling the process's RSS and CPU time. So the figure is consolidation alone
+ * (planning, embedding, proposing, applying), not ingest nor start-up.
+ * Prints a table and writes bench-results/consolidation.json. `--cpu-prof-dir` runs the phase-2 node
+ * under `node --cpu-prof` (a .cpuprofile in DIR when it stops; scripts/cpuprofile-summary.ts reads it).
  */
-import { mkdirSync, readFileSync, writeFileSync } from 'node:fs';
+import { mkdirSync, readdirSync, readFileSync, writeFileSync } from 'node:fs';
 import { resolve } from 'node:path';
 import { StrataClient, type EventInput } from '@strata/client';
 import { removeDir, startServer, tempDir, type ServerProcess } from '../test/helpers/server-process';
@@ -30,6 +32,48 @@ function rssOf(pid: number): number | null {
   } catch {
     return null;
   }
+}
+
+/** CPU seconds (user + system) a process has used so far (Linux /proc), null elsewhere: less sensitive than wall time to other load on the machine. */
+function cpuSecondsOf(pid: number): number | null {
+  try {
+    const fields = readFileSync(`/proc/${pid}/stat`, 'utf8').split(') ')[1].split(' ');
+    return (Number(fields[11]) + Number(fields[12])) / 100; // utime, stime in clock ticks (USER_HZ = 100 on Linux)
+  } catch {
+    return null;
+  }
+}
+
+/**
+ * CPU seconds of the main thread (the event loop: planning, apply) and of the others together (V8's
+ * GC and compiler helpers, libuv's pool, LevelDB's compaction), from /proc/<pid>/task/* (Node 20 does not name its threads).
+ */
+function cpuByThread(pid: number): Record<string, number> {
+  const out: Record<string, number> = {};
+  try {
+    for (const tid of readdirSync(`/proc/${pid}/task`)) {
+      const name = Number(tid) === pid ? 'main' : 'other_threads';
+      const fields = readFileSync(`/proc/${pid}/task/${tid}/stat`, 'utf8').split(') ')[1].split(' ');
+      out[name] = (out[name] ?? 0) + (Number(fields[11]) + Number(fields[12])) / 100;
+    }
+  } catch {
+    // a thread that ended meanwhile, or no /proc
+  }
+  return out;
+}
+
+/** Bytes the process has written to storage so far (/proc/<pid>/io write_bytes: LevelDB logs, tables and compactions), null elsewhere. */
+function writtenBytesOf(pid: number): number | null {
+  try {
+    const m = /write_bytes:\s+(\d+)/.exec(readFileSync(`/proc/${pid}/io`, 'utf8'));
+    return m ? Number(m[1]) : null;
+  } catch {
+    return null;
+  }
+}
+
+function threadDelta(after: Record<string, number>, before: Record<string, number>): Record<string, number> {
+  return Object.fromEntries(Object.entries(after).map(([k, v]) => [k, Math.round((v - (before[k] ?? 0)) * 100) / 100]).filter(([, v]) => (v as number) > 0));
 }
 
 const mib = (bytes: number | null) => (bytes === null ? null : Math.round((bytes / 1024 / 1024) * 10) / 10);
@@ -74,6 +118,7 @@ async function main(): Promise<void> {
   const batchSize = arg('batch-size', '64');
   const intervalMs = arg('interval-ms', '200');
   const timeoutS = Number(arg('timeout-s', '600'));
+  const profDir = arg('cpu-prof-dir', '');
   const convs = loadLocomo(dataDir);
   const env = {
     STRATA_API_KEY: API_KEY, STRATA__EMBEDDING__PROVIDER: provider, STRATA__CONSOLIDATION__BATCH_SIZE: batchSize,
@@ -93,11 +138,24 @@ async function main(): Promise<void> {
 
     process.stderr.write(`phase 2: consolidate ${events} events (${provider} embedder, batch ${batchSize}, interval ${intervalMs} ms)\n`);
     const startedAt = Date.now();
-    server = await startServer({ dataDir: dir, env, timeoutMs: 60_000 });
+    const nodeArgs = profDir ? ['--cpu-prof', `--cpu-prof-dir=${resolve(profDir)}`] : [];
+    server = await startServer({ dataDir: dir, env, timeoutMs: 60_000, nodeArgs });
     const startS = (Date.now() - startedAt) / 1000;
     const rssStart = rssOf(server.pid);
     client = new StrataClient({ baseUrl: server.url, apiKey: API_KEY });
+    // The clock starts once the node's shard has a leader (/readyz): a restarted single node waits out
+    // one Raft election timeout (0.5-1 s with the default tick) before it may propose anything, which
+    // is start-up, not consolidation. Reported apart as leader_wait_s.
+    const tReady = Date.now();
+    while ((await client.raw('GET', '/readyz')).status !== 200) {
+      if (Date.now() - tReady > 60_000) throw new Error('node not ready after 60 s');
+      await sleep(5);
+    }
+    const leaderWaitS = (Date.now() - tReady) / 1000;
     const t1 = Date.now();
+    const cpu1 = cpuSecondsOf(server.pid);
+    const threads1 = cpuByThread(server.pid);
+    const written1 = writtenBytesOf(server.pid);
     let peakRss = rssStart ?? 0;
     let status = await client.pending();
     let lastReport = 0;
@@ -112,6 +170,10 @@ async function main(): Promise<void> {
       }
     }
     const drainS = (Date.now() - t1) / 1000;
+    const cpu2 = cpuSecondsOf(server.pid);
+    const threadCpu = threadDelta(cpuByThread(server.pid), threads1);
+    const written2 = writtenBytesOf(server.pid);
+    const drainCpuS = cpu1 === null || cpu2 === null ? null : Math.round((cpu2 - cpu1) * 100) / 100;
     // Insights of the last users are planned in the tick that drains the backlog, after its summary line: wait for them (bounded).
     const l2Done = () => {
       const out = server!.output();
@@ -142,14 +204,19 @@ async function main(): Promise<void> {
       at: new Date().toISOString(),
       command: `node --import tsx scripts/bench-consolidation.ts --provider ${provider} --batch-size ${batchSize} --interval-ms ${intervalMs}`,
       embedding_provider: provider, batch_size: Number(batchSize), interval_ms: Number(intervalMs),
-      events, ingest_s: ingestS, node_start_s: startS, consolidation_s: drainS, consolidation_and_insights_s: l2S,
+      events, ingest_s: ingestS, node_start_s: startS, leader_wait_s: leaderWaitS, consolidation_s: drainS, consolidation_and_insights_s: l2S,
       consolidation_events_per_s: Math.round((events / drainS) * 10) / 10,
+      // CPU the node spent while draining (all its threads), and events per CPU second: the figure to compare when the machine is shared.
+      consolidation_cpu_s: drainCpuS, events_per_cpu_s: drainCpuS ? Math.round((events / drainCpuS) * 10) / 10 : null,
+      consolidation_cpu_s_by_thread: threadCpu,
+      consolidation_written_mib: written1 === null || written2 === null ? null : mib(written2 - written1),
+      load_average_1m: Number(readFileSync('/proc/loadavg', 'utf8').split(' ')[0]),
       failed: status.failed, rss_mib: { start: mib(rssStart), peak: mib(peakRss || null), end: mib(rssEnd) },
       clean_stop: exitCode === 0, conversations: perConversation,
     };
     console.table(perConversation);
     console.table([{
-      events, 'ingest s': ingestS, 'consolidation s': drainS, 'events/s': result.consolidation_events_per_s, '+ insights s': l2S,
+      events, 'ingest s': ingestS, 'consolidation s': drainS, 'events/s': result.consolidation_events_per_s, 'CPU s': drainCpuS, '+ insights s': l2S,
       failed: status.failed, 'RSS start MiB': result.rss_mib.start, 'RSS peak MiB': result.rss_mib.peak, 'RSS end MiB': result.rss_mib.end,
     }]);
     mkdirSync('bench-results', { recursive: true });

@@ -15,6 +15,8 @@ export class ApplyContext {
   readonly ops: Op[] = [];
   // sublevel → key → value written by this command
   private readonly overlay = new Map<Sub<unknown>, Map<string, unknown>>();
+  // sublevel → key → value read ahead (`prefetch`); nothing else writes the state during an apply, so it stays true
+  private readonly fetched = new Map<Sub<unknown>, Map<string, unknown>>();
   /** writes to record sublevels, in order: what the command's effects are made from (effects.ts) */
   readonly tracked: TrackedWrite[] = [];
 
@@ -29,7 +31,22 @@ export class ApplyContext {
     const written = this.overlay.get(sub as Sub<unknown>)?.get(key);
     if (written === DELETED) return undefined;
     if (written !== undefined) return written as V;
+    const fetched = this.fetched.get(sub as Sub<unknown>);
+    if (fetched?.has(key)) return fetched.get(key) as V | undefined;
     return sub.get(key);
+  }
+
+  /**
+   * Reads these keys in one `getMany`, so the `get`s that follow cost no LevelDB round trip each (a
+   * command naming hundreds of records, like a consolidation batch, would otherwise wait on each in turn).
+   */
+  async prefetch<V>(sub: Sub<V>, keys: Iterable<string>): Promise<void> {
+    let m = this.fetched.get(sub as Sub<unknown>);
+    if (!m) this.fetched.set(sub as Sub<unknown>, (m = new Map()));
+    const todo = [...new Set(keys)].filter((k) => !m!.has(k));
+    if (todo.length === 0) return;
+    const values = await sub.getMany(todo);
+    todo.forEach((k, i) => m!.set(k, values[i]));
   }
 
   put<V>(sub: Sub<V>, key: string, value: V): void {

@@ -27,6 +27,17 @@ export async function getEvent(db: StateDb, userId: string, eventId: string): Pr
   return at ? db.events.get(join(userId, at.stream_id, at.seq)) : undefined;
 }
 
+/** `getEvent` for many ids of one user, in two getMany reads; undefined where there is none. */
+export async function getEvents(db: StateDb, userId: string, eventIds: readonly string[]): Promise<(EventRecord | undefined)[]> {
+  if (eventIds.length === 0) return [];
+  const ats = await db.eventIds.getMany(eventIds.map((id) => join(userId, id)));
+  const found = ats.flatMap((at, i) => (at ? [i] : []));
+  const events = await db.events.getMany(found.map((i) => join(userId, ats[i]!.stream_id, ats[i]!.seq)));
+  const out: (EventRecord | undefined)[] = eventIds.map(() => undefined);
+  found.forEach((i, j) => { out[i] = events[j]; });
+  return out;
+}
+
 export interface PendingSummary {
   pending: number;
   failed: number;

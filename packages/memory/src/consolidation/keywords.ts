@@ -48,7 +48,10 @@ const isCapitalized = (t: string): boolean => /^\p{Lu}\p{Ll}/u.test(t);
 
 /** Capitalized runs not at a sentence start ("New York", "Door Dash"), and acronyms anywhere ("LGBTQ"). */
 export function namedEntities(text: string): string[] {
-  const tokens = tokenize(text);
+  return entitiesOf(tokenize(text));
+}
+
+function entitiesOf(tokens: Token[]): string[] {
   const out: string[] = [];
   let run: Token[] = [];
   const flush = (): void => {
@@ -76,12 +79,14 @@ export function extractKeywords(input: string, options: KeywordOptions = DEFAULT
   const picked: string[] = [];
   for (const e of extra) picked.push(e.toLowerCase());
   for (const p of DATE_PATTERNS) for (const m of text.matchAll(p)) picked.push(m[0].toLowerCase().replace(/\s+/g, ' '));
-  for (const e of namedEntities(text)) picked.push(e);
+  // One tokenization serves the entities, the numbers and the phrases.
   const tokens = tokenize(text);
+  const entities = entitiesOf(tokens);
+  for (const e of entities) picked.push(e);
   for (const t of tokens) if (t.lower !== '|' && isNumber(t.text) && !picked.some((p) => p.includes(t.lower))) picked.push(t.lower);
 
   // RAKE over the remaining words; entity words delimit phrases too (they are already kept whole).
-  const entityTokens = new Set(namedEntities(text).flatMap((e) => e.split(' ')));
+  const entityTokens = new Set(entities.flatMap((e) => e.split(' ')));
   const phrases: string[][] = [];
   let cur: string[] = [];
   for (const t of tokens) {

@@ -42,20 +42,97 @@ export function buildGraph(units: MemoryUnit[], edges: Edge[], vectors: Map<stri
     if (!a || !b || rw === undefined || scopeOf(a) !== scopeOf(b)) continue;
     addWeight(g, a.id, b.id, rw * e.weight);
   }
-  const ids = units.map((u) => u.id);
-  for (let i = 0; i < ids.length; i++) {
-    const va = vectors.get(ids[i]);
-    if (!va) continue;
-    const near: { id: string; s: number }[] = [];
-    for (let j = 0; j < ids.length; j++) {
-      if (i === j) continue;
-      const vb = vectors.get(ids[j]);
-      if (!vb || scopeOf(units[i]) !== scopeOf(units[j])) continue;
-      const s = cosine(va, vb);
-      if (s >= options.similarityThreshold) near.push({ id: ids[j], s });
-    }
-    near.sort((x, y) => y.s - x.s || (x.id < y.id ? -1 : 1));
-    for (const n of near.slice(0, options.similarityK)) addWeight(g, ids[i], n.id, n.s);
+  const rows = SimilarityRows.of(units, vectors);
+  const k = options.similarityK;
+  for (let i = 0; i < units.length; i++) {
+    if (!rows.has(i)) continue;
+    const near = rows.nearest(i, options.similarityThreshold, k);
+    for (const n of near) addWeight(g, units[i].id, units[n.j].id, n.s);
   }
   return g;
+}
+
+/**
+ * The all-pairs cosine pass of `buildGraph`, O(n²·d) and the cost of insight planning: the vectors copied
+ * once into one Float64Array (exact for float32 and number inputs) with each squared norm summed once,
+ * so a pair costs one dot product. `cosine` sums the dot product and both squared norms in the same
+ * order, so every similarity is bit for bit the value `cosine(va, vb)` returns, and so is the graph.
+ */
+class SimilarityRows {
+  private constructor(
+    private readonly dims: Int32Array, // per unit: its vector's length, -1 without one
+    private readonly offset: Int32Array,
+    private readonly data: Float64Array,
+    private readonly sq: Float64Array, // squared norms
+    private readonly scope: Int32Array,
+    private readonly ids: string[],
+    private readonly raw: (ArrayLike<number> | undefined)[],
+  ) {}
+
+  static of(units: MemoryUnit[], vectors: Map<string, ArrayLike<number>>): SimilarityRows {
+    const n = units.length;
+    const dims = new Int32Array(n).fill(-1);
+    const offset = new Int32Array(n);
+    const raw = units.map((u) => vectors.get(u.id));
+    let size = 0;
+    raw.forEach((v, i) => {
+      if (!v) return;
+      dims[i] = v.length;
+      offset[i] = size;
+      size += v.length;
+    });
+    const data = new Float64Array(size);
+    const sq = new Float64Array(n);
+    raw.forEach((v, i) => {
+      if (!v) return;
+      let s = 0;
+      for (let x = 0; x < v.length; x++) {
+        data[offset[i] + x] = v[x];
+        s += v[x] * v[x];
+      }
+      sq[i] = s;
+    });
+    const scopes = new Map<string, number>();
+    const scope = Int32Array.from(units, (u) => {
+      const key = scopeOf(u);
+      let id = scopes.get(key);
+      if (id === undefined) scopes.set(key, (id = scopes.size));
+      return id;
+    });
+    return new SimilarityRows(dims, offset, data, sq, scope, units.map((u) => u.id), raw);
+  }
+
+  has(i: number): boolean {
+    return this.dims[i] >= 0;
+  }
+
+  /**
+   * The `k` units of i's scope most similar to unit i at or above `threshold`, best first, ties by the
+   * smaller id (the order a full sort by (similarity desc, id) gives, kept by insertion into a short list).
+   */
+  nearest(i: number, threshold: number, k: number): { j: number; s: number }[] {
+    const { dims, offset, data, sq, scope, ids } = this;
+    const top: { j: number; s: number }[] = [];
+    if (k <= 0) return top;
+    const d = dims[i];
+    const oi = offset[i];
+    const na = sq[i];
+    const better = (s: number, j: number, than: { j: number; s: number }) => s > than.s || (s === than.s && ids[j] < ids[than.j]);
+    for (let j = 0; j < ids.length; j++) {
+      if (j === i || dims[j] < 0 || scope[j] !== scope[i]) continue;
+      if (dims[j] !== d) cosine(this.raw[i]!, this.raw[j]!); // throws, as a direct comparison would
+      const oj = offset[j];
+      let dot = 0;
+      for (let x = 0; x < d; x++) dot += data[oi + x] * data[oj + x];
+      const nb = sq[j];
+      const s = na === 0 || nb === 0 ? 0 : dot / Math.sqrt(na * nb);
+      if (!(s >= threshold)) continue;
+      if (top.length === k && !better(s, j, top[k - 1])) continue;
+      let at = top.length;
+      while (at > 0 && better(s, j, top[at - 1])) at--;
+      top.splice(at, 0, { j, s });
+      if (top.length > k) top.pop();
+    }
+    return top;
+  }
 }

@@ -1,5 +1,5 @@
 import type { MemoryUnit } from '@strata/store';
-import { SimilarUnits } from '../../src/consolidation';
+import { SharedDirections, SimilarUnits } from '../../src/consolidation';
 
 const T = '2026-01-01T00:00:00.000Z';
 const unit = (id: string, extra: Partial<MemoryUnit> = {}): MemoryUnit => ({
@@ -38,5 +38,60 @@ describe('SimilarUnits', () => {
     expect(similar.topK(new Float32Array([0, 0, 0]), 3)).toEqual([]);
     expect(similar.topK(new Float32Array([1, 0, 0]), 0)).toEqual([]);
     expect(similar.topK(new Float32Array([1, 0]), 3)).toEqual([]);
+  });
+});
+
+/** The full scan SimilarUnits replaced: every unit compared, sorted, the best k kept. */
+function scan(held: Map<string, { unit: MemoryUnit; vector: Float32Array }>, q: Float32Array, k: number) {
+  const qn = Math.sqrt(q.reduce((s, x) => s + x * x, 0));
+  if (k <= 0 || qn === 0) return [];
+  const all = [...held.values()].map(({ unit, vector }) => {
+    let d = 0;
+    let n = 0;
+    for (let i = 0; i < q.length; i++) { d += q[i] * vector[i]; n += vector[i] * vector[i]; }
+    return { unit, similarity: d / (qn * Math.sqrt(n)) };
+  });
+  return all.sort((a, b) => b.similarity - a.similarity || (a.unit.id < b.unit.id ? -1 : 1)).slice(0, k);
+}
+
+describe('SimilarUnits kept current, with the pruning bound', () => {
+  it.each([1, 2, 3, 4])('answers what a full scan answers through puts, replacements and removals (seed %i)', (seed) => {
+    let state = seed * 7919;
+    const rand = () => ((state = (Math.imul(state, 1103515245) + 12345) >>> 0) / 2 ** 32);
+    const d = 24;
+    // Like sentence vectors: one dominant shared direction, a few topics, exact repeats (ties).
+    const common = Array.from({ length: d }, () => rand() - 0.5);
+    const topics = Array.from({ length: 5 }, () => Array.from({ length: d }, () => rand() - 0.5));
+    const make = () => {
+      const t = topics[Math.floor(rand() * topics.length)];
+      return Float32Array.from(common, (x, i) => 3 * x + t[i] + 0.3 * (rand() - 0.5));
+    };
+    const pool = Array.from({ length: 40 }, make);
+    // The bound from 16 units (and again from 128), with directions another set computed when `shared` has them.
+    const shared = new SharedDirections();
+    if (seed % 2 === 0) new SimilarUnits('emb-a', { boundFrom: 1, shared }).put(unit('other'), { vector: make(), embedder_id: 'emb-a' });
+    const similar = new SimilarUnits('emb-a', { boundFrom: 16, shared });
+    const held = new Map<string, { unit: MemoryUnit; vector: Float32Array }>();
+    for (let step = 0; step < 900; step++) {
+      const id = `u${String(Math.floor(rand() * 400)).padStart(3, '0')}`;
+      const r = rand();
+      if (r < 0.1) {
+        similar.remove(id);
+        held.delete(id);
+      } else if (r < 0.15) {
+        similar.put(unit(id, { retired_at: T }), { vector: make(), embedder_id: 'emb-a' }); // retired: out
+        held.delete(id);
+      } else {
+        const vector = r < 0.3 ? pool[Math.floor(rand() * pool.length)] : make();
+        const u = unit(id, { content: `${id}@${step}` });
+        similar.put(u, { vector, embedder_id: 'emb-a' });
+        held.set(id, { unit: u, vector });
+      }
+      if (step % 9 === 0) {
+        const q = rand() < 0.2 ? pool[Math.floor(rand() * pool.length)] : make();
+        for (const k of [1, 8]) expect(similar.topK(q, k)).toEqual(scan(held, q, k));
+      }
+    }
+    expect(similar.size).toBe(held.size);
   });
 });

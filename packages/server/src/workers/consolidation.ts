@@ -5,9 +5,10 @@
  * through the log (ARCHITECTURE.md, the one rule).
  *
  * One tick: take up to `batchSize` pending events dealt fairly over users (fair-batch.ts), plan and
- * propose one command per user batch, then insights for users whose memory changed and whose backlog
- * is drained, then (now and then) reflections on streams that went quiet. Ticks never overlap; `stop()`
- * waits for the tick in flight, so the log is never closed under a proposal.
+ * propose one command per user batch (the users' batches concurrently), then insights for users whose
+ * memory changed once the shard's backlog is drained, then (now and then) reflections on streams that
+ * went quiet. Ticks never overlap; `stop()` waits for the tick in flight, so the log is never closed
+ * under a proposal. Issue 13's measurements of this loop: docs/performance.md, "Consolidation".
  */
 import { randomUUID } from 'node:crypto';
 import type { Logger } from 'pino';
@@ -15,15 +16,18 @@ import { planConsolidation } from '@strata/memory/consolidation';
 import { streamIsQuiet } from '@strata/memory/insights';
 import type { Embedder, Llm } from '@strata/memory';
 import {
-  getEvent, pendingOfUser, pendingUsersFrom, reflectionsDue, settle, StrataError, unindexedPending,
+  getEvents, pendingOfUser, pendingUsersFrom, reflectionsDue, settle, StrataError, unindexedPending,
   type ConsolidateAnswer, type ConsolidateCommand, type ConsolidationFailedCommand, type EventRecord, type InsightsCommand, type PendingItem,
 } from '@strata/store';
+import { trace } from '@opentelemetry/api';
+import type { Metrics } from '../metrics';
 import type { Shard } from '../shards';
+import { failed as markFailed, type Tracing } from '../telemetry/tracing';
 import {
   DEFAULT_RETRY_POLICY, noteFailure, noteSuccess, pickFairBatch, type RetryPolicy, type RetryState, type UserBatch, type UserQueue,
 } from './fair-batch';
 import { planStreamReflection, planUserInsights, type PlanContext } from './insights';
-import { UserMemoryView } from './memory-view';
+import { MemoryViews } from './memory-view';
 import { L3Planner } from './planning';
 
 export interface ConsolidationWorkerOptions {
@@ -43,6 +47,12 @@ export interface ConsolidationWorkerOptions {
   /** Injected for tests: the clock (epoch ms) and the id source. */
   now?: () => number;
   newId?: () => string;
+  /** drain rate, batch durations and failures (strata_consolidation_*) */
+  metrics?: Metrics | null;
+  /** a `consolidation.batch` span (the root of its own trace) per batch, its proposal under it */
+  tracing?: Tracing | null;
+  /** bytes the users' memory views held between batches may take (memory-view.ts; default 64 MiB) */
+  viewBytes?: number;
 }
 
 export interface TickReport {
@@ -77,10 +87,16 @@ export class ConsolidationWorker {
   private lastReflectionCheck = 0;
   private timer: NodeJS.Timeout | null = null;
   private inFlight: Promise<unknown> | null = null;
+  /** events arrived since the tick in flight began: the next one follows at once */
+  private woken = false;
   private stopped = false;
   /** totals of the current busy period, for the summary logged when the backlog drains */
   private busy: (TickReport & { since: number }) | null = null;
-  private readonly o: Required<Omit<ConsolidationWorkerOptions, 'llm'>> & { llm: Llm | null };
+  private readonly o: Required<Omit<ConsolidationWorkerOptions, 'llm' | 'metrics' | 'tracing' | 'viewBytes'>> & { llm: Llm | null };
+  /** users' memory as consolidation compares with it, kept current between batches */
+  private readonly views: MemoryViews;
+  private readonly metrics: Metrics | null;
+  private readonly tracing: Tracing | null;
   private readonly l3: L3Planner;
 
   constructor(options: ConsolidationWorkerOptions) {
@@ -88,12 +104,36 @@ export class ConsolidationWorker {
       retry: DEFAULT_RETRY_POLICY, quietMinutes: 30, reflectionCheckMs: 60_000, insightsMaxDelayMs: 60_000,
       now: Date.now, newId: randomUUID, ...options, llm: options.llm ?? null,
     };
+    this.metrics = options.metrics ?? null;
+    this.tracing = options.tracing ?? null;
+    // Every series exists from the start at 0, so rate() and alerts see the first failure as an increase.
+    const shard = String(this.o.shard.id);
+    this.metrics?.consolidatedEvents.inc({ shard }, 0);
+    this.metrics?.consolidationBatches.inc({ shard }, 0);
+    for (const kind of ['batch', 'gave_up']) this.metrics?.consolidationFailures.inc({ shard, kind }, 0);
+    this.views = new MemoryViews({ db: this.o.shard.db, embedderId: this.o.embedder.id, sm: this.o.shard.sm, maxBytes: options.viewBytes });
+    this.o.shard.sm?.onApplied((_index, command) => {
+      if (command.type === 'events.ingest' || command.type === 'import.records') this.wake();
+    });
     this.l3 = new L3Planner({ shard: this.o.shard, llm: this.o.llm, logger: this.o.logger, now: this.o.now, newId: this.o.newId });
   }
 
   start(): void {
     if (this.stopped || this.timer) return;
     this.schedule();
+  }
+
+  /**
+   * New pending events on the shard (an applied ingest or import, on every replica): a sleeping worker
+   * ticks at once instead of at the end of its idle interval; a busy one goes on without sleeping.
+   */
+  private wake(): void {
+    if (this.stopped) return;
+    this.woken = true;
+    if (this.timer && !this.inFlight) {
+      clearTimeout(this.timer);
+      this.schedule(0);
+    }
   }
 
   /** Stops ticking and waits for the tick in flight (its proposal included). */
@@ -104,17 +144,21 @@ export class ConsolidationWorker {
     while (this.inFlight) await this.inFlight;
   }
 
-  /** `intervalMs` is the idle poll period: while a backlog is being worked through, the next tick follows at once. */
+  /**
+   * `intervalMs` is the idle poll period: while a backlog is being worked through, the next tick follows
+   * at once, and events applied to the shard while the worker sleeps wake it (`wake`).
+   */
   private schedule(delayMs = this.o.intervalMs): void {
     this.timer = setTimeout(() => {
       this.timer = null;
       let busy = false;
+      this.woken = false;
       const run = this.tick()
         .then((report) => { busy = report.batches > 0; })
         .catch((err) => this.o.logger.error({ err, shard: this.o.shard.id }, 'consolidation tick failed'))
         .finally(() => {
           this.inFlight = null;
-          if (!this.stopped) this.schedule(busy ? 0 : this.o.intervalMs);
+          if (!this.stopped) this.schedule(busy || this.woken ? 0 : this.o.intervalMs);
         });
       this.inFlight = run;
     }, delayMs);
@@ -129,13 +173,18 @@ export class ConsolidationWorker {
     if (!shard.log.isLeader()) return report;
     const queues = await this.queues();
     const batches = pickFairBatch(queues, batchSize, this.retries, this.o.now());
+    // The users' batches run side by side: they share nothing, so one is planned while another's
+    // proposal waits for its log write (and Raft may append several proposals with one write).
+    const running: Promise<void>[] = [];
     for (const batch of batches) {
       if (this.stopped || !shard.log.isLeader()) break;
-      await this.runBatch(batch, report);
+      running.push(this.runBatch(batch, report));
     }
-    this.summarize(report, started, (await shard.db.counter('pending')) === 0);
+    await Promise.all(running);
+    const idle = (await shard.db.counter('pending')) === 0;
+    this.summarize(report, started, idle);
     const l2Started = Date.now();
-    if (!this.stopped) await this.runInsights(report);
+    if (!this.stopped) await this.runInsights(report, idle);
     if (!this.stopped && this.o.now() - this.lastReflectionCheck >= this.o.reflectionCheckMs) {
       this.lastReflectionCheck = this.o.now();
       await this.runReflections(report);
@@ -166,8 +215,16 @@ export class ConsolidationWorker {
     return { db: this.o.shard.db, embedder: this.o.embedder, now: new Date(this.o.now()).toISOString(), newId: this.o.newId };
   }
 
-  private async runBatch(batch: UserBatch, report: TickReport): Promise<void> {
+  private runBatch(batch: UserBatch, report: TickReport): Promise<void> {
+    if (!this.tracing?.enabled) return this.consolidateBatch(batch, report);
+    const attributes = { 'strata.shard': this.o.shard.id, 'strata.user_id': batch.user_id, 'strata.consolidation.events': batch.entries.length };
+    // A root span: a batch belongs to no request (the tick's timer may have been armed inside one).
+    return this.tracing.span('consolidation.batch', { root: true, attributes }, () => this.consolidateBatch(batch, report));
+  }
+
+  private async consolidateBatch(batch: UserBatch, report: TickReport): Promise<void> {
     const started = Date.now();
+    const shardLabel = { shard: String(this.o.shard.id) };
     const log = this.o.logger;
     try {
       const answer = await this.consolidate(batch);
@@ -176,6 +233,9 @@ export class ConsolidationWorker {
       report.events += answer.consumed;
       report.units += answer.units_created;
       report.dropped += answer.dropped;
+      this.metrics?.consolidatedEvents.inc(shardLabel, answer.consumed);
+      this.metrics?.consolidationBatches.inc(shardLabel);
+      this.metrics?.consolidationBatchDuration.observe(shardLabel, (Date.now() - started) / 1000);
       if (answer.units_created + answer.reinforced + answer.retired > 0 && !this.insightsDue.has(batch.user_id)) {
         this.insightsDue.set(batch.user_id, this.o.now());
       }
@@ -183,6 +243,9 @@ export class ConsolidationWorker {
     } catch (err) {
       if (isUnavailable(err)) return;
       report.errors++;
+      this.metrics?.consolidationFailures.inc({ ...shardLabel, kind: 'batch' });
+      const span = trace.getActiveSpan();
+      if (span) markFailed(span, err);
       const message = err instanceof Error ? err.message : String(err);
       const { exhausted } = noteFailure(this.retries, batch.entries, message, this.o.now(), this.o.retry);
       log.warn({ shard: this.o.shard.id, user_id: batch.user_id, events: batch.entries.length, err: message }, 'consolidation of a batch failed; will retry');
@@ -194,13 +257,14 @@ export class ConsolidationWorker {
     const { shard, embedder } = this.o;
     const events: EventRecord[] = [];
     const missing: PendingItem[] = [];
-    for (const entry of batch.entries) {
-      const event = await getEvent(shard.db, batch.user_id, entry.event_id);
+    const found = await getEvents(shard.db, batch.user_id, batch.entries.map((e) => e.event_id));
+    batch.entries.forEach((entry, i) => {
+      const event = found[i];
       if (event) events.push(event);
       else missing.push(entry);
-    }
+    });
     await this.planL3(batch.user_id, events);
-    const view = await UserMemoryView.load(shard.db, batch.user_id, embedder.id);
+    const view = await this.views.get(batch.user_id);
     const now = new Date(this.o.now()).toISOString();
     const plan = await planConsolidation({
       events, now, newId: this.o.newId, embedder, llm: this.o.llm ?? undefined,
@@ -240,6 +304,7 @@ export class ConsolidationWorker {
       const { failed } = settle(await this.o.shard.log.propose(command));
       noteSuccess(this.retries, entries);
       report.failed += failed;
+      this.metrics?.consolidationFailures.inc({ shard: String(this.o.shard.id), kind: 'gave_up' }, failed);
       this.o.logger.error({ shard: this.o.shard.id, user_id: userId, event_ids: entries.map((e) => e.event_id), attempts, err: error }, 'consolidation gave up on events');
     } catch (err) {
       // Retried at the next tick: the entries are still pending and exhausted.
@@ -247,12 +312,15 @@ export class ConsolidationWorker {
     }
   }
 
-  /** Insights for users whose memory changed, once their backlog is drained (or after insightsMaxDelayMs). */
-  private async runInsights(report: TickReport): Promise<void> {
+  /**
+   * Insights for users whose memory changed, once the shard's backlog is drained (or after
+   * insightsMaxDelayMs). Not when one user's backlog is: community planning reads and compares all of a
+   * user's units (O(n²)), so while other users wait it would hold up their consolidation.
+   */
+  private async runInsights(report: TickReport, shardIdle: boolean): Promise<void> {
     for (const [user, since] of [...this.insightsDue.entries()]) {
       if (this.stopped || !this.o.shard.log.isLeader()) return;
-      const drained = (await pendingOfUser(this.o.shard.db, user, 1)).length === 0;
-      if (!drained && this.o.now() - since < this.o.insightsMaxDelayMs) continue;
+      if (!shardIdle && this.o.now() - since < this.o.insightsMaxDelayMs) continue;
       this.insightsDue.delete(user);
       report.l2_planned++;
       try {

@@ -46,13 +46,14 @@ describe('ConsolidationWorker (real LevelDB and log, hashing embedder, virtual c
   let dir: string;
   let db: StateDb;
   let log: LocalLog;
+  let sm: StateMachine;
   let clock: number;
   let ids: number;
 
   beforeEach(async () => {
     dir = mkdtempSync(join(tmpdir(), 'strata-worker-'));
     db = await StateDb.open(join(dir, 'state'));
-    const sm = await StateMachine.open(db);
+    sm = await StateMachine.open(db);
     log = await LocalLog.open(join(dir, 'log'), sm);
     clock = T0 + 1000;
     ids = 0;
@@ -63,10 +64,10 @@ describe('ConsolidationWorker (real LevelDB and log, hashing embedder, virtual c
     rmSync(dir, { recursive: true, force: true });
   });
 
-  function worker(options: { embedder?: Embedder; batchSize?: number } = {}) {
+  function worker(options: { embedder?: Embedder; batchSize?: number; intervalMs?: number } = {}) {
     return new ConsolidationWorker({
-      shard: { id: 0, db, sm: undefined as never, log }, embedder: options.embedder ?? new HashingEmbedder(), logger: pino({ level: 'silent' }),
-      intervalMs: 10, batchSize: options.batchSize ?? 16, now: () => clock, reflectionCheckMs: 0,
+      shard: { id: 0, db, sm, log }, embedder: options.embedder ?? new HashingEmbedder(), logger: pino({ level: 'silent' }),
+      intervalMs: options.intervalMs ?? 10, batchSize: options.batchSize ?? 16, now: () => clock, reflectionCheckMs: 0,
       newId: () => `00000000-0000-4000-8000-${String(++ids).padStart(12, '0')}`,
     });
   }
@@ -171,5 +172,18 @@ describe('ConsolidationWorker (real LevelDB and log, hashing embedder, virtual c
     // Nothing was half-written: counters match the records.
     expect(await db.counter('units')).toBe((await allUnits(db, 'dee')).length);
     expect((await allUnits(db, 'dee')).flatMap((u) => u.references).length + (await listDropped(db, 'dee')).length).toBe(30 - left);
+  });
+
+  it('is woken by new events instead of sleeping out its idle interval', async () => {
+    const w = worker({ intervalMs: 3_600_000 }); // asleep for an hour after start
+    w.start();
+    try {
+      await log.propose(ingest('eve', S1, ['I play the cello.', 'My flat is in Porto.']));
+      for (let i = 0; i < 2000 && (await db.counter('pending')) > 0; i++) await new Promise((r) => setTimeout(r, 5));
+      expect(await db.counter('pending')).toBe(0);
+      expect((await allUnits(db, 'eve')).map((u) => u.content).sort()).toEqual(['I play the cello.', 'My flat is in Porto.']);
+    } finally {
+      await w.stop();
+    }
   });
 });

@@ -1,8 +1,9 @@
 import { mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import { StateDb, StateMachine, type Command, type MemoryUnit } from '@strata/store';
-import { UserMemoryView } from '../../src/workers/memory-view';
+import { StateDb, StateMachine, allUnits, unitsBySubjectAttribute, userVectors, type Command, type MemoryUnit } from '@strata/store';
+import { SimilarUnits } from '@strata/memory/consolidation';
+import { MemoryViews, UserMemoryView } from '../../src/workers/memory-view';
 
 const T = '2026-01-01T00:00:00.000Z';
 const unit = (id: string, extra: Partial<MemoryUnit> = {}): MemoryUnit => ({
@@ -14,10 +15,11 @@ const unit = (id: string, extra: Partial<MemoryUnit> = {}): MemoryUnit => ({
 describe('UserMemoryView', () => {
   let dir: string;
   let db: StateDb;
+  let sm: StateMachine;
   beforeAll(async () => {
     dir = mkdtempSync(join(tmpdir(), 'strata-view-'));
     db = await StateDb.open(dir);
-    const sm = await StateMachine.open(db);
+    sm = await StateMachine.open(db);
     const commands: Command[] = [
       { type: 'events.ingest', user_id: 'u', stream_id: 's', at: T, idempotency: null, assets: [], events: [] },
       {
@@ -63,5 +65,50 @@ describe('UserMemoryView', () => {
   it('finds units by subject and attribute', async () => {
     const view = await UserMemoryView.load(db, 'u', 'emb-a');
     expect((await view.findBySubjectAttribute('u', 'user', 'residence')).map((u) => u.id)).toEqual(['home']);
+  });
+
+  /** What reading LevelDB now answers: the definition a held view must keep to. */
+  async function fresh(userId: string, query: Float32Array, k: number) {
+    return SimilarUnits.of(await allUnits(db, userId), await userVectors(db, userId), 'emb-a').topK(query, k);
+  }
+
+  it('kept current by applied commands: new, reinforced, retired, forgotten and re-embedded units', async () => {
+    const views = new MemoryViews({ db, embedderId: 'emb-a', sm });
+    const queries = [new Float32Array([2, 1, 0]), new Float32Array([0, 0, 1]), new Float32Array([1, 1, 1])];
+    const same = async () => {
+      const view = await views.get('u');
+      for (const q of queries) expect(await view.findSimilar('u', q, 4)).toEqual(await fresh('u', q, 4));
+      expect(await view.findBySubjectAttribute('u', 'user', 'residence')).toEqual(await unitsBySubjectAttribute(db, 'u', 'user', 'residence'));
+    };
+    await same();
+    let index = sm.appliedIndex();
+    const apply = async (command: Command) => expect(await sm.apply(++index, command)).not.toHaveProperty('error');
+    await apply({
+      type: 'memory.consolidate', user_id: 'u', at: T, consumed: [], embedder_id: 'emb-a', method: 'offline',
+      units: [
+        { unit: unit('e'), vector: [1, 1, 0] },
+        { unit: unit('home2', { subject: 'user', attribute: 'residence', content: 'Lisbon' }), vector: [0, 1, 1] },
+      ],
+      reinforced: [{ unit_id: 'a', add_references: ['e-x'], importance: 0.9 }],
+      retired: [{ unit_id: 'home', retired_at: T, reason: 'superseded', superseded_by: 'home2' }],
+      edges: [], dropped: [],
+    });
+    await same();
+    expect((await (await views.get('u')).findSimilar('u', new Float32Array([1, 0, 0]), 1))[0].unit.importance).toBe(0.9);
+    await apply({ type: 'memory.delete', user_id: 'u', at: T, unit_ids: ['b', 'home2'], event_ids: [], require_units: true });
+    await same();
+    expect(views.users).toBe(1);
+  });
+
+  it('reads afresh after a snapshot install, and holds no more than its budget beyond the view in use', async () => {
+    const views = new MemoryViews({ db, embedderId: 'emb-a', sm, maxBytes: 1 });
+    await views.get('u');
+    await views.get('someone-else');
+    expect(views.users).toBe(1);
+    const image = (await sm.snapshot()).data;
+    await sm.restore(image);
+    expect(views.users).toBe(0);
+    expect((await (await views.get('u')).findSimilar('u', new Float32Array([0, 0, 1]), 2)).map((h) => h.unit.id))
+      .toEqual((await fresh('u', new Float32Array([0, 0, 1]), 2)).map((h) => h.unit.id));
   });
 });

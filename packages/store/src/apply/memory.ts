@@ -102,6 +102,14 @@ export async function applyConsolidate(db: StateDb, ctx: ApplyContext, cmd: Cons
   if (new Set(cmd.consumed.map((c) => c.seq)).size !== cmd.consumed.length) return invalid('memory.consolidate: a pending entry is consumed twice');
   if (new Set(cmd.reinforced.map((r) => r.unit_id)).size !== cmd.reinforced.length) return invalid('memory.consolidate: a unit is reinforced twice');
 
+  // Every record the checks and edges below read, in one getMany per sublevel.
+  await ctx.prefetch(db.pending, cmd.consumed.map((c) => c.seq));
+  await ctx.prefetch(db.units, [
+    ...cmd.units.map((u) => u.unit.id), ...cmd.reinforced.map((r) => r.unit_id), ...cmd.retired.map((r) => r.unit_id),
+    ...cmd.edges.flatMap((e) => [e.source_id, e.target_id]),
+  ].map((id) => unitKey(user, id)));
+  await ctx.prefetch(db.edges, cmd.edges.map((e) => join(user, e.edge_id)));
+
   // All or nothing: a plan made from a state that no longer holds (a duplicate of an applied command among
   // them) writes nothing; its events still pending are planned again.
   const entries = [];
