@@ -5,6 +5,7 @@
  * event that stated the fact (for a corrected fact: the correction). Everything comes from a seeded
  * generator with several phrasings per kind, so figures measure the kind of question, not one text.
  */
+import { mulberry32 } from '@strata/memory/embedding';
 
 export interface ProbeEvent {
   /** client-side key, mapped to the event id after ingest */
@@ -24,18 +25,6 @@ export interface ProbeUser {
   user_id: string;
   events: ProbeEvent[];
   questions: ProbeQuestion[];
-}
-
-/** A small seeded PRNG (mulberry32): the probes are the same for a seed on every machine. */
-function rng(seed: number): () => number {
-  let a = seed >>> 0;
-  return () => {
-    a = (a + 0x6d2b79f5) >>> 0;
-    let t = a;
-    t = Math.imul(t ^ (t >>> 15), t | 1);
-    t ^= t + Math.imul(t ^ (t >>> 7), t | 61);
-    return ((t ^ (t >>> 14)) >>> 0) / 4294967296;
-  };
 }
 
 const NAMES = ['Dylan', 'Maya', 'Priya', 'Tomas', 'Aiko', 'Lena', 'Omar', 'Rosa', 'Felix', 'Nadia', 'Hugo', 'Ines', 'Kofi', 'Sven', 'Leila', 'Marco',
@@ -129,7 +118,7 @@ function toolOutput(name: string, pick: Pick): string {
 
 /** `users` synthetic users, each with 8 facts (some corrected) among distractors, and one question per fact. */
 export function generateProbes(seed: number, users: number): ProbeUser[] {
-  const r = rng(seed);
+  const r = mulberry32(seed); // the probes are the same for a seed on every machine
   const pick: Pick = (xs) => xs[Math.floor(r() * xs.length)];
   const out: ProbeUser[] = [];
   const names = [...NAMES];

@@ -5,7 +5,7 @@
  * known (election), it waits up to `cluster.forward_timeout_ms`, then answers 503 `no_leader`.
  */
 import type { Request, Response } from 'express';
-import { Agent, request } from 'undici';
+import { Agent, request, type Dispatcher } from 'undici';
 import { StrataError, unavailable } from '@strata/store';
 import type { RouteSpec } from '../http/route';
 import { shardOf } from '../shards';
@@ -113,14 +113,7 @@ export class Forwarder {
       headersTimeout: Math.max(1, deadline - Date.now()),
       bodyTimeout: Math.max(1, deadline - Date.now()),
     });
-    const text = await r.body.text();
-    let parsed: unknown = null;
-    try {
-      parsed = text ? JSON.parse(text) : null;
-    } catch {
-      parsed = { error: text };
-    }
-    return { status: r.statusCode, body: parsed, headers: r.headers };
+    return answerOf(r);
   }
 
   private async send(url: string, req: Request, res: Response, deadline: number): Promise<void> {
@@ -130,6 +123,8 @@ export class Forwarder {
       headers[k] = Array.isArray(v) ? v.join(', ') : v;
     }
     const hasBody = req.body !== undefined && ['POST', 'PUT', 'PATCH', 'DELETE'].includes(req.method);
+    // A body read here goes on re-serialized as plain JSON: the client's encoding no longer describes it.
+    if (!unreadBody(req)) delete headers['content-encoding'];
     const exchange = () => (unreadBody(req)
       ? this.stream(url, req, headers)
       : this.call(url, req.method, req.originalUrl, headers, hasBody ? req.body : undefined, deadline));
@@ -165,14 +160,7 @@ export class Forwarder {
       headers: { ...headers, ...this.traceHeaders(), [HOP_HEADER]: String(this.opts.view.nodeId) },
       headersTimeout: 0, bodyTimeout: 0,
     });
-    const text = await r.body.text();
-    let parsed: unknown = null;
-    try {
-      parsed = text ? JSON.parse(text) : null;
-    } catch {
-      parsed = { error: text };
-    }
-    return { status: r.statusCode, body: parsed, headers: r.headers };
+    return answerOf(r);
   }
 
   /** The active span's trace context for a request to another node (replaces a client's own traceparent). */
@@ -189,6 +177,18 @@ export class Forwarder {
 function unreadBody(req: Request): boolean {
   const declared = req.headers['transfer-encoding'] !== undefined || Number(req.headers['content-length'] ?? 0) > 0;
   return declared && req.body === undefined && !req.readableEnded;
+}
+
+/** A peer's answer: its status, headers and JSON body (a body that is not JSON becomes `{error: <text>}`). */
+async function answerOf(r: Dispatcher.ResponseData): Promise<{ status: number; body: unknown; headers: Record<string, string | string[] | undefined> }> {
+  const text = await r.body.text();
+  let parsed: unknown = null;
+  try {
+    parsed = text ? JSON.parse(text) : null;
+  } catch {
+    parsed = { error: text };
+  }
+  return { status: r.statusCode, body: parsed, headers: r.headers };
 }
 
 export function noLeader(shard: number): StrataError {
