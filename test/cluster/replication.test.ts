@@ -2,7 +2,8 @@
  * Three real node processes: a write sent to a follower is forwarded to the leader, acknowledged once
  * committed, and then readable on every node; the status route and /readyz tell the truth.
  */
-import { api, listEvents, newStream, TestCluster, waitFor, writeEvent } from '../helpers/cluster';
+import { gzipSync } from 'node:zlib';
+import { API_KEY, api, listEvents, newStream, TestCluster, waitFor, writeEvent } from '../helpers/cluster';
 
 jest.setTimeout(60_000);
 
@@ -45,6 +46,23 @@ describe('3-node cluster: replication through a follower', () => {
       });
       expect(events.map((e) => [e.event_id, e.content])).toEqual([[id, 'sent to a follower']]);
     }
+  });
+
+  it('forwards a gzipped JSON write from a follower (the body goes on decoded, without the client\'s encoding)', async () => {
+    const leader = await cluster.leader(0);
+    const follower = cluster.live().find((n) => n.id !== leader)!;
+    const stream = newStream();
+    const res = await fetch(`${follower.url}/v1/users/alice/streams/${stream}/events`, {
+      method: 'POST',
+      headers: { 'x-api-key': API_KEY, 'content-type': 'application/json', 'content-encoding': 'gzip' },
+      body: gzipSync(JSON.stringify({ content: 'sent gzipped to a follower' })),
+    });
+    expect([res.status, res.headers.get('x-strata-forwarded-by')]).toEqual([200, String(follower.id)]);
+    const events = await waitFor('the gzipped event on the leader', async () => {
+      const list = await listEvents(cluster.node(leader).url, 'alice', stream);
+      return list.length === 1 ? list : undefined;
+    });
+    expect(events.map((e) => e.content)).toEqual(['sent gzipped to a follower']);
   });
 
   it('answers a replayed Idempotency-Key with the first answer on any node', async () => {
