@@ -7,7 +7,7 @@
  *     the same size through etcd's HTTP/JSON gateway (/v3/kv/put),
  * every process on 127.0.0.1 with its own data directory. Prints acknowledged writes/s and p50/p99
  * latency, the ratios, and writes bench-results/cluster.json.
- *   node --import tsx scripts/bench-cluster.ts [--seconds 5] [--concurrency 32] [--no-etcd]
+ *   npm run bench:cluster -- [--seconds 5] [--runs 3] [--clients 1,32,256] [--spread] [--no-etcd] [--cpu-prof DIR]
  */
 import { spawn, spawnSync, type ChildProcess } from 'node:child_process';
 import { randomUUID } from 'node:crypto';
@@ -24,6 +24,8 @@ function arg(name: string, def: number): number {
   const i = process.argv.indexOf(`--${name}`);
   return i < 0 ? def : Number(process.argv[i + 1]);
 }
+/** `--cpu-prof DIR`: every Strata process writes a V8 CPU profile under DIR when it stops */
+const PROFILE_DIR = process.argv.includes('--cpu-prof') ? resolve(process.argv[process.argv.indexOf('--cpu-prof') + 1]) : null;
 const sleep = (ms: number) => new Promise((r) => setTimeout(r, ms));
 
 async function freePort(): Promise<number> {
@@ -69,6 +71,10 @@ function launch(cmd: string, args: string[], env: Record<string, string>, logFil
 }
 
 interface Result {
+  /** CPU time of all the system's processes per acknowledged write (what a busy shared machine changes least) */
+  cpuUsPerWrite?: number;
+  /** the same for the one process that used the most (the leader, when it is the bottleneck) */
+  busiestCpuUsPerWrite?: number;
   writesPerSec: number;
   p50ms: number;
   p99ms: number;
@@ -123,7 +129,8 @@ async function startStrata(n: number, dir: string): Promise<{ urls: string[]; pr
   for (let i = 0; i < n; i++) ports.push(await freePort());
   const urls = ports.map((p) => `http://127.0.0.1:${p}`);
   const peers = n > 1 ? urls.map((u, i) => `${i + 1}=${u}`).join(',') : '';
-  const procs = urls.map((_, i) => launch(process.execPath, ['--import', 'tsx', 'packages/server/src/main.ts'], {
+  const procs = urls.map((_, i) => launch(process.execPath, [
+    ...(PROFILE_DIR ? ['--cpu-prof', `--cpu-prof-dir=${PROFILE_DIR}/strata-${n}-${i + 1}`] : []), '--import', 'tsx', 'packages/server/src/main.ts'], {
     STRATA_NODE_ID: String(i + 1), STRATA_PORT: String(ports[i]), STRATA_HOST: '127.0.0.1', STRATA_DATA_DIR: join(dir, `strata-${n}-${i + 1}`),
     ...(peers ? { STRATA_PEERS: peers } : {}), STRATA_CLUSTER_SECRET: 'bench-cluster-secret', STRATA_API_KEY: API_KEY,
     STRATA__EMBEDDING__PROVIDER: 'hashing', STRATA__CONSOLIDATION__ENABLED: 'false', STRATA_LOG_LEVEL: 'warn',
@@ -201,39 +208,56 @@ function etcdSender() {
 }
 
 function line(name: string, r: Result): void {
-  console.log(`${name.padEnd(34)} ${r.writesPerSec.toFixed(0).padStart(7)} writes/s   p50 ${r.p50ms.toFixed(2).padStart(7)} ms   p99 ${r.p99ms.toFixed(2).padStart(7)} ms   (${r.acknowledged} acknowledged, ${r.errors} errors)`);
+  console.log(`  ${name.padEnd(34)} ${r.writesPerSec.toFixed(0).padStart(7)} writes/s   p50 ${r.p50ms.toFixed(2).padStart(7)} ms   p99 ${r.p99ms.toFixed(2).padStart(7)} ms   CPU ${(r.cpuUsPerWrite ?? NaN).toFixed(0).padStart(5)} us/write (busiest process ${(r.busiestCpuUsPerWrite ?? NaN).toFixed(0)})   (${r.acknowledged} acknowledged, ${r.errors} errors)`);
 }
 
+const strataCpu = (urls: string[]) => ({ urls, name: 'strata_process_cpu_seconds_total' });
+
+/** CPU seconds used so far by each process of a system (from their Prometheus metrics). */
+async function cpuSeconds(m: { urls: string[]; name: string }): Promise<number[]> {
+  const out: number[] = [];
+  for (const u of m.urls) {
+    const text = await (await fetch(`${u}/metrics`, { headers: { 'x-api-key': API_KEY } })).text();
+    const line = text.split('\n').find((l) => l.startsWith(`${m.name} `));
+    out.push(line ? Number(line.split(' ')[1]) : NaN);
+  }
+  return out;
+}
+
+function listArg(name: string, def: number[]): number[] {
+  const i = process.argv.indexOf(`--${name}`);
+  return i < 0 ? def : process.argv[i + 1].split(',').map(Number);
+}
+
+const median = (xs: number[]) => [...xs].sort((a, b) => a - b)[Math.floor(xs.length / 2)];
+
+/**
+ * Every system is started once and stays up; each run measures every system at every client count
+ * back to back, so the ratios compare figures taken minutes apart at most on a shared machine.
+ */
 async function main(): Promise<void> {
   const seconds = arg('seconds', 5);
-  const concurrency = arg('concurrency', 32);
+  const runs = arg('runs', 3);
+  const clientCounts = listArg('clients', [1, 32, 256]);
   const withEtcd = !process.argv.includes('--no-etcd');
+  const withSpread = process.argv.includes('--spread');
   mkdirSync(join(ROOT, 'bench-results'), { recursive: true });
   const dir = mkdtempSync(join(ROOT, 'bench-results', '.cluster-'));
   const streams = Array.from({ length: 16 }, () => randomUUID());
-  const results: Record<string, Result> = {};
   const running: Proc[] = [];
+  type System = { name: string; key: string; targets: string[]; metrics: { urls: string[]; name: string }; send: (pool: Pool, w: number, n: number) => Promise<boolean> };
+  const systems: System[] = [];
+  const results: Record<string, Record<string, Result[]>> = {};
   try {
-    console.log(`closed loop, ${concurrency} concurrent clients, ${seconds} s per run, ${cpus().length} cores`);
+    console.log(`closed loop, ${clientCounts.join('/')} concurrent clients, ${seconds} s per measurement, ${runs} runs, ${cpus().length} cores`);
     const single = await startStrata(1, dir);
     running.push(...single.procs);
-    await load(single.urls, concurrency, 1, strataSender(streams)); // warm-up
-    results.strata_single = await load(single.urls, concurrency, seconds, strataSender(streams));
-    line('strata, single node', results.strata_single);
-    await Promise.all(single.procs.map((p) => p.stop()));
-    running.length = 0;
-
+    systems.push({ name: 'strata, single node', key: 'strata_single', targets: single.urls, metrics: strataCpu(single.urls), send: strataSender(streams) });
     const three = await startStrata(3, dir);
     running.push(...three.procs);
     const leader = await strataLeader(three.urls);
-    await load([leader], concurrency, 1, strataSender(streams));
-    results.strata_cluster_leader = await load([leader], concurrency, seconds, strataSender(streams));
-    line('strata, 3 nodes, to the leader', results.strata_cluster_leader);
-    results.strata_cluster_spread = await load(three.urls, concurrency, seconds, strataSender(streams));
-    line('strata, 3 nodes, spread (forwarding)', results.strata_cluster_spread);
-    await Promise.all(three.procs.map((p) => p.stop()));
-    running.length = 0;
-
+    systems.push({ name: 'strata, 3 nodes, to the leader', key: 'strata_cluster_leader', targets: [leader], metrics: strataCpu(three.urls), send: strataSender(streams) });
+    if (withSpread) systems.push({ name: 'strata, 3 nodes, spread (forwarding)', key: 'strata_cluster_spread', targets: three.urls, metrics: strataCpu(three.urls), send: strataSender(streams) });
     if (withEtcd) {
       const bin = ensureEtcd();
       if (!bin) {
@@ -241,28 +265,49 @@ async function main(): Promise<void> {
       } else {
         const etcd = await startEtcd(bin, dir);
         running.push(...etcd.procs);
-        const el = await etcdLeader(etcd.urls);
-        await load([el], concurrency, 1, etcdSender());
-        results.etcd_cluster_leader = await load([el], concurrency, seconds, etcdSender());
-        line('etcd, 3 nodes, to the leader', results.etcd_cluster_leader);
-        await Promise.all(etcd.procs.map((p) => p.stop()));
-        running.length = 0;
+        systems.push({ name: 'etcd 3.4, 3 nodes, to the leader', key: 'etcd_cluster_leader', targets: [await etcdLeader(etcd.urls)], metrics: { urls: etcd.urls, name: 'process_cpu_seconds_total' }, send: etcdSender() });
+      }
+    }
+    for (const s of systems) await load(s.targets, 32, 1, s.send); // warm-up
+    for (let run = 1; run <= runs; run++) {
+      for (const c of clientCounts) {
+        console.log(`run ${run}, ${c} clients`);
+        for (const s of systems) {
+          const cpu0 = await cpuSeconds(s.metrics);
+          const r = await load(s.targets, c, seconds, s.send);
+          const used = (await cpuSeconds(s.metrics)).map((c, i) => (c - cpu0[i]) * 1e6 / Math.max(1, r.acknowledged));
+          r.cpuUsPerWrite = used.reduce((a, b) => a + b, 0);
+          r.busiestCpuUsPerWrite = Math.max(...used);
+          ((results[s.key] ??= {})[c] ??= []).push(r);
+          line(s.name, r);
+        }
       }
     }
   } finally {
     await Promise.all(running.map((p) => p.stop()));
     rmSync(dir, { recursive: true, force: true });
   }
-  const ratio = (a?: Result, b?: Result) => (a && b ? { throughput: a.writesPerSec / b.writesPerSec, p50: a.p50ms / b.p50ms, p99: a.p99ms / b.p99ms } : null);
-  const ratios = {
-    cluster_vs_single: ratio(results.strata_cluster_leader, results.strata_single),
-    cluster_spread_vs_single: ratio(results.strata_cluster_spread, results.strata_single),
-    cluster_vs_etcd: ratio(results.strata_cluster_leader, results.etcd_cluster_leader),
+  const med = (key: string, c: number, f: (r: Result) => number) => {
+    const rs = results[key]?.[c];
+    return rs ? median(rs.map(f)) : NaN;
   };
-  for (const [k, v] of Object.entries(ratios)) {
-    if (v) console.log(`${k.padEnd(26)} throughput x${v.throughput.toFixed(2)}, p50 x${v.p50.toFixed(2)}, p99 x${v.p99.toFixed(2)}`);
+  console.log('\nmedians of the runs');
+  const summary: Record<string, unknown> = {};
+  for (const c of clientCounts) {
+    const row: Record<string, unknown> = {};
+    for (const s of systems) {
+      const cpu = med(s.key, c, (r) => r.cpuUsPerWrite ?? NaN);
+      row[s.key] = { writes_per_s: med(s.key, c, (r) => r.writesPerSec), p50_ms: med(s.key, c, (r) => r.p50ms), p99_ms: med(s.key, c, (r) => r.p99ms), cpu_us_per_write: cpu };
+      console.log(`  ${String(c).padStart(3)} clients  ${s.name.padEnd(34)} ${med(s.key, c, (r) => r.writesPerSec).toFixed(0).padStart(7)} writes/s   p50 ${med(s.key, c, (r) => r.p50ms).toFixed(2).padStart(7)} ms   p99 ${med(s.key, c, (r) => r.p99ms).toFixed(2).padStart(7)} ms   CPU ${cpu.toFixed(0).padStart(5)} us/write`);
+    }
+    const ratio = (a: string, b: string) => med(a, c, (r) => r.writesPerSec) / med(b, c, (r) => r.writesPerSec);
+    row.cluster_vs_etcd = ratio('strata_cluster_leader', 'etcd_cluster_leader');
+    row.single_vs_etcd = ratio('strata_single', 'etcd_cluster_leader');
+    row.cluster_vs_single = ratio('strata_cluster_leader', 'strata_single');
+    console.log(`  ${String(c).padStart(3)} clients  throughput ratios: 3-node strata / 3-node etcd x${(row.cluster_vs_etcd as number).toFixed(2)}, single strata / 3-node etcd x${(row.single_vs_etcd as number).toFixed(2)}, 3-node / single x${(row.cluster_vs_single as number).toFixed(2)}`);
+    summary[String(c)] = row;
   }
-  const out = { when: new Date().toISOString(), seconds, concurrency, cores: cpus().length, content_bytes: CONTENT.length, results, ratios };
+  const out = { when: new Date().toISOString(), seconds, runs, clients: clientCounts, cores: cpus().length, content_bytes: CONTENT.length, medians: summary, results };
   writeFileSync(join(ROOT, 'bench-results', 'cluster.json'), JSON.stringify(out, null, 2) + '\n');
   console.log('wrote bench-results/cluster.json');
 }

@@ -9,6 +9,7 @@ import { requireRole, type Principal } from './auth/principal';
 import { precheckRoute } from './auth/scope';
 import { checkRawBody, jsonBodyReader } from './http/body';
 import { sendError } from './http/errors';
+import { sendJson } from './http/json-reply';
 import { runHandler, type RouteContext, type RouteSpec } from './http/route';
 import type { Metrics } from './metrics';
 import { traceIds, type Tracing } from './telemetry/tracing';
@@ -176,7 +177,7 @@ async function handle(route: RouteSpec, req: Request, res: Response, deps: AppDe
     const answer = deps.tracing
       ? await deps.tracing.span(`operation ${route.method.toUpperCase()} ${route.path}`, { attributes: { 'strata.route': route.path } }, () => runHandler(route, ctx))
       : await runHandler(route, ctx);
-    if (!res.headersSent) res.status(200).json(answer);
+    if (!res.headersSent) sendJson(res, 200, answer);
   };
   await (deps.forward ? deps.forward(route, ctx, run) : run());
 }

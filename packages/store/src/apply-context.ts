@@ -7,6 +7,49 @@ const DELETED = Symbol('deleted');
 type Op = { type: 'put'; sublevel: Sub<any>; key: string; value: unknown } | { type: 'del'; sublevel: Sub<any>; key: string };
 
 /**
+ * Writes of the earlier commands of one apply batch, not yet in LevelDB (state-machine.ts applies a
+ * run of commands and writes them in one LevelDB batch). A later command of the batch reads them
+ * before LevelDB, so each command sees exactly the state its predecessors left, as if applied alone.
+ */
+export class PendingWrites {
+  readonly ops: Op[] = [];
+  private readonly values = new Map<Sub<unknown>, Map<string, unknown>>();
+
+  /** `found` false: nothing of the batch wrote the key (read LevelDB); otherwise its value (undefined: deleted). */
+  lookup(sub: Sub<unknown>, key: string): { found: boolean; value: unknown } {
+    const v = this.values.get(sub)?.get(key);
+    if (v === undefined) return { found: false, value: undefined };
+    return { found: true, value: v === DELETED ? undefined : v };
+  }
+
+  /** Point reads of many keys: the batch's writes first, the rest in one LevelDB getMany. */
+  async getMany<V>(sub: Sub<V>, keys: string[]): Promise<(V | undefined)[]> {
+    const out: (V | undefined)[] = new Array(keys.length);
+    const misses: number[] = [];
+    keys.forEach((k, i) => {
+      const hit = this.lookup(sub as Sub<unknown>, k);
+      if (hit.found) out[i] = hit.value as V | undefined;
+      else misses.push(i);
+    });
+    if (misses.length) {
+      const got = await sub.getMany(misses.map((i) => keys[i]));
+      misses.forEach((i, j) => (out[i] = got[j]));
+    }
+    return out;
+  }
+
+  /** Takes a command's writes into the batch, after it was applied. */
+  absorb(ops: readonly Op[]): void {
+    for (const op of ops) {
+      this.ops.push(op);
+      let m = this.values.get(op.sublevel);
+      if (!m) this.values.set(op.sublevel, (m = new Map()));
+      m.set(op.key, op.type === 'put' ? op.value : DELETED);
+    }
+  }
+}
+
+/**
  * What one command's apply reads and writes. Writes are collected into one batch (written atomically
  * with the applied index); reads see the command's own earlier writes, so a handler can treat the
  * context as the state after its own changes.
@@ -25,12 +68,18 @@ export class ApplyContext {
     readonly index: number,
     /** the record sublevels whose writes are effects (none: effects are not collected) */
     private readonly tracking: ReadonlyMap<Sub<unknown>, TrackedKind> = new Map(),
+    /** writes of the earlier commands of the same apply batch, read before LevelDB */
+    private readonly pending: PendingWrites | null = null,
   ) {}
 
   async get<V>(sub: Sub<V>, key: string): Promise<V | undefined> {
     const written = this.overlay.get(sub as Sub<unknown>)?.get(key);
     if (written === DELETED) return undefined;
     if (written !== undefined) return written as V;
+    if (this.pending) {
+      const hit = this.pending.lookup(sub as Sub<unknown>, key);
+      if (hit.found) return hit.value as V | undefined;
+    }
     const fetched = this.fetched.get(sub as Sub<unknown>);
     if (fetched?.has(key)) return fetched.get(key) as V | undefined;
     return sub.get(key);
@@ -45,7 +94,7 @@ export class ApplyContext {
     if (!m) this.fetched.set(sub as Sub<unknown>, (m = new Map()));
     const todo = [...new Set(keys)].filter((k) => !m!.has(k));
     if (todo.length === 0) return;
-    const values = await sub.getMany(todo);
+    const values = this.pending ? await this.pending.getMany(sub, todo) : await sub.getMany(todo);
     todo.forEach((k, i) => m!.set(k, values[i]));
   }
 

@@ -100,11 +100,23 @@ export function trackedSublevels(db: StateDb): Map<Sub<unknown>, TrackedKind> {
   ]);
 }
 
+/**
+ * Point reads of the state before the command: LevelDB, or (a command applied in a batch, see
+ * state-machine.ts) the batch's earlier writes first.
+ */
+export type StateReader = <V>(sub: Sub<V>, keys: string[]) => Promise<(V | undefined)[]>;
+
+const readLevel: StateReader = (sub, keys) => sub.getMany(keys);
+
 /** The records of these keys (deduplicated) before the command, by key. */
-async function before<V>(sub: Sub<V>, keys: string[]): Promise<Map<string, V | undefined>> {
+async function before<V>(read: StateReader, sub: Sub<V>, keys: string[]): Promise<Map<string, V | undefined>> {
   const unique = [...new Set(keys)];
-  const values = unique.length > 0 ? await sub.getMany(unique) : [];
+  const values = unique.length > 0 ? await read(sub, unique) : [];
   return new Map(unique.map((k, i) => [k, values[i]]));
+}
+
+async function beforeOne<V>(read: StateReader, sub: Sub<V>, key: string): Promise<V | undefined> {
+  return (await read(sub, [key]))[0];
 }
 
 /** `user \0 id` → [user, id] */
@@ -120,11 +132,11 @@ function onlyImportanceMoved(before: MemoryUnit, after: MemoryUnit): boolean {
 
 /**
  * Turns a command's writes into effects. Runs after the command's apply and before its batch is
- * written, so `db` still holds the state before the command: a record absent there was created.
+ * written, so `read` still sees the state before the command: a record absent there was created.
  * Deterministic: the writes are in apply order and the state before the command is the same on every
  * replica.
  */
-export async function resolveEffects(db: StateDb, writes: readonly TrackedWrite[]): Promise<ApplyEffects> {
+export async function resolveEffects(db: StateDb, writes: readonly TrackedWrite[], read: StateReader = readLevel): Promise<ApplyEffects> {
   if (writes.length === 0) return NO_EFFECTS;
   // The last write of a key is what the command left; later writes of the same key replace earlier ones.
   const last = new Map<string, TrackedWrite>();
@@ -137,8 +149,8 @@ export async function resolveEffects(db: StateDb, writes: readonly TrackedWrite[
   }
   const effects: ApplyEffects = { units: [], edges: [], l3: [], users: [], events: [], failures: [] };
   // The units' and edges' state before, in one getMany each (a consolidation batch writes hundreds).
-  const unitBefore = await before(db.units, [...[...last.values()].filter((w) => w.kind === 'unit').map((w) => w.key), ...touchedContent, ...touchedStats]);
-  const edgeBefore = await before(db.edges, [...last.values()].filter((w) => w.kind === 'edge').map((w) => w.key));
+  const unitBefore = await before(read, db.units, [...[...last.values()].filter((w) => w.kind === 'unit').map((w) => w.key), ...touchedContent, ...touchedStats]);
+  const edgeBefore = await before(read, db.edges, [...last.values()].filter((w) => w.kind === 'edge').map((w) => w.key));
   const unitKeys = new Set<string>();
   const eventWrites: TrackedWrite[] = [];
   for (const w of last.values()) {
@@ -162,25 +174,25 @@ export async function resolveEffects(db: StateDb, writes: readonly TrackedWrite[
       } else effects.edges.push({ user_id, edge_id, change: before ? 'changed' : 'created' });
     } else if (w.kind === 'goal' || w.kind === 'task') {
       const [user_id, id] = split(w.key);
-      const before = w.kind === 'goal' ? await db.goals.get(w.key) : await db.tasks.get(w.key);
+      const before = w.kind === 'goal' ? await beforeOne(read, db.goals, w.key) : await beforeOne(read, db.tasks, w.key);
       const after = w.value as Goal | L3Task | undefined;
       if (!after) {
         if (before) effects.l3.push({ user_id, kind: w.kind, id, change: 'deleted', status: null });
       } else effects.l3.push({ user_id, kind: w.kind, id, change: before ? 'changed' : 'created', status: after.status });
     } else if (w.kind === 'user_org') {
-      const before = await db.userOrgs.get(w.key);
+      const before = await beforeOne(read, db.userOrgs, w.key);
       const after = w.value as { org_id: string } | undefined;
       if ((before?.org_id ?? null) !== (after?.org_id ?? null)) effects.users.push({ user_id: w.key, change: 'org_changed', org_id: after?.org_id ?? null });
     } else if (w.kind === 'event') {
       eventWrites.push(w);
     } else if (w.kind === 'failed') {
       const after = w.value as FailedRecord | undefined;
-      if (after && !(await db.failed.get(w.key))) effects.failures.push({ user_id: after.user_id, event_id: after.event_id, seq: w.key });
+      if (after && !(await beforeOne(read, db.failed, w.key))) effects.failures.push({ user_id: after.user_id, event_id: after.event_id, seq: w.key });
     }
   }
   // Events come in batches of up to a thousand: their state before is read in one getMany.
   if (eventWrites.length > 0) {
-    const befores = await db.events.getMany(eventWrites.map((w) => w.key));
+    const befores = await read(db.events, eventWrites.map((w) => w.key));
     eventWrites.forEach((w, i) => {
       const [user_id, stream_id, seq] = w.key.split(SEP);
       const before = befores[i];

@@ -10,7 +10,7 @@ import {
 } from '@strata/raft';
 import type { CommandLog, LogStatus } from './command-log';
 import type { Command } from './commands';
-import type { CommandAnswer } from './state-machine';
+import type { BatchEntry, CommandAnswer } from './state-machine';
 import type { StateDb } from './db';
 import { StrataError, conflict, notFound, unavailable } from './errors';
 
@@ -21,6 +21,7 @@ export interface ReplicatedState {
   appliedTerm(): number;
   apply(index: number, command: Command, term: number): Promise<unknown>;
   advanceTo(index: number, term: number, meta?: Record<string, unknown>): Promise<void>;
+  applyBatch(entries: readonly BatchEntry[]): Promise<unknown[]>;
   snapshot(): Promise<{ index: number; term: number; data: Buffer }>;
   restore(image: Buffer): Promise<void>;
 }
@@ -67,22 +68,20 @@ export class RaftApplier implements RaftStateMachine {
     return this.meta;
   }
 
+  /** A Ready's committed entries, applied in one batch where the state machine can (StateMachine.applyBatch). */
   async apply(entries: AppliedEntry[]): Promise<unknown[]> {
-    const results: unknown[] = [];
-    for (const e of entries) {
-      if (e.kind === 'command') {
-        results.push(await this.state.apply(e.index, JSON.parse(e.data.toString('utf8')) as Command, e.term));
-      } else if (e.kind === 'membership') {
+    let meta = this.meta;
+    const batch: BatchEntry[] = entries.map((e) => {
+      if (e.kind === 'command') return { index: e.index, term: e.term, command: JSON.parse(e.data.toString('utf8')) as Command };
+      if (e.kind === 'membership') {
         const next = decodeConf(e.data);
-        const removed = removedAfter(this.meta.members, next, this.meta.removed);
-        await this.state.advanceTo(e.index, e.term, { [MEMBERS_KEY]: next, [REMOVED_KEY]: removed });
-        this.meta = { members: next, removed };
-        results.push(undefined);
-      } else {
-        await this.state.advanceTo(e.index, e.term);
-        results.push(undefined);
+        meta = { members: next, removed: removedAfter(meta.members, next, meta.removed) };
+        return { index: e.index, term: e.term, command: null, meta: { [MEMBERS_KEY]: meta.members, [REMOVED_KEY]: meta.removed } };
       }
-    }
+      return { index: e.index, term: e.term, command: null };
+    });
+    const results = await this.state.applyBatch(batch);
+    this.meta = meta;
     return results;
   }
 

@@ -7,6 +7,7 @@
 import type { Request, Response } from 'express';
 import { Agent, request, type Dispatcher } from 'undici';
 import { StrataError, unavailable } from '@strata/store';
+import { sendJson } from '../http/json-reply';
 import type { RouteSpec } from '../http/route';
 import { shardOf } from '../shards';
 import type { Tracing } from '../telemetry/tracing';
@@ -145,7 +146,7 @@ export class Forwarder {
       if (v !== undefined) res.setHeader(name, v);
     }
     res.setHeader(HOP_HEADER, String(this.opts.view.nodeId));
-    res.status(answer.status).json(answer.body);
+    sendJson(res, answer.status, answer.body);
   }
 
   /**

@@ -7,6 +7,7 @@
  */
 import type { Response } from 'express';
 import { ERROR_STATUS, StrataError, type ErrorCode, type ErrorDetail } from '@strata/store';
+import { sendJson } from './json-reply';
 
 export interface ErrorEnvelope {
   error: string;
@@ -51,5 +52,5 @@ export function errorReply(err: StrataError): ErrorReply {
 export function sendError(res: Response, err: unknown, onBug: (err: unknown) => void): void {
   const reply = errorReply(asStrataError(err, onBug));
   for (const [name, value] of Object.entries(reply.headers)) res.setHeader(name, value);
-  res.status(reply.status).json(reply.body);
+  sendJson(res, reply.status, reply.body);
 }

@@ -21,6 +21,11 @@ import {
 } from '../webhooks';
 
 const COUNTER = 'webhooks';
+/**
+ * The meta key of the live subscription count. While it is 0, applying a change enqueues nothing and
+ * reads no outbox (state-machine.ts relies on it to apply ingests in batches).
+ */
+export const LIVE_WEBHOOKS_KEY = `counter\u0000${COUNTER}`;
 const KINDS: ReadonlySet<string> = new Set([...WEBHOOK_KINDS, '*']);
 
 const invalid = (message: string) => failure(new StrataError('invalid_command', message));
@@ -208,7 +213,7 @@ function changeTime(command: Command, change: Change): string {
  */
 export async function enqueueWebhookDeliveries(db: StateDb, ctx: ApplyContext, command: Command, effects: ApplyEffects): Promise<void> {
   if (effects.events.length + effects.failures.length + effects.units.length + effects.l3.length === 0) return;
-  if (((await ctx.get(db.meta, `counter\u0000${COUNTER}`)) as number | undefined ?? 0) <= 0) return;
+  if (((await ctx.get(db.meta, LIVE_WEBHOOKS_KEY)) as number | undefined ?? 0) <= 0) return;
   const changes = await changesOf(db, ctx, effects);
   if (changes.length === 0) return;
   const subs: WebhookRecord[] = [];
