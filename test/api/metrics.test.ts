@@ -73,6 +73,13 @@ describe('metrics of a single node', () => {
     expect(m.value('strata_raft_synced_writes_total')).toBeGreaterThan(0);
     expect(m.types.get('strata_raft_proposals_total')).toBe('counter');
     expect(m.types.get('strata_raft_commit_index')).toBe('gauge');
+    // every ingest was proposed here and committed: one commit latency each (at least); the applied
+    // batches hold the ingests and at most every entry the shard applied
+    const shard = home.labels.shard;
+    expect(m.value('strata_raft_commit_seconds_count', { shard })).toBeGreaterThanOrEqual(EVENTS);
+    expect(m.value('strata_raft_apply_batch_entries_sum', { shard })).toBeGreaterThanOrEqual(EVENTS);
+    expect(m.value('strata_raft_apply_batch_entries_sum', { shard })).toBeLessThanOrEqual(m.value('strata_raft_applied_index', { shard }));
+    expect(m.value('strata_raft_apply_seconds_count', { shard })).toBe(m.value('strata_raft_apply_batch_entries_count', { shard }));
   });
 
   it('reports consolidation: backlog drained, events consolidated, no failures', async () => {

@@ -39,6 +39,18 @@ export class Metrics {
     name: 'strata_raft_peer_rtt_seconds', help: 'Round trip of Raft peer requests (send to answer), by peer node id', labelNames: ['peer'] as const,
     buckets: [0.0005, 0.001, 0.0025, 0.005, 0.01, 0.025, 0.05, 0.1, 0.25, 0.5, 1, 2.5], registers: [this.registry],
   });
+  readonly raftCommitSeconds = new Histogram({
+    name: 'strata_raft_commit_seconds', help: 'From a proposal made on this node to its being committed (found committed here), by shard', labelNames: ['shard'] as const,
+    buckets: [0.0005, 0.001, 0.002, 0.005, 0.01, 0.025, 0.05, 0.1, 0.25, 0.5, 1, 2.5], registers: [this.registry],
+  });
+  readonly raftApplySeconds = new Histogram({
+    name: 'strata_raft_apply_seconds', help: 'Applying one batch of committed entries to the state machine, by shard', labelNames: ['shard'] as const,
+    buckets: [0.0001, 0.00025, 0.0005, 0.001, 0.002, 0.005, 0.01, 0.025, 0.05, 0.1, 0.25], registers: [this.registry],
+  });
+  readonly raftApplyBatchEntries = new Histogram({
+    name: 'strata_raft_apply_batch_entries', help: 'Committed entries applied together (one Raft Ready), by shard', labelNames: ['shard'] as const,
+    buckets: [1, 2, 4, 8, 16, 32, 64, 128, 256, 512, 1024], registers: [this.registry],
+  });
   readonly raftProposalsFailed = new Counter({
     name: 'strata_raft_proposals_failed_total', help: 'Proposals that did not commit (no leader, no quorum, dropped, overloaded, shutting down), by shard and error code',
     labelNames: ['shard', 'code'] as const, registers: [this.registry],

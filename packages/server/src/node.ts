@@ -21,7 +21,8 @@ import type { Config } from './config';
 import type { RouteSpec } from './http/route';
 import { Metrics } from './metrics';
 import { registerRaftMetrics } from './telemetry/raft-metrics';
-import { InstrumentedLog, traceGroup } from './telemetry/raft-tracing';
+import { latencyObserver, observeAll } from './telemetry/raft-latency';
+import { InstrumentedLog, traceObserver } from './telemetry/raft-tracing';
 import { Tracing } from './telemetry/tracing';
 import { authRoutes } from './routes/auth';
 import { userRoutes } from './routes/users';
@@ -131,8 +132,8 @@ export class StrataNode {
     const shards: Shard[] = [];
     for (let id = 0; id < config.cluster.shards; id++) {
       const shard = await openShard(config.storage.data_dir, id, cluster);
-      // proposals counted (failures) and traced (propose → commit → apply spans) on every surface
-      traceGroup(cluster.group(id), id, tracing);
+      // proposals counted (failures), timed (commit and apply histograms) and traced (propose → commit → apply spans) on every surface
+      observeAll(cluster.group(id), [latencyObserver(id, metrics), traceObserver(id, tracing)]);
       shards.push({ ...shard, log: new InstrumentedLog(shard.log, id, metrics, tracing) });
     }
     registerRaftMetrics(metrics.registry, {

@@ -7,6 +7,15 @@ const DELETED = Symbol('deleted');
 type Op = { type: 'put'; sublevel: Sub<any>; key: string; value: unknown } | { type: 'del'; sublevel: Sub<any>; key: string };
 
 /**
+ * One point read, synchronous: apply reads one record at a time and waits for each anyway, and a
+ * read answered from LevelDB's memtable or block cache costs microseconds where an asynchronous one
+ * costs a thread-pool round trip (most of a small command's apply time, docs/performance.md).
+ */
+function readOne<V>(sub: Sub<V>, key: string): V | undefined {
+  return sub.getSync(key);
+}
+
+/**
  * Writes of the earlier commands of one apply batch, not yet in LevelDB (state-machine.ts applies a
  * run of commands and writes them in one LevelDB batch). A later command of the batch reads them
  * before LevelDB, so each command sees exactly the state its predecessors left, as if applied alone.
@@ -31,7 +40,8 @@ export class PendingWrites {
       if (hit.found) out[i] = hit.value as V | undefined;
       else misses.push(i);
     });
-    if (misses.length) {
+    if (misses.length === 1) out[misses[0]] = readOne(sub, keys[misses[0]]);
+    else if (misses.length) {
       const got = await sub.getMany(misses.map((i) => keys[i]));
       misses.forEach((i, j) => (out[i] = got[j]));
     }
@@ -82,7 +92,7 @@ export class ApplyContext {
     }
     const fetched = this.fetched.get(sub as Sub<unknown>);
     if (fetched?.has(key)) return fetched.get(key) as V | undefined;
-    return sub.get(key);
+    return readOne(sub, key);
   }
 
   /**

@@ -196,7 +196,7 @@ export class StateMachine {
 
   private async joinsRun(command: Command, run: OpenRun | null): Promise<boolean> {
     if (!BATCHABLE.has(command.type)) return false;
-    const [live] = run ? await run.pending.getMany(this.db.meta, [LIVE_WEBHOOKS_KEY]) : [await this.db.meta.get(LIVE_WEBHOOKS_KEY)];
+    const [live] = run ? await run.pending.getMany(this.db.meta, [LIVE_WEBHOOKS_KEY]) : [this.db.meta.getSync(LIVE_WEBHOOKS_KEY)];
     return ((live as number | undefined) ?? 0) <= 0;
   }
 

@@ -6,14 +6,14 @@
  *     raft.apply                  applying it to this node's state machine
  *
  * `InstrumentedLog` wraps a shard's CommandLog (failed proposals counted always, the propose span when
- * tracing is on); `traceGroup` turns the Raft group's observer hooks into the commit and apply spans of
+ * tracing is on); `traceObserver` turns the Raft group's observer hooks into the commit and apply spans of
  * the proposals made here. Entries proposed elsewhere (a follower applying the leader's entries) get an
  * apply span too: the proposer puts its trace context in the command (`trace`, which apply never reads),
  * and each replica records `raft.apply` as a child of that propose span, so one write's trace holds the
  * apply of every node (docs/operations.md).
  */
 import { context, SpanKind, type Context } from '@opentelemetry/api';
-import type { EntryPosition, GroupObserver, RaftGroup } from '@strata/raft';
+import type { EntryPosition, GroupObserver } from '@strata/raft';
 import type { Command, CommandAnswer, CommandLog, LogStatus } from '@strata/store';
 import type { Metrics } from '../metrics';
 import { nowMs, type Tracing } from './tracing';
@@ -70,9 +70,9 @@ interface Tracked {
   applyingAt: number | null;
 }
 
-/** Records the commit and apply spans of the proposals made on this node (tracing on only). */
-export function traceGroup(group: RaftGroup, shardId: number, tracing: Tracing): void {
-  if (!tracing.enabled) return;
+/** Records the commit and apply spans of the proposals made on this node (tracing on only: null otherwise). */
+export function traceObserver(shardId: number, tracing: Tracing): GroupObserver | null {
+  if (!tracing.enabled) return null;
   const tracked = new Map<number, Tracked>();
   const attributes = (index: number, term: number) => ({ 'strata.shard': shardId, 'raft.index': index, 'raft.term': term });
   const own = (e: EntryPosition): Tracked | undefined => {
@@ -112,7 +112,7 @@ export function traceGroup(group: RaftGroup, shardId: number, tracing: Tracing):
       }
     },
   };
-  group.observe(observer);
+  return observer;
 }
 
 /**
