@@ -4,7 +4,8 @@
  * Config comes as JSON in RAFT_NODE_CONFIG: {id, port, dir, peers: {id: url}, secret, tickMs}.
  */
 import { RaftHost } from '../../packages/raft/src/driver/host';
-import type { AppliedEntry, SnapshotData, RaftStateMachine } from '../../packages/raft/src/driver/state-machine';
+import type { AppliedEntry, RaftStateMachine, SnapshotPoint, SnapshotReader, SnapshotWriter } from '../../packages/raft/src/driver/state-machine';
+import { readWholeSnapshot } from '../../packages/raft/src/driver/snapshot-buffer';
 import { LevelStorage } from '../../packages/raft/src/storage/level-storage';
 import { HttpTransport, startRaftServer } from '../../packages/raft/src/transport/http';
 import { RaftError } from '../../packages/raft/src/errors';
@@ -34,11 +35,12 @@ class CounterMachine implements RaftStateMachine {
       return this.count;
     });
   }
-  async snapshot(): Promise<SnapshotData> {
-    return { index: this.applied, term: this.term, data: Buffer.from(JSON.stringify({ count: this.count, sum: this.sum })) };
+  async snapshot(out: SnapshotWriter): Promise<SnapshotPoint> {
+    await out.write(Buffer.from(JSON.stringify({ count: this.count, sum: this.sum })));
+    return { index: this.applied, term: this.term };
   }
-  async restore(s: SnapshotData): Promise<void> {
-    const v = JSON.parse(s.data.toString()) as { count: number; sum: number };
+  async restore(s: SnapshotPoint, image: SnapshotReader): Promise<void> {
+    const v = JSON.parse((await readWholeSnapshot(image)).toString()) as { count: number; sum: number };
     this.count = v.count;
     this.sum = v.sum;
     this.applied = s.index;

@@ -14,8 +14,10 @@ export {
   RaftGroup, DEFAULT_GROUP_OPTIONS, type GroupOptions, type GroupStatus, type MemberStatus, type ProposeResult,
   type GroupCounters, type GroupObserver, type EntryPosition, type LogSize,
 } from './driver/group';
-export type { RaftStateMachine, AppliedEntry, SnapshotData, EntryKind } from './driver/state-machine';
+export type { RaftStateMachine, AppliedEntry, SnapshotPoint, SnapshotReader, SnapshotWriter, EntryKind } from './driver/state-machine';
+export { BufferSnapshotWriter, bufferSnapshotReader, readWholeSnapshot } from './driver/snapshot-buffer';
 export { LevelStorage, type StoredGroup, type BatchOp } from './storage/level-storage';
+export { SnapshotFiles, SnapshotFileWriter } from './storage/snapshot-files';
 export { HttpTransport, startRaftServer, sign, signedHeaders, bodyDigest, type HttpTransportOptions, type SignedHeaders } from './transport/http';
 export { ReplayGuard } from './transport/replay';
 export { LocalTransportHub, type Transport, type InboundHandler } from './transport/transport';

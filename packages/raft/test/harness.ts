@@ -61,10 +61,11 @@ export class Cluster {
         d.write(r, `node ${id}`);
         if (r.snapshot) {
           this.appliedIndex.set(id, r.snapshot.meta.index);
-          const restored = JSON.parse(Buffer.from(r.snapshot.data).toString()) as string[];
+          const restored = JSON.parse(Buffer.from(d.snapshotData).toString()) as string[];
           this.applied.set(id, restored.map((x) => ({ index: 0, term: 0, type: 0, data: enc(x) })));
         }
         for (const m of r.messages) {
+          if (!d.fillSnap(m)) continue;
           this.sent.push(m);
           this.queue.push(m);
         }
@@ -150,10 +151,9 @@ export class Cluster {
     const n = this.node(id);
     const idx = n.applied;
     const meta = n.snapshotMeta(idx);
-    const snap: Snapshot = { meta, data: Buffer.from(JSON.stringify(this.appliedData(id))) };
     const to = compactTo ?? idx;
     const d = this.disks.get(id) as SimDisk;
-    d.snapshot = snap;
+    const snap = d.saveSnapshot(meta, Buffer.from(JSON.stringify(this.appliedData(id))));
     d.offsetConf = n.confAt(to);
     d.offsetTerm = n.log.term(to) as number;
     d.entries = d.entries.slice(to - d.offset);

@@ -1,5 +1,6 @@
 /** A small in-memory state machine for driver tests: an ordered list of applied commands. */
-import type { AppliedEntry, SnapshotData, RaftStateMachine } from '../src/driver/state-machine';
+import { readWholeSnapshot } from '../src/driver/snapshot-buffer';
+import type { AppliedEntry, RaftStateMachine, SnapshotPoint, SnapshotReader, SnapshotWriter } from '../src/driver/state-machine';
 
 export class ListMachine implements RaftStateMachine {
   items: string[] = [];
@@ -18,12 +19,17 @@ export class ListMachine implements RaftStateMachine {
     });
   }
 
-  async snapshot(): Promise<SnapshotData> {
-    return { index: this.applied, term: this.appliedTerm, data: Buffer.from(JSON.stringify(this.items)) };
+  /** The image is the JSON list, written in pieces of `pieceSize` bytes (a snapshot of many chunks in tests). */
+  pieceSize = 64 * 1024;
+
+  async snapshot(out: SnapshotWriter): Promise<SnapshotPoint> {
+    const image = Buffer.from(JSON.stringify(this.items));
+    for (let at = 0; at < image.byteLength; at += this.pieceSize) await out.write(image.subarray(at, at + this.pieceSize));
+    return { index: this.applied, term: this.appliedTerm };
   }
 
-  async restore(s: SnapshotData): Promise<void> {
-    this.items = JSON.parse(s.data.toString()) as string[];
+  async restore(s: SnapshotPoint, image: SnapshotReader): Promise<void> {
+    this.items = JSON.parse((await readWholeSnapshot(image)).toString()) as string[];
     this.applied = s.index;
     this.appliedTerm = s.term;
     this.restores++;

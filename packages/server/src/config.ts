@@ -84,6 +84,10 @@ export interface Config {
     max_pending_proposals: number;
     /** and their bytes at most */
     max_pending_bytes: number;
+    /** a shard snapshots its state after this many applied entries, then compacts its log */
+    snapshot_every: number;
+    /** entries kept in the log behind a snapshot (a follower lagging less needs no snapshot) */
+    compaction_margin: number;
   };
   embedding: { provider: 'local' | 'openai' | 'hashing'; base_url: string | null; api_key: string | null; model: string | null; dimensions: number | null };
   llm: { provider: 'none' | 'openai'; base_url: string | null; api_key: string | null; model: string | null };
@@ -217,6 +221,8 @@ export const CONFIG_SCHEMA = {
       heartbeat_ticks: int(1, 1),
       max_pending_proposals: int(1, 8192),
       max_pending_bytes: int(1024, 64 * 1024 * 1024),
+      snapshot_every: int(10, 10_000),
+      compaction_margin: int(0, 2_000),
     }),
     embedding: section({
       provider: { enum: ['local', 'openai', 'hashing'], default: 'local' },

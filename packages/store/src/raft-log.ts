@@ -6,7 +6,7 @@
  */
 import {
   ClosedError, ConfChangeError, decodeConf, NoQuorumError, NotLeaderError, OverloadedError, ProposalDroppedError, TransferInProgressError,
-  type AppliedEntry, type ConfState, type RaftGroup, type SnapshotData, type RaftStateMachine,
+  type AppliedEntry, type ConfState, type RaftGroup, type RaftStateMachine, type SnapshotPoint, type SnapshotReader, type SnapshotWriter,
 } from '@strata/raft';
 import type { CommandLog, LogStatus } from './command-log';
 import type { Command } from './commands';
@@ -22,8 +22,8 @@ export interface ReplicatedState {
   apply(index: number, command: Command, term: number): Promise<unknown>;
   advanceTo(index: number, term: number, meta?: Record<string, unknown>): Promise<void>;
   applyBatch(entries: readonly BatchEntry[]): Promise<unknown[]>;
-  snapshot(): Promise<{ index: number; term: number; data: Buffer }>;
-  restore(image: Buffer): Promise<void>;
+  snapshot(out: SnapshotWriter): Promise<SnapshotPoint>;
+  restore(image: SnapshotReader): Promise<void>;
 }
 
 /** Replicated membership facts, kept in the meta sublevel by membership entries. */
@@ -85,12 +85,12 @@ export class RaftApplier implements RaftStateMachine {
     return results;
   }
 
-  async snapshot(): Promise<SnapshotData> {
-    return this.state.snapshot();
+  async snapshot(out: SnapshotWriter): Promise<SnapshotPoint> {
+    return this.state.snapshot(out);
   }
 
-  async restore(s: SnapshotData): Promise<void> {
-    await this.state.restore(s.data);
+  async restore(s: SnapshotPoint, image: SnapshotReader): Promise<void> {
+    await this.state.restore(image);
     if (this.state.appliedIndex() !== s.index) throw new Error(`snapshot image says applied ${this.state.appliedIndex()}, its metadata ${s.index}`);
     this.meta = await readClusterMeta(this.state.db);
   }

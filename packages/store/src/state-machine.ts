@@ -1,4 +1,4 @@
-import { InvariantError } from '@strata/raft';
+import { InvariantError, type SnapshotPoint, type SnapshotReader, type SnapshotWriter } from '@strata/raft';
 import { ApplyContext, PendingWrites } from './apply-context';
 import { applyApiKeyCreate, applyApiKeyRevoke, applyAuthBootstrap, applySetPassword } from './apply/auth';
 import { applyIngest } from './apply/events';
@@ -12,7 +12,7 @@ import { LIVE_WEBHOOKS_KEY, applyWebhookAdvance, applyWebhookCreate, applyWebhoo
 import type { Command, CommandOf, CommandType, IngestCommand } from './commands';
 import { NO_EFFECTS, resolveEffects, trackedSublevels, type ApplyEffects, type TrackedKind } from './effects';
 import type { StateDb, Sub } from './db';
-import { restoreImage, snapshotImage } from './snapshot';
+import { restoreImage, writeImage } from './snapshot';
 
 /** The apply function of one command type: the command narrowed to that type, its answer typed. */
 type HandlerOf<K extends CommandType> = (db: StateDb, ctx: ApplyContext, command: CommandOf<K>) => Promise<unknown>;
@@ -150,21 +150,25 @@ export class StateMachine {
   }
 
   /**
-   * Replaces the whole state by a snapshot's image (see snapshot.ts), then tells the restore
-   * listeners so derived indexes are rebuilt. A crash midway leaves applied index 0, so the log layer
-   * restores again on restart.
+   * Replaces the whole state by a snapshot's image (see snapshot.ts), streamed: verified whole first,
+   * then written in bounded batches. Then tells the restore listeners so derived indexes are rebuilt.
+   * A crash midway leaves applied index 0, so the log layer restores again on restart.
    */
-  async restore(image: Buffer): Promise<void> {
+  async restore(image: SnapshotReader): Promise<void> {
     await restoreImage(this.db, image, [APPLIED_KEY, APPLIED_TERM_KEY]);
     await this.reload();
     for (const listener of this.restoredListeners) listener(this.applied);
   }
 
-  /** A consistent image of the whole state at appliedIndex() (applies must not run meanwhile). */
-  async snapshot(): Promise<{ index: number; term: number; data: Buffer }> {
+  /**
+   * Streams a consistent image of the whole state at appliedIndex() into `out` (applies must not run
+   * meanwhile) and returns that index and its term.
+   */
+  async snapshot(out: SnapshotWriter): Promise<SnapshotPoint> {
     const index = this.applied;
     const term = this.term;
-    return { index, term, data: await snapshotImage(this.db) };
+    await writeImage(this.db, out);
+    return { index, term };
   }
 
   /**

@@ -21,6 +21,8 @@ export class Progress {
   pendingSnapshot = 0;
   /** bytes of the pending snapshot the follower confirmed */
   snapOffset = 0;
+  /** snapOffset seen at the previous heartbeat answer: unchanged since, the chunk in flight is resent */
+  snapOffsetAtLastHeartbeat = -1;
   /** set by any message from the follower; CheckQuorum reads and clears it */
   recentActive = false;
   /** match seen at the previous heartbeat answer, to detect lost Apps in the pipelined state */
@@ -58,6 +60,7 @@ export class Progress {
     this.inflights = [];
     this.pendingSnapshot = 0;
     this.snapOffset = 0;
+    this.snapOffsetAtLastHeartbeat = -1;
   }
 
   /** An acknowledgement of index n; returns true if it moved match forward. */

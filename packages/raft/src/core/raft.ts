@@ -29,6 +29,7 @@ import {
   type Role,
   type Snapshot,
   type SnapshotMeta,
+  type SnapWrite,
   type SoftState,
 } from './types';
 
@@ -39,11 +40,15 @@ export function canSendBeforePersist(m: Message): boolean {
   return m.type === MsgType.App || m.type === MsgType.Heartbeat || m.type === MsgType.Snap || m.type === MsgType.TimeoutNow;
 }
 
+/** A snapshot being received: only its position; the bytes go to the driver (Ready.snapshotChunks). */
 interface IncomingSnapshot {
   meta: SnapshotMeta;
   from: NodeId;
-  chunks: Uint8Array[];
   received: number;
+}
+
+function sameMeta(a: SnapshotMeta, b: SnapshotMeta): boolean {
+  return a.index === b.index && a.term === b.term;
 }
 
 export class RawNode {
@@ -71,9 +76,11 @@ export class RawNode {
   private msgs: Message[] = [];
   private readStates: ReadState[] = [];
   private pendingBcast = false;
-  /** latest local snapshot, sent to followers whose next entry is compacted */
+  /** latest local snapshot (meta and size), sent to followers whose next entry is compacted */
   snapshot: Snapshot | null;
   private incoming: IncomingSnapshot | null = null;
+  /** received snapshot bytes not yet handed to the driver (at most what arrived since the last Ready) */
+  private snapWrites: SnapWrite[] = [];
   /** a received snapshot not yet handed to the driver */
   private pendingRestore: Snapshot | null = null;
   /** first log index not yet handed out in a Ready */
@@ -98,6 +105,10 @@ export class RawNode {
     this.offsetConf = cloneConf(init.offsetConf);
     this.conf = this.confAt(this.log.lastIndex());
     this.snapshot = init.snapshot;
+    // A transfer interrupted by a restart resumes from what reached the disk (the leader is told so
+    // by the SnapResp answering its next chunk).
+    const inc = init.incoming;
+    if (inc && inc.received < inc.total && inc.meta.index > Math.max(hs.commit, init.offset)) this.incoming = { meta: inc.meta, from: inc.from, received: inc.received };
     this.unstableFrom = this.log.lastIndex() + 1;
     this.persisted = this.log.lastIndex();
     // Replay what the application has not applied; it may also be ahead of the saved commit index
@@ -245,6 +256,7 @@ export class RawNode {
       this.pendingBcast ||
       this.msgs.length > 0 ||
       this.readStates.length > 0 ||
+      this.snapWrites.length > 0 ||
       this.pendingRestore !== null ||
       this.log.lastIndex() >= this.unstableFrom ||
       this.applyCursor < this.log.committed ||
@@ -258,9 +270,10 @@ export class RawNode {
       this.pendingBcast = false;
       if (this.role === 'leader') this.bcastAppend(false);
     }
-    const r: Ready = { snapshot: null, entries: [], hardState: null, messages: this.msgs, committedEntries: [], readStates: this.readStates, softState: null };
+    const r: Ready = { snapshotChunks: this.snapWrites, snapshot: null, entries: [], hardState: null, messages: this.msgs, committedEntries: [], readStates: this.readStates, softState: null };
     this.msgs = [];
     this.readStates = [];
+    this.snapWrites = [];
     if (this.pendingRestore) {
       r.snapshot = this.pendingRestore;
       this.pendingRestore = null;
@@ -524,8 +537,13 @@ export class RawNode {
           else if (pr.inflights.length >= pr.maxInflight) pr.inflights.shift();
           pr.matchAtLastHeartbeat = pr.match;
         }
-        if (pr.state === ProgressState.Snapshot) this.sendSnapChunk(m.from, pr);
-        else if (pr.match < this.log.lastIndex()) this.sendAppend(m.from, true);
+        if (pr.state === ProgressState.Snapshot) {
+          // Stop-and-wait: the chunk in flight is resent only when a whole heartbeat passed without an
+          // answer moving the offset (it or its answer was lost). Resending at every heartbeat would
+          // start one more chain of chunk/answer pairs each time.
+          if (pr.snapOffset === pr.snapOffsetAtLastHeartbeat) this.sendSnapChunk(m.from, pr);
+          pr.snapOffsetAtLastHeartbeat = pr.snapOffset;
+        } else if (pr.match < this.log.lastIndex()) this.sendAppend(m.from, true);
         if (m.ctx) {
           this.readOnly.ack(m.from, m.ctx);
           for (const rd of this.readOnly.release(this.conf.voters)) this.answerRead(rd.ctx, rd.index, rd.from);
@@ -540,9 +558,12 @@ export class RawNode {
           if (snap.meta.index !== pr.pendingSnapshot) pr.becomeSnapshot(snap.meta.index);
           else pr.snapOffset = 0;
         } else {
+          // An answer that does not move the offset answers a duplicate chunk: the chunk at that
+          // offset is already on its way, and sending it again would double the traffic for good.
+          if (m.snapOffset === pr.snapOffset) return;
           pr.snapOffset = m.snapOffset as number;
         }
-        if (pr.snapOffset < snap.data.byteLength || snap.data.byteLength === 0) this.sendSnapChunk(m.from, pr);
+        if (pr.snapOffset < snap.size || snap.size === 0) this.sendSnapChunk(m.from, pr);
         return;
       }
     }
@@ -737,12 +758,14 @@ export class RawNode {
     return true;
   }
 
+  /** Sends the chunk at the follower's confirmed offset; the driver reads its bytes from the snapshot file. */
   private sendSnapChunk(to: NodeId, pr: Progress): void {
     const snap = this.snapshot as Snapshot;
     if (pr.pendingSnapshot !== snap.meta.index) pr.becomeSnapshot(snap.meta.index);
-    const total = snap.data.byteLength;
-    const end = Math.min(total, pr.snapOffset + this.cfg.snapshotChunkSize);
-    this.send({ type: MsgType.Snap, to, snap: { meta: snap.meta, offset: pr.snapOffset, total, data: snap.data.subarray(pr.snapOffset, end) } });
+    const total = snap.size;
+    const offset = Math.min(pr.snapOffset, total);
+    const length = Math.min(total, offset + this.cfg.snapshotChunkSize) - offset;
+    this.send({ type: MsgType.Snap, to, snap: { meta: snap.meta, offset, total, length } });
   }
 
   private handleApp(m: Message): void {
@@ -773,6 +796,12 @@ export class RawNode {
     this.send({ type: MsgType.AppResp, to: m.from, index: prevIndex, reject: true, hintIndex: hint.index, hintTerm: hint.term });
   }
 
+  /**
+   * A chunk of a leader's snapshot. Only the chunk at the received offset is taken (its bytes go to the
+   * driver, which appends them to the receiving file before the SnapResp leaves); any other offset is
+   * answered with the offset expected, so the leader resumes there. A transfer from another leader or of
+   * another snapshot starts over at offset 0 (the old receiving file is then discarded).
+   */
   private handleSnapChunk(m: Message): void {
     const c = m.snap as NonNullable<Message['snap']>;
     if (c.meta.index <= this.log.committed) {
@@ -780,22 +809,26 @@ export class RawNode {
       this.send({ type: MsgType.AppResp, to: m.from, index: this.log.committed });
       return;
     }
-    if (!this.incoming || this.incoming.meta.index !== c.meta.index || this.incoming.from !== m.from) {
+    // A completed snapshot still waiting for the driver owns the receiving file until the next Ready
+    // installs it: a newer transfer waits (its leader resends after a heartbeat without progress).
+    if (this.pendingRestore) return;
+    const data = c.data ?? new Uint8Array(0);
+    invariant(data.byteLength === c.length, 'a received chunk carries exactly its bytes');
+    if (!this.incoming || !sameMeta(this.incoming.meta, c.meta) || this.incoming.from !== m.from) {
       if (c.offset !== 0) {
         this.send({ type: MsgType.SnapResp, to: m.from, index: c.meta.index, snapOffset: 0 });
         return;
       }
-      this.incoming = { meta: c.meta, from: m.from, chunks: [], received: 0 };
+      this.incoming = { meta: c.meta, from: m.from, received: 0 };
     }
     const inc = this.incoming;
-    if (c.offset === inc.received) {
-      inc.chunks.push(c.data);
-      inc.received += c.data.byteLength;
+    if (c.offset === inc.received && (data.byteLength > 0 || c.offset === 0) && c.offset + data.byteLength <= c.total) {
+      this.snapWrites.push({ meta: inc.meta, from: inc.from, offset: c.offset, total: c.total, data });
+      inc.received += data.byteLength;
     }
     if (inc.received === c.total) {
       this.incoming = null;
-      const data = Buffer.concat(inc.chunks);
-      this.restore({ meta: inc.meta, data });
+      this.restore({ meta: inc.meta, size: c.total });
       this.send({ type: MsgType.AppResp, to: m.from, index: this.log.lastIndex() });
     } else {
       this.send({ type: MsgType.SnapResp, to: m.from, index: c.meta.index, snapOffset: inc.received });

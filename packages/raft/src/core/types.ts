@@ -39,9 +39,15 @@ export interface SnapshotMeta {
   conf: ConfState;
 }
 
+/**
+ * A snapshot as the core knows it: what it covers and the size of its image. The image's bytes never
+ * enter the core: they live in the driver's snapshot store (a file), which reads a chunk when the
+ * core's Snap message is sent and appends received chunks to a receiving file.
+ */
 export interface Snapshot {
   meta: SnapshotMeta;
-  data: Uint8Array;
+  /** bytes of the image */
+  size: number;
 }
 
 export enum MsgType {
@@ -60,11 +66,39 @@ export enum MsgType {
   ReadIndexResp = 13,
 }
 
+/**
+ * One chunk of a snapshot image: bytes [offset, offset + length) of an image of `total` bytes. The core
+ * sends it without `data` (the driver reads those bytes from its snapshot file just before sending);
+ * on the wire and when received, `data` holds exactly `length` bytes.
+ */
 export interface SnapChunk {
   meta: SnapshotMeta;
   offset: number;
   total: number;
+  length: number;
+  data?: Uint8Array;
+}
+
+/**
+ * Received snapshot bytes the driver must append to the receiving file before anything else in the
+ * Ready is persisted (offset 0 starts a new file for this snapshot; any other offset follows the
+ * bytes already there). `from` is the sending leader: a restart resumes only its transfer.
+ */
+export interface SnapWrite {
+  meta: SnapshotMeta;
+  from: NodeId;
+  offset: number;
+  total: number;
   data: Uint8Array;
+}
+
+/** A snapshot being received, as persisted: the node resumes it after a restart. */
+export interface IncomingSnapshotState {
+  meta: SnapshotMeta;
+  from: NodeId;
+  /** bytes durably received (a prefix of the image) */
+  received: number;
+  total: number;
 }
 
 /**
@@ -110,7 +144,9 @@ export interface SoftState {
 
 /** What the driver must do, in this order: persist snapshot+entries+hardState (synced), send, apply. */
 export interface Ready {
-  /** an incoming snapshot to persist and restore into the state machine before anything else */
+  /** received snapshot bytes to append to the receiving file first (see SnapWrite) */
+  snapshotChunks: SnapWrite[];
+  /** a completely received snapshot (its image is the receiving file): persist, then restore the state machine from it */
   snapshot: Snapshot | null;
   /** entries to append; any stored entry at index >= entries[0].index is replaced */
   entries: Entry[];
@@ -152,7 +188,7 @@ export const DEFAULT_CONFIG: Omit<RaftConfig, 'id' | 'random'> = {
   maxSizePerMsg: 1 << 20,
   maxEntriesPerMsg: 4096,
   maxInflightMsgs: 64,
-  snapshotChunkSize: 256 * 1024,
+  snapshotChunkSize: 1024 * 1024,
   preVote: true,
   checkQuorum: true,
 };
@@ -160,8 +196,10 @@ export const DEFAULT_CONFIG: Omit<RaftConfig, 'id' | 'random'> = {
 /** State a node starts from, as loaded from storage. */
 export interface InitialState {
   hardState: HardState;
-  /** latest local snapshot (with its data), null if none */
+  /** latest local snapshot (meta and size; its image is in the driver's store), null if none */
   snapshot: Snapshot | null;
+  /** a snapshot transfer that was under way when the node stopped (resumed from `received`), null if none */
+  incoming?: IncomingSnapshotState | null;
   /** index/term of the entry just before entries[0] (the compaction point), and membership at it */
   offset: number;
   offsetTerm: number;

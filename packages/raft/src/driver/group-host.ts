@@ -10,8 +10,8 @@ export interface GroupHost {
   readonly nodeId: number;
   /** milliseconds per Raft tick: retry pauses and the leadership-transfer timeout are counted in ticks */
   readonly tickMs: number;
-  /** the log storage: a group writes its own compaction (snapshot + log prefix removal) through it */
-  readonly storage: Pick<LevelStorage, 'compactionOps' | 'write' | 'deleteCompacted'>;
+  /** the log storage: a group writes its own compaction (snapshot + log prefix removal) and reads and writes its snapshot files through it */
+  readonly storage: Pick<LevelStorage, 'compactionOps' | 'write' | 'deleteCompacted' | 'snapshots'>;
   /** asks the host to run its flush loop soon (after a proposal, a step, a conf change) */
   schedule(): void;
   /** a peer's URL as the host knows it, or null when unknown */

@@ -8,6 +8,7 @@ import { RawNode } from '../core/raft';
 import { EntryType, MsgType, type ConfChange, type Entry, type RaftConfig, type Ready, type Role } from '../core/types';
 import { ConfChangeError, NoQuorumError, NotLeaderError, OverloadedError, ProposalDroppedError, RaftError } from '../errors';
 import type { BatchOp, StoredGroup } from '../storage/level-storage';
+import type { SnapshotFileWriter } from '../storage/snapshot-files';
 import type { GroupHost } from './group-host';
 import type { AppliedEntry, RaftStateMachine } from './state-machine';
 
@@ -162,7 +163,7 @@ export class RaftGroup {
   ): Promise<RaftGroup> {
     if (stored.snapshot && sm.appliedIndex() < stored.snapshot.meta.index) {
       const s = stored.snapshot;
-      await sm.restore({ index: s.meta.index, term: s.meta.term, data: toBuffer(s.data) });
+      await sm.restore({ index: s.meta.index, term: s.meta.term }, host.storage.snapshots.reader(groupId, s.meta, s.size));
     }
     const applied = sm.appliedIndex();
     invariant(applied >= stored.offset, () => `group ${groupId}: the state machine (applied ${applied}) is behind the compacted log (${stored.offset}) and there is no snapshot`);
@@ -385,8 +386,9 @@ export class RaftGroup {
   /** After the host synced the Ready: restore/apply, answer waiters, advance, maybe snapshot. */
   async handleReady(r: Ready): Promise<void> {
     if (r.snapshot) {
+      // The image was received into the group's snapshot file (host flush); the state machine streams it.
       const s = r.snapshot;
-      await this.sm.restore({ index: s.meta.index, term: s.meta.term, data: toBuffer(s.data) });
+      await this.sm.restore({ index: s.meta.index, term: s.meta.term }, this.host.storage.snapshots.reader(this.groupId, s.meta, s.size));
       this.lastSnapshotIndex = s.meta.index;
       this.counters.snapshotsInstalled++;
     }
@@ -432,20 +434,31 @@ export class RaftGroup {
     const applied = this.core.applied;
     if (this.snapshotting || applied - this.lastSnapshotIndex < this.opts.snapshotEvery || applied <= this.core.log.offset) return;
     this.snapshotting = true;
+    const storage = this.host.storage;
+    let file: SnapshotFileWriter | null = null;
     try {
-      const s = await this.sm.snapshot();
-      if (s.index <= this.core.log.offset || s.index > this.core.applied) return;
+      // The state machine streams its image into a file; the core keeps only its metadata and size.
+      file = await storage.snapshots.create(this.groupId);
+      const s = await this.sm.snapshot(file);
+      if (s.index <= this.core.log.offset || s.index > this.core.applied) {
+        await file.abort();
+        return;
+      }
       const meta = this.core.snapshotMeta(s.index);
       invariant(meta.term === s.term, () => `snapshot term ${s.term} does not match the log's term ${meta.term} at ${s.index}`);
-      const snap = { meta, data: s.data };
+      const snap = { meta, size: await file.finish(meta) };
       const compactTo = Math.max(this.core.log.offset, Math.min(s.index - this.opts.compactionMargin, this.core.persisted));
       const ops: BatchOp[] = [];
-      const storage = this.host.storage;
       const range = storage.compactionOps(ops, this.groupId, snap, compactTo, this.core.log.term(compactTo) as number, this.core.confAt(compactTo));
       await storage.write(ops);
       if (range) storage.deleteCompacted(this.groupId, range);
       this.core.compact(snap, compactTo);
       this.lastSnapshotIndex = s.index;
+      // Older images go; a transfer still reading one finds it gone and moves to this one.
+      await storage.snapshots.prune(this.groupId, meta, { keepReceiving: true });
+    } catch (e) {
+      await file?.abort();
+      throw e;
     } finally {
       this.snapshotting = false;
     }

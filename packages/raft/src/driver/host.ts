@@ -8,7 +8,7 @@ import { randomBytes } from 'node:crypto';
 import { invariant } from '../core/assert';
 import { canSendBeforePersist } from '../core/raft';
 import { seededRandom } from '../core/random';
-import type { Message, RaftConfig, Ready } from '../core/types';
+import { MsgType, type Message, type RaftConfig, type Ready } from '../core/types';
 import { ClosedError } from '../errors';
 import type { BatchOp, LevelStorage } from '../storage/level-storage';
 import type { GroupMessage } from '../transport/codec';
@@ -118,8 +118,12 @@ export class RaftHost implements GroupHost {
         }
         if (work.length === 0) break;
         this.stats.flushes++;
+        // A Snap message leaves the core without its bytes: they are read from the snapshot file now.
+        await Promise.all(work.map((w) => this.fillSnapChunks(w.g, w.r)));
         // Leader messages need not wait for the leader's own sync (it counts itself only once synced).
         this.sendAll(work.map(({ g, r }) => ({ g, msgs: r.messages.filter(canSendBeforePersist) })));
+        // Received snapshot bytes reach their file (synced) before the batch that records their position.
+        await Promise.all(work.map(({ g, r }) => this.opts.storage.persistFiles(g.groupId, r)));
         const ops: BatchOp[] = [];
         let sync = false;
         for (const { g, r } of work) {
@@ -132,6 +136,7 @@ export class RaftHost implements GroupHost {
           await this.opts.storage.write(ops, true);
           this.stats.syncedWrites++;
         }
+        await Promise.all(work.map(({ g, r }) => this.opts.storage.afterWrite(g.groupId, r)));
         this.sendAll(work.map(({ g, r }) => ({ g, msgs: r.messages.filter((m) => !canSendBeforePersist(m)) })));
         await Promise.all(work.map(({ g, r }) => g.handleReady(r)));
       } while (!this.closed);
@@ -145,6 +150,25 @@ export class RaftHost implements GroupHost {
       this.flushing = false;
     }
     if (this.again) this.schedule();
+  }
+
+  /**
+   * Reads the bytes of each Snap message of a Ready from the group's snapshot file (one chunk each).
+   * A message whose snapshot file is gone (replaced by a newer snapshot) is dropped: the leader sends
+   * the newer one when the follower answers or at the next heartbeat.
+   */
+  private async fillSnapChunks(g: RaftGroup, r: Ready): Promise<void> {
+    if (!r.messages.some((m) => m.type === MsgType.Snap)) return;
+    const out: Message[] = [];
+    for (const m of r.messages) {
+      if (m.type === MsgType.Snap && m.snap && !m.snap.data) {
+        const data = await this.opts.storage.snapshots.readChunk(g.groupId, m.snap.meta, m.snap.offset, m.snap.length);
+        if (!data) continue;
+        m.snap.data = data;
+      }
+      out.push(m);
+    }
+    r.messages = out;
   }
 
   private sendAll(items: { g: RaftGroup; msgs: Message[] }[]): void {

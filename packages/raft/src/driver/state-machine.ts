@@ -10,10 +10,29 @@ export interface AppliedEntry {
   data: Buffer;
 }
 
-export interface SnapshotData {
+/** The log position a snapshot image stands for: the state after applying `index` (of term `term`). */
+export interface SnapshotPoint {
   index: number;
   term: number;
-  data: Buffer;
+}
+
+/**
+ * Where a state machine writes its snapshot image, piece by piece: the driver's snapshot file. Await
+ * each write (back-pressure), so no more than one piece is held in memory at a time.
+ */
+export interface SnapshotWriter {
+  write(bytes: Uint8Array): Promise<void>;
+}
+
+/**
+ * A snapshot image to read in pieces of bounded size (the driver's file, streamed). chunks() may be
+ * called more than once: a state machine verifies the whole image in one pass before it replaces any
+ * state in a second.
+ */
+export interface SnapshotReader {
+  /** bytes of the image */
+  readonly size: number;
+  chunks(): AsyncIterable<Uint8Array>;
 }
 
 /**
@@ -24,9 +43,15 @@ export interface SnapshotData {
 export interface RaftStateMachine {
   /** Applies entries in order; may return one result per entry (returned by propose()). */
   apply(entries: AppliedEntry[]): Promise<unknown[] | void>;
-  /** A consistent image of the state as of appliedIndex() (its index and the term of that entry). */
-  snapshot(): Promise<SnapshotData>;
-  /** Replaces the whole state by a snapshot (its applied index becomes snapshot.index). */
-  restore(snapshot: SnapshotData): Promise<void>;
+  /**
+   * Writes a consistent image of the state as of appliedIndex() to `out`, streaming (never the whole
+   * image in memory), and returns the position it stands for (that index and the term of its entry).
+   */
+  snapshot(out: SnapshotWriter): Promise<SnapshotPoint>;
+  /**
+   * Replaces the whole state by the image (its applied index becomes at.index). An image that does not
+   * verify must be refused before any state is changed.
+   */
+  restore(at: SnapshotPoint, image: SnapshotReader): Promise<void>;
   appliedIndex(): number;
 }

@@ -6,7 +6,7 @@
  */
 import { RawNode, canSendBeforePersist } from '../core/raft';
 import { cloneConf } from '../core/conf';
-import { EntryType, type ConfState, type Entry, type HardState, type InitialState, type Message, type Ready, type Snapshot } from '../core/types';
+import { EntryType, MsgType, type ConfState, type Entry, type HardState, type IncomingSnapshotState, type InitialState, type Message, type Ready, type Snapshot, type SnapshotMeta } from '../core/types';
 import { decodeCmd, KvMachine } from './kv';
 import type { Rng } from './rng';
 
@@ -17,6 +17,11 @@ export class SimDisk {
   offsetConf: ConfState = { voters: [], learners: [], addrs: {} };
   entries: Entry[] = [];
   snapshot: Snapshot | null = null;
+  /** the image of `snapshot`: the in-memory counterpart of the driver's snapshot file */
+  snapshotData: Uint8Array = new Uint8Array(0);
+  /** the snapshot being received, and the bytes of its receiving "file" (a prefix of the image) */
+  recv: IncomingSnapshotState | null = null;
+  private recvData: Uint8Array[] = [];
 
   lastIndex(): number {
     return this.offset + this.entries.length;
@@ -28,9 +33,25 @@ export class SimDisk {
     return this.entries[index - this.offset - 1]?.term;
   }
 
-  /** Persists a Ready's snapshot, entries (replacing a conflicting tail) and hard state. */
+  /** Persists a Ready's received snapshot bytes, snapshot, entries (replacing a conflicting tail) and hard state. */
   write(r: Ready, owner: string): void {
+    for (const c of r.snapshotChunks) {
+      if (c.offset === 0) {
+        this.recv = { meta: c.meta, from: c.from, received: 0, total: c.total };
+        this.recvData = [];
+      }
+      const at = this.recv;
+      if (!at || !sameSnap(at.meta, c.meta) || at.received !== c.offset) throw new Error(`${owner}: snapshot chunk at ${c.offset} does not follow the receiving file (${at ? `${at.meta.index}@${at.meta.term}, ${at.received} bytes` : 'none'})`);
+      this.recvData.push(c.data);
+      at.received += c.data.byteLength;
+    }
     if (r.snapshot) {
+      const at = this.recv;
+      if (!at || !sameSnap(at.meta, r.snapshot.meta) || at.received !== r.snapshot.size) throw new Error(`${owner}: snapshot ${r.snapshot.meta.index} installed without its whole image received`);
+      // The receiving file becomes the node's snapshot file.
+      this.snapshotData = Buffer.concat(this.recvData);
+      this.recv = null;
+      this.recvData = [];
       this.snapshot = r.snapshot;
       this.offset = r.snapshot.meta.index;
       this.offsetTerm = r.snapshot.meta.term;
@@ -50,6 +71,7 @@ export class SimDisk {
     return {
       hardState: { ...this.hardState },
       snapshot: this.snapshot,
+      incoming: this.recv ? { ...this.recv } : null,
       offset: this.offset,
       offsetTerm: this.offsetTerm,
       offsetConf: cloneConf(this.offsetConf),
@@ -57,6 +79,31 @@ export class SimDisk {
       applied,
     };
   }
+
+  /** Records a locally taken snapshot and its image (the caller compacts). */
+  saveSnapshot(meta: SnapshotMeta, data: Uint8Array): Snapshot {
+    const snap: Snapshot = { meta, size: data.byteLength };
+    this.snapshot = snap;
+    this.snapshotData = data;
+    return snap;
+  }
+
+  /**
+   * Fills an outgoing Snap message with its chunk of the snapshot image, as the driver reads it from
+   * the snapshot file. False when this disk no longer (or not yet) holds that snapshot: the message is
+   * dropped and Raft sends again.
+   */
+  fillSnap(m: Message): boolean {
+    if (m.type !== MsgType.Snap || !m.snap || m.snap.data) return true;
+    const c = m.snap;
+    if (!this.snapshot || !sameSnap(this.snapshot.meta, c.meta)) return false;
+    m.snap = { ...c, data: this.snapshotData.subarray(c.offset, c.offset + c.length) };
+    return true;
+  }
+}
+
+function sameSnap(a: SnapshotMeta, b: SnapshotMeta): boolean {
+  return a.index === b.index && a.term === b.term;
 }
 
 export interface NodeHooks {
@@ -140,7 +187,7 @@ export class SimNode {
     }
     if (!this.inflight && core.hasReady()) {
       const r = core.ready();
-      for (const m of r.messages) if (canSendBeforePersist(m)) this.hooks.send(m);
+      for (const m of r.messages) if (canSendBeforePersist(m) && this.disk.fillSnap(m)) this.hooks.send(m);
       const slow = this.faults.slowWrite > 0 && this.rng.chance(this.faults.slowWrite);
       const delay = slow ? this.rng.range(4, 20) : this.rng.chance(0.5) ? 0 : this.rng.range(1, 3);
       if (delay === 0) this.finish(core, r);
@@ -151,8 +198,8 @@ export class SimNode {
   private finish(core: RawNode, r: Ready): void {
     this.disk.write(r, `node ${this.id}`);
     this.hooks.persisted(this, r);
-    for (const m of r.messages) if (!canSendBeforePersist(m)) this.hooks.send(m);
-    if (r.snapshot) this.sm.restore(r.snapshot.meta.index, r.snapshot.data);
+    for (const m of r.messages) if (!canSendBeforePersist(m) && this.disk.fillSnap(m)) this.hooks.send(m);
+    if (r.snapshot) this.sm.restore(r.snapshot.meta.index, this.disk.snapshotData);
     for (const e of r.committedEntries) {
       this.sm.apply(e.index, e.type === EntryType.Normal && e.data.byteLength ? decodeCmd(e.data) : null);
       this.hooks.applied(this, e);
@@ -167,11 +214,10 @@ export class SimNode {
     // A snapshot received while earlier entries were being applied already covers them.
     if (this.sm.applied - last < this.snapshotEvery || this.sm.applied <= core.log.offset) return;
     const meta = core.snapshotMeta(this.sm.applied);
-    const snap: Snapshot = { meta, data: this.sm.snapshot() };
     const compactTo = Math.max(this.disk.offset, Math.min(meta.index - this.compactionMargin, core.persisted));
     const conf = core.confAt(compactTo);
     const disk = this.disk;
-    disk.snapshot = snap;
+    const snap = disk.saveSnapshot(meta, this.sm.snapshot());
     if (compactTo > disk.offset) {
       disk.offsetTerm = core.log.term(compactTo) as number;
       disk.entries = disk.entries.slice(compactTo - disk.offset);

@@ -1,18 +1,25 @@
 /**
  * Durable Raft state of many groups in one LevelDB: entries, hard state (term, vote, commit), the
- * compaction point and the latest snapshot. The driver turns the Readys of all its groups into one
- * batch and writes it with sync (fsync) before sending anything that depends on it.
+ * compaction point, the latest snapshot's metadata and the position of a snapshot being received. The
+ * driver turns the Readys of all its groups into one batch and writes it with sync (fsync) before
+ * sending anything that depends on it. Snapshot images are files (snapshot-files.ts, under
+ * `<path>/snapshots/`), never LevelDB values: they can be as large as the state.
  */
+import { join } from 'node:path';
 import { Level } from 'level';
 import { invariant } from '../core/assert';
-import { EntryType, emptyConf, type ConfState, type Entry, type HardState, type Ready, type Snapshot } from '../core/types';
+import { EntryType, emptyConf, type ConfState, type Entry, type HardState, type IncomingSnapshotState, type Ready, type Snapshot, type SnapshotMeta } from '../core/types';
+import { SnapshotFiles } from './snapshot-files';
 
 const PREFIX = 0x72; // 'r'
 const K_HARD = 1;
 const K_META = 2;
 const K_SNAP_META = 3;
+/** the image itself, kept here by versions before snapshot files: migrated to a file on load */
 const K_SNAP_DATA = 4;
 const K_ENTRY = 5;
+/** position of the snapshot being received (IncomingSnapshotState), so a restart resumes it */
+const K_SNAP_RECV = 6;
 
 export type BatchOp = { type: 'put'; key: Buffer; value: Buffer } | { type: 'del'; key: Buffer };
 
@@ -23,6 +30,7 @@ export interface StoredGroup {
   offsetConf: ConfState;
   entries: Entry[];
   snapshot: Snapshot | null;
+  incoming: IncomingSnapshotState | null;
 }
 
 function key(group: number, kind: number, index = -1): Buffer {
@@ -60,12 +68,16 @@ export class LevelStorage {
   /** synced batch writes and bytes, for metrics */
   writes = 0;
 
-  private constructor(readonly db: Level<Buffer, Buffer>) {}
+  private constructor(
+    readonly db: Level<Buffer, Buffer>,
+    /** the groups' snapshot images */
+    readonly snapshots: SnapshotFiles,
+  ) {}
 
   static async open(path: string): Promise<LevelStorage> {
     const db = new Level<Buffer, Buffer>(path, { keyEncoding: 'buffer', valueEncoding: 'buffer' });
     await db.open();
-    return new LevelStorage(db);
+    return new LevelStorage(db, new SnapshotFiles(join(path, 'snapshots')));
   }
 
   async close(): Promise<void> {
@@ -82,8 +94,15 @@ export class LevelStorage {
     const meta = metaRaw ? (JSON.parse(metaRaw.toString()) as { offset: number; offsetTerm: number; offsetConf: ConfState }) : { offset: 0, offsetTerm: 0, offsetConf: emptyConf() };
     let snapshot: Snapshot | null = null;
     if (snapMetaRaw) {
-      const data = (await this.db.get(key(group, K_SNAP_DATA))) ?? Buffer.alloc(0);
-      snapshot = { meta: JSON.parse(snapMetaRaw.toString()), data };
+      const stored = JSON.parse(snapMetaRaw.toString()) as Snapshot | SnapshotMeta;
+      snapshot = 'meta' in stored ? stored : await this.migrateSnapshot(group, stored);
+      invariant(await this.snapshots.has(group, snapshot.meta, snapshot.size), () => `group ${group}: the image of snapshot ${snapshot?.meta.index}@${snapshot?.meta.term} is missing from ${this.snapshots.dir(group)}`);
+    }
+    let incoming: IncomingSnapshotState | null = null;
+    const recvRaw = await this.db.get(key(group, K_SNAP_RECV));
+    if (recvRaw) {
+      const inc = JSON.parse(recvRaw.toString()) as IncomingSnapshotState;
+      if (await this.snapshots.resumeAt(group, inc.received)) incoming = inc;
     }
     const entries: Entry[] = [];
     for await (const [k, v] of this.db.iterator({ gt: key(group, K_ENTRY, meta.offset), lt: key(group, K_ENTRY + 1) })) {
@@ -92,7 +111,42 @@ export class LevelStorage {
       entries.push(decodeEntry(index, v));
     }
     this.mem.set(group, { offset: meta.offset, lastIndex: meta.offset + entries.length, term: hardState.term, vote: hardState.vote, commit: hardState.commit });
-    return { hardState, offset: meta.offset, offsetTerm: meta.offsetTerm, offsetConf: meta.offsetConf, entries, snapshot };
+    return { hardState, offset: meta.offset, offsetTerm: meta.offsetTerm, offsetConf: meta.offsetConf, entries, snapshot, incoming };
+  }
+
+  /** An image stored inside LevelDB by an older version moves to its file (once). */
+  private async migrateSnapshot(group: number, meta: SnapshotMeta): Promise<Snapshot> {
+    const data = (await this.db.get(key(group, K_SNAP_DATA))) ?? Buffer.alloc(0);
+    await this.snapshots.writeWhole(group, meta, data);
+    const snapshot: Snapshot = { meta, size: data.byteLength };
+    await this.db.batch([
+      { type: 'put', key: key(group, K_SNAP_META), value: Buffer.from(JSON.stringify(snapshot)) },
+      { type: 'del', key: key(group, K_SNAP_DATA) },
+    ], { sync: true });
+    return snapshot;
+  }
+
+  /**
+   * The file side of a Ready, done before its batch is written: received snapshot chunks appended
+   * (and synced) to the receiving file, and a completely received image made the group's snapshot file.
+   */
+  async persistFiles(group: number, r: Ready): Promise<void> {
+    if (r.snapshotChunks.length) {
+      await this.snapshots.append(group, r.snapshotChunks);
+      // The received position, for a restart to resume from, recorded once the bytes are synced to the
+      // file, so it never runs ahead of them. It needs no sync of its own: a position lost in a crash is
+      // an older one, and the follower tells the leader where it resumes (the leader goes back there).
+      // One fsync per chunk, not two.
+      const c = r.snapshotChunks[r.snapshotChunks.length - 1];
+      const at: IncomingSnapshotState = { meta: c.meta, from: c.from, received: c.offset + c.data.byteLength, total: c.total };
+      await this.db.put(key(group, K_SNAP_RECV), Buffer.from(JSON.stringify(at)));
+    }
+    if (r.snapshot) await this.snapshots.installReceived(group, r.snapshot.meta, r.snapshot.size);
+  }
+
+  /** After the Ready's batch is written: an installed snapshot's predecessors are deleted. */
+  async afterWrite(group: number, r: Ready): Promise<void> {
+    if (r.snapshot) await this.snapshots.prune(group, r.snapshot.meta);
   }
 
   private g(group: number): GroupMem {
@@ -113,6 +167,7 @@ export class LevelStorage {
     if (r.snapshot) {
       const s = r.snapshot;
       this.snapshotOps(ops, group, s);
+      ops.push({ type: 'del', key: key(group, K_SNAP_RECV) });
       // A restored snapshot replaces the whole log.
       for (let i = m.offset + 1; i <= m.lastIndex; i++) ops.push({ type: 'del', key: key(group, K_ENTRY, i) });
       ops.push({ type: 'put', key: key(group, K_META), value: Buffer.from(JSON.stringify({ offset: s.meta.index, offsetTerm: s.meta.term, offsetConf: s.meta.conf })) });
@@ -142,8 +197,7 @@ export class LevelStorage {
   }
 
   private snapshotOps(ops: BatchOp[], group: number, s: Snapshot): void {
-    ops.push({ type: 'put', key: key(group, K_SNAP_META), value: Buffer.from(JSON.stringify(s.meta)) });
-    ops.push({ type: 'put', key: key(group, K_SNAP_DATA), value: Buffer.from(s.data.buffer, s.data.byteOffset, s.data.byteLength) });
+    ops.push({ type: 'put', key: key(group, K_SNAP_META), value: Buffer.from(JSON.stringify({ meta: s.meta, size: s.size } satisfies Snapshot)) });
   }
 
   /**

@@ -1,4 +1,5 @@
 /** Compact binary encoding of message batches for the wire (numbers as float64, bytes length-prefixed). */
+import { invariant } from '../core/assert';
 import { MsgType, type Entry, type Message } from '../core/types';
 
 export interface GroupMessage {
@@ -103,6 +104,8 @@ export function encodeBatch(msgs: GroupMessage[]): Buffer {
       }
     }
     if (m.snap) {
+      // The driver fills a chunk's bytes from its snapshot file before sending (the core leaves them out).
+      invariant(m.snap.data !== undefined && m.snap.data.byteLength === m.snap.length, 'a Snap message is sent with exactly its chunk of bytes');
       w.bytes(Buffer.from(JSON.stringify(m.snap.meta)));
       w.num(m.snap.offset);
       w.num(m.snap.total);
@@ -148,7 +151,10 @@ export function decodeBatch(buf: Buffer): GroupMessage[] {
     }
     if (flags & F_SNAP) {
       const meta = JSON.parse(r.bytes().toString());
-      m.snap = { meta, offset: r.num(), total: r.num(), data: r.bytes() };
+      const offset = r.num();
+      const total = r.num();
+      const data = r.bytes();
+      m.snap = { meta, offset, total, length: data.byteLength, data };
     }
     out.push({ group, msg: m });
   }

@@ -203,7 +203,7 @@ export class HttpTransport implements Transport {
       const m = p.queue[i].msg;
       let size = 100;
       if (m.entries) for (const e of m.entries) size += e.data.byteLength + 25;
-      if (m.snap) size += m.snap.data.byteLength + 200;
+      if (m.snap) size += m.snap.length + 200;
       if (i > 0 && bytes + size > max) break;
       bytes += size;
       i++;

@@ -91,6 +91,7 @@ export class ClusterRuntime {
       group: {
         proposeTimeoutMs: Math.max(2000, config.cluster.forward_timeout_ms),
         maxPendingProposals: config.raft.max_pending_proposals, maxPendingBytes: config.raft.max_pending_bytes,
+        snapshotEvery: config.raft.snapshot_every, compactionMargin: config.raft.compaction_margin,
       },
       onError: (err) => logger.fatal({ err }, 'raft storage or apply failed; this node stops serving writes'),
     });

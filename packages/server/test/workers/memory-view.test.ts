@@ -1,6 +1,7 @@
 import { mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
+import { BufferSnapshotWriter, bufferSnapshotReader } from '@strata/raft';
 import { StateDb, StateMachine, allUnits, unitsBySubjectAttribute, userVectors, type Command, type MemoryUnit } from '@strata/store';
 import { SimilarUnits } from '@strata/memory/consolidation';
 import { MemoryViews, UserMemoryView } from '../../src/workers/memory-view';
@@ -105,8 +106,9 @@ describe('UserMemoryView', () => {
     await views.get('u');
     await views.get('someone-else');
     expect(views.users).toBe(1);
-    const image = (await sm.snapshot()).data;
-    await sm.restore(image);
+    const image = new BufferSnapshotWriter();
+    await sm.snapshot(image);
+    await sm.restore(bufferSnapshotReader(image.bytes()));
     expect(views.users).toBe(0);
     expect((await (await views.get('u')).findSimilar('u', new Float32Array([0, 0, 1]), 2)).map((h) => h.unit.id))
       .toEqual((await fresh('u', new Float32Array([0, 0, 1]), 2)).map((h) => h.unit.id));

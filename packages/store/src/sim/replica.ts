@@ -5,7 +5,7 @@
  * reloads its applied index from disk and the log is replayed after it, as RaftGroup.open does), and
  * installs a snapshot taken from another replica.
  */
-import { encodeConf, type AppliedEntry } from '@strata/raft';
+import { BufferSnapshotWriter, bufferSnapshotReader, encodeConf, type AppliedEntry } from '@strata/raft';
 import type { Command } from '../commands';
 import { StateDb } from '../db';
 import { RaftApplier } from '../raft-log';
@@ -96,15 +96,18 @@ export class Replica {
     return n;
   }
 
-  /** The image a leader would send (its whole state at its applied index). */
+  /** The image a leader would send (its whole state at its applied index), gathered from the pieces the state machine streams. */
   async snapshot(): Promise<{ index: number; term: number; data: Buffer }> {
     if (!this.applier) throw new Error(`replica ${this.id} is down`);
-    return this.applier.snapshot();
+    const out = new BufferSnapshotWriter();
+    const at = await this.applier.snapshot(out);
+    return { ...at, data: out.bytes() };
   }
 
-  async install(s: { index: number; term: number; data: Buffer }): Promise<void> {
+  /** Installs an image read back in pieces whose sizes `split` draws (records then span pieces, as they span file reads). */
+  async install(s: { index: number; term: number; data: Buffer }, split?: () => number): Promise<void> {
     if (!this.applier) throw new Error(`replica ${this.id} is down`);
-    await this.applier.restore(s);
+    await this.applier.restore(s, bufferSnapshotReader(s.data, 64 * 1024, split));
   }
 
   /**

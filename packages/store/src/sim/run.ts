@@ -75,6 +75,8 @@ export async function runStoreSim(o: StoreSimOptions): Promise<StoreSimReport> {
   const checkEvery = o.checkEvery ?? Math.max(50, Math.floor(o.steps / 4));
   const draw = new Draw(o.seed);
   const faultDraw = new Draw(o.seed ^ 0x5eed);
+  /** sizes of the pieces a snapshot image is read back in (its own stream: the other draws stay as they were) */
+  const pieceDraw = new Draw(o.seed ^ 0x51ce);
   const workload = new Workload(new Draw(o.seed * 31 + 7));
   rmSync(o.dir, { recursive: true, force: true });
   mkdirSync(o.dir, { recursive: true });
@@ -166,7 +168,7 @@ export async function runStoreSim(o: StoreSimOptions): Promise<StoreSimReport> {
               report.restarts++;
               if (r.applied() !== 0) report.violations.push(`replica ${r.id} reads applied ${r.applied()} after a torn snapshot install (expected 0)`);
             }
-            await r.install(snap);
+            await r.install(snap, () => 1 + pieceDraw.int(4096));
             report.snapshot_installs++;
           }
         } else if (p < 0.12 && up.length > 1) {
