@@ -107,7 +107,7 @@ async function child(id: 1 | 2, dir: string, chunkKiB: number): Promise<void> {
   const sm = new Timed(await RaftApplier.open(await StateMachine.open(db)));
   const storage = await LevelStorage.open(join(dir, 'raft'));
   const http = new HttpTransport({ nodeId: id, selfUrl: url(id), secret: SECRET, prefix: '/raft/' });
-  const server = await startRaftServer(http.handle, PORTS[id]);
+  const server = await startRaftServer(http, PORTS[id]);
   // Sees the Snap chunks this node receives (first and last arrival, bytes), then hands them to Raft.
   const recv = { first: 0, last: 0, bytes: 0, messages: 0 };
   const transport: Transport = {

@@ -63,7 +63,7 @@ async function main(): Promise<void> {
   const selfUrl = `http://127.0.0.1:${cfg.port}`;
   const storage = await LevelStorage.open(cfg.dir);
   const transport = new HttpTransport({ nodeId: cfg.id, selfUrl, secret: cfg.secret, prefix: '/raft/' });
-  const server = await startRaftServer(transport.handle, cfg.port);
+  const server = await startRaftServer(transport, cfg.port);
   const host = new RaftHost({ nodeId: cfg.id, selfUrl, storage, transport, tickMs: cfg.tickMs, peers: cfg.peers });
   const sm = new CounterMachine();
   const group = await host.openGroup(1, sm, { snapshotEvery: 20_000, compactionMargin: 5_000 });

@@ -11,6 +11,7 @@ import { MsgType } from '../src/core/types';
 import { encodeBatch, type GroupMessage } from '../src/transport/codec';
 import { bodyDigest, HttpTransport, signedHeaders, startRaftServer } from '../src/transport/http';
 import { ReplayGuard } from '../src/transport/replay';
+import { FrameKind, FrameWriter, STREAM_PROTOCOL, streamKey } from '../src/transport/stream';
 
 const SECRET = 'transport-test-secret';
 const PATH = '/raft/msgs';
@@ -52,14 +53,14 @@ describe('HTTP transport: signed peer requests', () => {
     received = [];
     transport = new HttpTransport({ nodeId: 1, selfUrl: 'http://127.0.0.1:1', secret: SECRET, maxInflightBytes: 1000 });
     transport.setHandler((_from, _url, msgs) => received.push(msgs));
-    server = await startRaftServer(transport.handle, 0);
+    server = await startRaftServer(transport, 0);
     port = (server.address() as AddressInfo).port;
     url = `http://127.0.0.1:${port}`;
   });
   afterEach(async () => {
     server.closeAllConnections();
+    await transport.close(); // ends the inbound streams, which the server's close waits for
     await new Promise((r) => server.close(r));
-    await transport.close();
   });
 
   test('a batch sent by another transport with the same secret is delivered', async () => {
@@ -136,6 +137,126 @@ describe('HTTP transport: signed peer requests', () => {
     await closedA;
     expect(answerA).toMatch(/^HTTP\/1\.1 400/);
     expect((await post(url, batch(10), headersFor(batch(10)))).status).toBe(204);
+  });
+});
+
+const STREAM_PATH = '/raft/stream';
+const EMPTY = bodyDigest(Buffer.alloc(0));
+
+/** Opens a peer stream by hand (signed as node 2); resolves once the server answered, with its status line. */
+function upgrade(port: number, over: Partial<{ nonce: string; digest: string; sigFrom: number }> = {}): Promise<{ socket: net.Socket; status: string; key: Buffer; nonce: string }> {
+  const nonce = over.nonce ?? `abc.${++nonce_}`;
+  const h = signedHeaders(SECRET, { method: 'GET', path: STREAM_PATH, from: over.sigFrom ?? 2, fromUrl: 'http://127.0.0.1:1', ts: Date.now(), nonce, digest: over.digest ?? EMPTY });
+  const lines = Object.entries(h).map(([k, v]) => `${k}: ${v}\r\n`).join('');
+  return new Promise((resolve, reject) => {
+    const socket = net.connect(port, '127.0.0.1', () => socket.write(`GET ${STREAM_PATH} HTTP/1.1\r\nHost: x\r\nConnection: Upgrade\r\nUpgrade: ${STREAM_PROTOCOL}\r\n${lines}\r\n`));
+    socket.once('data', (c) => resolve({ socket, status: c.toString().split('\r\n')[0], key: streamKey(SECRET, nonce, 2, 'out'), nonce }));
+    socket.once('error', reject);
+  });
+}
+let nonce_ = 1_000_000;
+
+const heartbeat = (term: number): GroupMessage[] => [{ group: 0, msg: { type: MsgType.Heartbeat, from: 2, to: 1, term, commit: 0 } }];
+const closed = (socket: net.Socket) => new Promise<void>((r) => (socket.destroyed ? r() : socket.once('close', () => r())));
+
+describe('HTTP transport: peer streams', () => {
+  let received: GroupMessage[][];
+  let transport: HttpTransport;
+  let server: http.Server;
+  let port: number;
+  let upgrades: number;
+
+  beforeEach(async () => {
+    received = [];
+    upgrades = 0;
+    transport = new HttpTransport({ nodeId: 1, selfUrl: 'http://127.0.0.1:1', secret: SECRET });
+    transport.setHandler((_from, _url, msgs) => received.push(msgs));
+    server = await startRaftServer(transport, 0);
+    server.on('upgrade', () => upgrades++);
+    port = (server.address() as AddressInfo).port;
+  });
+  afterEach(async () => {
+    server.closeAllConnections();
+    await transport.close();
+    await new Promise((r) => server.close(r));
+  });
+
+  const until = async (what: () => boolean) => {
+    while (!what()) await new Promise((r) => setTimeout(r, 5));
+  };
+
+  test('a sender opens one stream and, once open, delivers every batch over it in order, its round trip measured by ping', async () => {
+    const rtts: number[] = [];
+    const sender = new HttpTransport({ nodeId: 2, selfUrl: 'http://127.0.0.1:2', secret: SECRET, onRoundTrip: (_peer, s) => rtts.push(s) });
+    const url = `http://127.0.0.1:${port}`;
+    sender.send(1, url, heartbeat(1)); // goes by POST while the stream opens
+    // the stream is open once its first ping came back (sent as the stream attached)
+    await until(() => received.length === 1 && rtts.length > 0);
+    const postsBefore = transport.stats.requestsReceived;
+    for (let t = 2; t <= 50; t++) {
+      sender.send(1, url, heartbeat(t));
+      if (t % 10 === 0) await new Promise((r) => setImmediate(r));
+    }
+    await until(() => received.flat().length === 50);
+    expect(received.flat().map((m) => m.msg.term)).toEqual(Array.from({ length: 50 }, (_, i) => i + 1));
+    expect(upgrades).toBe(1);
+    expect(transport.stats.requestsReceived).toBeGreaterThan(postsBefore); // frames counted as requests
+    await sender.close();
+  });
+
+  test('an unsigned or wrongly signed upgrade is refused with 401 and closed; a replayed one too', async () => {
+    expect((await upgrade(port, { digest: bodyDigest(Buffer.from('x')) })).status).toBe('HTTP/1.1 401 Unauthorized');
+    const ok = await upgrade(port, { nonce: 'fe.7' });
+    expect(ok.status).toBe('HTTP/1.1 101 Switching Protocols');
+    expect((await upgrade(port, { nonce: 'fe.7' })).status).toBe('HTTP/1.1 401 Unauthorized');
+    ok.socket.destroy();
+    expect(transport.stats.rejected).toBe(2);
+  });
+
+  test('authenticated frames are delivered; a tampered or replayed frame closes the stream and delivers nothing', async () => {
+    const s = await upgrade(port);
+    expect(s.status).toBe('HTTP/1.1 101 Switching Protocols');
+    const writer = new FrameWriter(s.key);
+    const frame = (term: number) => Buffer.concat(writer.frame(FrameKind.Messages, encodeBatch(heartbeat(term))));
+    s.socket.write(frame(7));
+    await until(() => received.length === 1);
+    expect(received[0][0].msg.term).toBe(7);
+    // the same bytes again: its MAC was for sequence 0, the reader expects 1
+    const replay = new FrameWriter(s.key);
+    s.socket.write(Buffer.concat(replay.frame(FrameKind.Messages, encodeBatch(heartbeat(8)))));
+    await closed(s.socket);
+    expect(received.length).toBe(1);
+
+    const t = await upgrade(port);
+    const w2 = new FrameWriter(t.key);
+    const bad = Buffer.concat(w2.frame(FrameKind.Messages, encodeBatch(heartbeat(9))));
+    bad[10] ^= 1; // one payload bit
+    t.socket.write(bad);
+    await closed(t.socket);
+    expect(received.length).toBe(1);
+  });
+
+  test('a frame declaring more than 64 MiB closes the stream before its bytes are read', async () => {
+    const s = await upgrade(port);
+    const head = Buffer.alloc(5);
+    head.writeUInt32BE((64 << 20) + 1, 0);
+    s.socket.write(head);
+    await closed(s.socket);
+    expect(received).toEqual([]);
+  });
+
+  test('a peer that serves no streams still gets every batch, by POST', async () => {
+    const plain = await startRaftServer({ handle: transport.handle, handleUpgrade: (_req, socket) => socket.destroy() }, 0);
+    const sender = new HttpTransport({ nodeId: 2, selfUrl: 'http://127.0.0.1:2', secret: SECRET });
+    const url = `http://127.0.0.1:${(plain.address() as AddressInfo).port}`;
+    for (let t = 1; t <= 5; t++) {
+      sender.send(1, url, heartbeat(t));
+      await until(() => received.length === t);
+    }
+    expect(received.flat().map((m) => m.msg.term)).toEqual([1, 2, 3, 4, 5]);
+    await sender.close();
+    plain.closeAllConnections();
+    await new Promise((r) => plain.close(r));
   });
 });
 

@@ -1,5 +1,6 @@
 import { existsSync, mkdirSync, readFileSync, writeFileSync } from 'node:fs';
-import { createServer, type RequestListener, type Server } from 'node:http';
+import { createServer, type IncomingMessage, type RequestListener, type Server } from 'node:http';
+import type { Duplex } from 'node:stream';
 import type { AddressInfo } from 'node:net';
 import { join } from 'node:path';
 import pino, { type Logger } from 'pino';
@@ -117,6 +118,16 @@ export class StrataNode {
     };
     let raft: RequestListener = serve;
     const server = createServer(serverTimeouts(config), (req, res) => ((req.url ?? '').startsWith(RAFT_PREFIX) ? raft(req, res) : serve(req, res)));
+    // Peer streams open as HTTP upgrades; nothing else on the API upgrades (no handler: closed at once)
+    let raftUpgrade: ((req: IncomingMessage, socket: Duplex, head: Buffer) => void) | null = null;
+    // Upgraded connections are outside the server's keep-alive bookkeeping: stop() ends them itself.
+    const upgraded = new Set<Duplex>();
+    server.on('upgrade', (req: IncomingMessage, socket: Duplex, head: Buffer) => {
+      if (!raftUpgrade || !(req.url ?? '').startsWith(RAFT_PREFIX)) return void socket.destroy();
+      upgraded.add(socket);
+      socket.once('close', () => upgraded.delete(socket));
+      raftUpgrade(req, socket, head);
+    });
     answerClientErrors(server);
     await new Promise<void>((resolve, reject) => {
       server.once('error', reject);
@@ -129,6 +140,7 @@ export class StrataNode {
       onPeerRoundTrip: (peer, seconds) => metrics.raftPeerRtt.observe({ peer: String(peer) }, seconds),
     });
     raft = cluster.handle;
+    raftUpgrade = cluster.handleUpgrade;
     const shards: Shard[] = [];
     for (let id = 0; id < config.cluster.shards; id++) {
       const shard = await openShard(config.storage.data_dir, id, cluster);
@@ -256,6 +268,7 @@ export class StrataNode {
     }));
     for (const dispatcher of dispatchers) dispatcher.start();
     const node = new StrataNode(config, logger, services, server);
+    node.endPeerStreams = () => upgraded.forEach((socket) => socket.destroy());
     node.onStop = async () => {
       open = false;
       await mcp?.close();
@@ -280,6 +293,7 @@ export class StrataNode {
   }
 
   private onStop: () => Promise<void> = async () => undefined;
+  private endPeerStreams: () => void = () => undefined;
 
   get port(): number {
     return (this.server.address() as AddressInfo).port;
@@ -298,6 +312,8 @@ export class StrataNode {
       this.stopping = (async () => {
         const closed = new Promise<void>((resolve) => this.server.close(() => resolve()));
         this.server.closeIdleConnections();
+        // as idle peer connections were closed above: peers fall back to POSTs, refused from now on
+        this.endPeerStreams();
         const grace = setTimeout(() => this.server.closeAllConnections(), this.config.server.shutdown_grace_s * 1000);
         await closed;
         clearTimeout(grace);

@@ -1,7 +1,9 @@
 /**
- * Raft peer transport over HTTP. Outbound: undici with keep-alive, one request in flight per peer and
- * everything queued meanwhile sent as the next batch (so batching grows with load). Inbound: a plain
- * Node request handler to mount under a path prefix on an existing server (no express needed).
+ * Raft peer transport over HTTP. Outbound: a stream per peer (stream.ts: one upgraded connection
+ * carrying authenticated frames, everything queued while a frame is written going as the next one, so
+ * batching grows with load); until it is open, or to a peer that serves no streams, POSTs by undici
+ * with keep-alive, pipelined. Inbound: a plain Node request handler and an upgrade handler to mount
+ * under a path prefix on an existing server (no express needed).
  * Every request is signed in its headers (HMAC-SHA256 under the cluster secret, which never travels)
  * over the method, path, sender id and URL, a timestamp, a nonce and the body's SHA-256. The receiver
  * checks all of it BEFORE reading the body: an unsigned, forged, replayed or stale request is answered
@@ -10,9 +12,11 @@
  */
 import { createHash, createHmac, randomBytes, timingSafeEqual } from 'node:crypto';
 import http from 'node:http';
+import type { Duplex } from 'node:stream';
 import { Agent, request } from 'undici';
 import { decodeBatch, encodeBatch, type GroupMessage } from './codec';
 import { ReplayGuard } from './replay';
+import { FrameKind, FrameReader, FrameWriter, STREAM_PROTOCOL, streamKey, writeFrame } from './stream';
 import type { InboundHandler, Transport } from './transport';
 
 export interface HttpTransportOptions {
@@ -44,11 +48,44 @@ const MAX_BODY = 64 << 20;
 const DEFAULT_SKEW_MS = 30_000;
 const DEFAULT_INFLIGHT_BYTES = 128 << 20;
 
+/** An open outbound stream to a peer (stream.ts). */
+interface OpenStream {
+  socket: Duplex;
+  writer: FrameWriter;
+  /** the socket's buffer is full: frames wait for 'drain' (messages keep queueing, so batches grow) */
+  blocked: boolean;
+  /** ping id → when it was sent (ms, performance clock), oldest first */
+  pings: Map<number, number>;
+  lastPingAt: number;
+  /** when the socket's buffer filled (ms, performance clock) */
+  blockedAt: number;
+}
+
 interface PeerQueue {
   url: string;
   queue: GroupMessage[];
   inflight: number;
+  stream: OpenStream | null;
+  connecting: boolean;
+  /** no stream attempt before this time (ms since the epoch): after a failure, batches go by POST meanwhile */
+  retryAt: number;
+  /** the peer answered the upgrade with 404 (it serves no streams): POST only, until this process restarts */
+  noStreams: boolean;
 }
+
+/** Pause between failed stream attempts to one peer; messages go by POST meanwhile. */
+const STREAM_RETRY_MS = 1000;
+/** A ping on each stream at most this often: its pong is the peer round-trip metric, and the stream's pulse. */
+const PING_EVERY_MS = 500;
+/**
+ * A stream whose ping has no pong for this long, or whose buffer stayed full this long, is closed and
+ * opened again (POSTs meanwhile): TCP keeps a connection to a peer that stopped reading, or behind a
+ * network that lost its path, open for minutes, and Raft's messages would vanish into it.
+ */
+const STREAM_STALLED_MS = 2000;
+/** Messages queued for one peer at most; beyond, the oldest are dropped (Raft resends what matters). */
+const MAX_QUEUED = 8192;
+const EMPTY_DIGEST = createHash('sha256').digest('hex');
 
 /** Requests in flight per peer, pipelined on one connection (HTTP/1.1 keeps them in order). */
 const MAX_INFLIGHT = 4;
@@ -117,7 +154,10 @@ export class HttpTransport implements Transport {
   private readonly startedAt: number;
   private readonly now: () => number;
   private inflightBytes = 0;
-  /** counters for metrics and the benchmark */
+  private pingSeq = 0;
+  /** open inbound streams, by sender: a sender's new stream replaces its old one */
+  private readonly inbound = new Map<number, Duplex>();
+  /** counters for metrics and the benchmark (a stream's message frame counts as a request) */
   stats = { requestsSent: 0, messagesSent: 0, sendErrors: 0, requestsReceived: 0, rejected: 0, busy: 0 };
 
   constructor(private readonly opts: HttpTransportOptions) {
@@ -139,15 +179,24 @@ export class HttpTransport implements Transport {
     if (this.closed) return;
     let p = this.peers.get(to);
     if (!p) {
-      p = { url, queue: [], inflight: 0 };
+      p = { url, queue: [], inflight: 0, stream: null, connecting: false, retryAt: 0, noStreams: false };
       this.peers.set(to, p);
     }
+    if (p.url !== url && p.stream) p.stream.socket.destroy(); // the peer moved: its old address is no use
     p.url = url;
     for (const m of msgs) p.queue.push(m);
+    if (p.queue.length > MAX_QUEUED) p.queue.splice(0, p.queue.length - MAX_QUEUED);
     this.pump(to, p);
   }
 
   private pump(to: number, p: PeerQueue): void {
+    if (this.closed) return;
+    if (p.stream) {
+      this.pumpStream(p, p.stream);
+      return;
+    }
+    if (!p.noStreams && !p.connecting && Date.now() >= p.retryAt) this.openStream(to, p);
+    // until a stream is open (or when the peer serves none), batches go as POSTs
     while (p.queue.length > 0 && p.inflight < MAX_INFLIGHT && !this.closed) {
       p.inflight++;
       void this.post(to, p, this.takeBatch(p)).finally(() => {
@@ -186,6 +235,121 @@ export class HttpTransport implements Transport {
     }
   }
 
+  private pumpStream(p: PeerQueue, s: OpenStream): void {
+    const now = performance.now();
+    const oldestPing = s.pings.values().next().value;
+    if ((oldestPing !== undefined && now - oldestPing > STREAM_STALLED_MS) || (s.blocked && now - s.blockedAt > STREAM_STALLED_MS)) {
+      s.socket.destroy(); // its 'close' clears p.stream: the next pump goes by POST and opens another
+      return;
+    }
+    while (p.queue.length > 0 && !s.blocked) {
+      const batch = this.takeBatch(p);
+      const ok = writeFrame(s.socket, s.writer, FrameKind.Messages, encodeBatch(batch));
+      this.stats.requestsSent++;
+      this.stats.messagesSent += batch.length;
+      if (!ok) this.block(s, now);
+    }
+    if (!s.blocked && now - s.lastPingAt >= PING_EVERY_MS) {
+      s.lastPingAt = now;
+      const id = ++this.pingSeq;
+      s.pings.set(id, now);
+      const payload = Buffer.alloc(8);
+      payload.writeUInt32BE(id, 4);
+      if (!writeFrame(s.socket, s.writer, FrameKind.Ping, payload)) this.block(s, now);
+    }
+  }
+
+  private block(s: OpenStream, now: number): void {
+    s.blocked = true;
+    s.blockedAt = now;
+  }
+
+  /**
+   * Opens a stream to the peer: an HTTP Upgrade signed like a POST (empty body). Messages keep going
+   * by POST until it is open; a 404 means the peer serves no streams (POST from then on).
+   */
+  private openStream(to: number, p: PeerQueue): void {
+    p.connecting = true;
+    const path = `${this.prefix}stream`;
+    const nonce = `${this.boot}.${++this.seq}`;
+    const signed = signedHeaders(this.opts.secret, { method: 'GET', path, from: this.opts.nodeId, fromUrl: this.opts.selfUrl, ts: this.now(), nonce, digest: EMPTY_DIGEST });
+    const failed = (err: Error, noStreams = false) => {
+      p.connecting = false;
+      p.retryAt = Date.now() + STREAM_RETRY_MS;
+      if (noStreams) p.noStreams = true;
+      else this.opts.onError?.(to, err);
+    };
+    let req: http.ClientRequest;
+    try {
+      req = http.request(`${p.url.replace(/\/$/, '')}${path}`, { method: 'GET', headers: { connection: 'Upgrade', upgrade: STREAM_PROTOCOL, ...signed } });
+    } catch (err) {
+      failed(err as Error);
+      return;
+    }
+    req.setTimeout(5000, () => req.destroy(new Error(`peer ${to} did not answer the stream upgrade`)));
+    req.on('error', (err) => failed(err));
+    req.on('response', (res) => {
+      res.resume();
+      failed(new Error(`peer ${to} answered the stream upgrade with ${res.statusCode}`), res.statusCode === 404);
+    });
+    req.on('upgrade', (res, socket, head) => {
+      p.connecting = false;
+      if (this.closed || res.headers.upgrade !== STREAM_PROTOCOL) {
+        socket.destroy();
+        if (!this.closed) failed(new Error(`peer ${to} upgraded to ${String(res.headers.upgrade)}`));
+        return;
+      }
+      req.setTimeout(0);
+      this.attachOutbound(to, p, socket, head, nonce);
+    });
+    req.end();
+  }
+
+  private attachOutbound(to: number, p: PeerQueue, socket: Duplex, head: Buffer, nonce: string): void {
+    (socket as unknown as { setNoDelay?: (v: boolean) => void }).setNoDelay?.(true);
+    const s: OpenStream = { socket, writer: new FrameWriter(streamKey(this.opts.secret, nonce, this.opts.nodeId, 'out')), blocked: false, pings: new Map(), lastPingAt: 0, blockedAt: 0 };
+    const pongs = new FrameReader(streamKey(this.opts.secret, nonce, this.opts.nodeId, 'back'), 64);
+    const onData = (data: Buffer) => {
+      try {
+        for (const f of pongs.push(data)) {
+          if (f.kind !== FrameKind.Pong || f.payload.length !== 8) throw new Error('unexpected frame on a peer stream');
+          const sent = s.pings.get(f.payload.readUInt32BE(4));
+          if (sent === undefined) continue;
+          s.pings.delete(f.payload.readUInt32BE(4));
+          this.observeRtt(to, (performance.now() - sent) / 1000);
+        }
+      } catch (err) {
+        this.opts.onError?.(to, err as Error);
+        socket.destroy();
+      }
+    };
+    socket.on('data', onData);
+    socket.on('drain', () => {
+      s.blocked = false;
+      this.pump(to, p);
+    });
+    socket.on('error', (err) => this.opts.onError?.(to, err));
+    socket.on('close', () => {
+      if (p.stream !== s) return;
+      // what was written but not delivered is lost, as with a failed POST: Raft resends what matters
+      p.stream = null;
+      p.retryAt = Date.now() + STREAM_RETRY_MS;
+      this.stats.sendErrors++;
+    });
+    p.stream = s;
+    if (head.length) onData(head);
+    this.pump(to, p);
+  }
+
+  private observeRtt(to: number, seconds: number): void {
+    if (!this.opts.onRoundTrip) return;
+    try {
+      this.opts.onRoundTrip(to, seconds);
+    } catch {
+      // a metrics hook never affects delivery
+    }
+  }
+
   private roundTrip(to: number, started: bigint): void {
     if (!this.opts.onRoundTrip) return;
     try {
@@ -210,6 +374,51 @@ export class HttpTransport implements Transport {
     }
     return p.queue.splice(0, i);
   }
+
+  /**
+   * Upgrade handler for `${prefix}stream` (mount it on the server's 'upgrade' event): checks the
+   * request's signature like a POST's, answers 101, then reads authenticated frames until the peer
+   * closes. Anything wrong closes the connection; nothing unauthenticated reaches the handler.
+   */
+  readonly handleUpgrade = (req: http.IncomingMessage, socket: Duplex, head: Buffer): void => {
+    socket.on('error', () => undefined);
+    const path = (req.url ?? '').split('?')[0];
+    const reject = (status: number, text: string) => socket.end(`HTTP/1.1 ${status} ${text}\r\nConnection: close\r\nContent-Length: 0\r\n\r\n`);
+    if (req.method !== 'GET' || path !== `${this.prefix}stream` || req.headers.upgrade !== STREAM_PROTOCOL) return void reject(404, 'Not Found');
+    const signed = this.verifyHeaders(req, path);
+    if (!signed || signed.digest !== EMPTY_DIGEST || this.closed) {
+      this.stats.rejected++;
+      return void reject(401, 'Unauthorized');
+    }
+    socket.write(`HTTP/1.1 101 Switching Protocols\r\nConnection: Upgrade\r\nUpgrade: ${STREAM_PROTOCOL}\r\n\r\n`);
+    (socket as unknown as { setNoDelay?: (v: boolean) => void }).setNoDelay?.(true);
+    this.inbound.get(signed.from)?.destroy(); // the sender reconnected: its old stream is dead
+    this.inbound.set(signed.from, socket);
+    socket.on('close', () => {
+      if (this.inbound.get(signed.from) === socket) this.inbound.delete(signed.from);
+    });
+    const frames = new FrameReader(streamKey(this.opts.secret, signed.nonce, signed.from, 'out'), MAX_BODY);
+    const pongs = new FrameWriter(streamKey(this.opts.secret, signed.nonce, signed.from, 'back'));
+    const onData = (data: Buffer) => {
+      try {
+        for (const f of frames.push(data)) {
+          if (f.kind === FrameKind.Ping) {
+            writeFrame(socket, pongs, FrameKind.Pong, f.payload);
+            continue;
+          }
+          if (f.kind !== FrameKind.Messages) throw new Error('unexpected frame kind');
+          const msgs = decodeBatch(f.payload);
+          this.stats.requestsReceived++;
+          this.handler?.(signed.from, signed.fromUrl || null, msgs);
+        }
+      } catch {
+        this.stats.rejected++;
+        socket.destroy();
+      }
+    };
+    if (head.length) onData(head);
+    socket.on('data', onData);
+  };
 
   /** Request handler for `${prefix}msgs`; answers 404 for other paths under the prefix. */
   readonly handle = (req: http.IncomingMessage, res: http.ServerResponse): void => {
@@ -300,13 +509,16 @@ export class HttpTransport implements Transport {
 
   async close(): Promise<void> {
     this.closed = true;
+    for (const p of this.peers.values()) p.stream?.socket.destroy();
+    for (const socket of this.inbound.values()) socket.destroy();
     await this.agent.close();
   }
 }
 
-/** A tiny standalone server that serves only the transport (benchmarks, tests). */
-export async function startRaftServer(handler: (req: http.IncomingMessage, res: http.ServerResponse) => void, port: number, host = '127.0.0.1'): Promise<http.Server> {
-  const server = http.createServer(handler);
+/** A tiny standalone server that serves only the transport, streams included (benchmarks, tests). */
+export async function startRaftServer(transport: Pick<HttpTransport, 'handle' | 'handleUpgrade'>, port: number, host = '127.0.0.1'): Promise<http.Server> {
+  const server = http.createServer(transport.handle);
+  server.on('upgrade', transport.handleUpgrade);
   server.keepAliveTimeout = 60_000;
   await new Promise<void>((resolve, reject) => {
     server.once('error', reject);

@@ -5,6 +5,7 @@
  */
 import { randomBytes } from 'node:crypto';
 import type { IncomingMessage, ServerResponse } from 'node:http';
+import type { Duplex } from 'node:stream';
 import { join } from 'node:path';
 import type { Logger } from 'pino';
 import { HttpTransport, LevelStorage, RaftHost, type RaftGroup, type Transport } from '@strata/raft';
@@ -146,6 +147,8 @@ export class ClusterRuntime {
 
   /** Mount point for peer traffic on the API server. */
   readonly handle = (req: IncomingMessage, res: ServerResponse): void => this.transport.handle(req, res);
+  /** ...and for peer streams (the server's 'upgrade' event). */
+  readonly handleUpgrade = (req: IncomingMessage, socket: Duplex, head: Buffer): void => this.transport.handleUpgrade(req, socket, head);
 
   /** The peer transport's counters (metrics). */
   transportStats(): HttpTransport['stats'] {
