@@ -2,11 +2,13 @@
  * Where a V8 CPU profile spent its time: self time summed by function (name + file:line) and by file,
  * plus inclusive time of the functions whose names match --focus.
  *   node --import tsx scripts/cpuprofile-summary.ts FILE.cpuprofile [--top 30] [--focus regex]
- *        [--from S --to S] [--timeline MS] [--consolidation]
+ *        [--from S --to S] [--timeline MS] [--consolidation] [--retrieval]
  * `--from`/`--to` keep the samples between those seconds of the profile (e.g. the drain of a backlog),
  * `--timeline MS` prints, per slice of MS, how the main thread's time split (idle, GC, the rest), and
  * `--consolidation` sums the samples into the stages of consolidation (planning, the similarity scan,
- * the memory views, apply, Raft, insights: docs/performance.md), by the functions on each sample's stack.
+ * the memory views, apply, Raft, insights: docs/performance.md), by the functions on each sample's stack;
+ * `--retrieval` into the stages of a retrieval (vector search exact or by graph, text search, the
+ * filter they call, fusion, the pending read, index builds and byte estimates, HTTP).
  * Produce the profile with `node --cpu-prof` (scripts/bench-consolidation.ts --cpu-prof-dir DIR does).
  * Line numbers are those of tsx's output, so functions are best told apart by name.
  */
@@ -109,6 +111,35 @@ const STAGES: [string, (frames: string[]) => boolean][] = [
   ['raft host (log append, fsync scheduling)', has(/^(flush|schedule)@host\.ts/)],
   ['reads for the batch (events, pending, L3)', has(/^(getEvents?|pendingOfUser|pendingUsersFrom|planEvents|queues|getMany|get)@/)],
 ];
+
+/** Stages of retrieval (docs/performance.md "Retrieval"), tried in order like STAGES. */
+const RETRIEVAL_STAGES: [string, (frames: string[]) => boolean][] = [
+  ['idle', (f) => f[0].startsWith('(idle)')],
+  ['garbage collector (main thread part)', (f) => f[0].startsWith('(garbage collector)')],
+  ['index byte estimates (cache budget)', has(/^estimatedBytes@/)],
+  ['index build (LevelDB reads, text and vector loads)', has(/^(buildUser|withVectors|load|rebuild|rebuildAsync|maybeStartBuild|install)@/)],
+  ['index refresh after applied commands', has(/^(refreshUser|refreshOrgs)@/)],
+  ['vector search: filter calls (graph walk)', (f) => f.some((x) => x.startsWith('callback@vector-index')) && f.findIndex((x) => x.startsWith('callback@vector-index')) > 0],
+  ['vector search: exact scan', has(/^(searchExact|scanRows)@vector-index/)],
+  ['vector search: graph', has(/^(searchGraph|search|searchAsync)@vector-index/)],
+  ['text search: filter calls', (f) => { const i = f.findIndex((x) => x.startsWith('search@text-index')); return i > 0 && !f[i - 1].startsWith('tokenize@'); }],
+  ['text search (BM25)', has(/^search@text-index/)],
+  ['fusion, facets, arbitration', has(/^(fuse|facetList|arbitrate)@/)],
+  ['pending events read (include_pending)', has(/^pendingSet@/)],
+  ['query embedding', has(/^embed@/)],
+  ['rest of the retrieval (planning, merging, speakers, stages, views)', has(/^(run|retrieve|retrieveAsync|finishRetrieval|retrieveMemory)@/)],
+  ['apply (reinforcement commands)', has(/^apply@/)],
+]
+
+if (process.argv.includes('--retrieval')) {
+  const sums = new Map<string, number>();
+  for (const [id, us] of selfUs) {
+    const frames = stackNames(id);
+    const stage = RETRIEVAL_STAGES.find(([, test]) => test(frames))?.[0] ?? 'other (HTTP server and client, JSON, express)';
+    sums.set(stage, (sums.get(stage) ?? 0) + us);
+  }
+  table('by stage of retrieval', sums);
+}
 
 if (process.argv.includes('--consolidation')) {
   const sums = new Map<string, number>();

@@ -229,7 +229,9 @@ describe('retrieve over consolidated memory', () => {
     const proc = (r: RetrieveResponse) => r.results.find((x) => x.unit.memory_type === 'procedural' && x.unit.level === 1)!;
     expect(proc(plain).unit.content).toMatch(/To deploy the app/);
     expect(proc(boosted).score).toBeCloseTo(boost(proc(plain).score, 0.3), 6);
-    expect(proc(other).score).toBeCloseTo(proc(plain).score, 9);
+    // 6 digits, as above: recency and importance decay with the clock, and on a loaded machine the two
+    // requests are far enough apart (~200 ms) to move the score by ~1e-9
+    expect(proc(other).score).toBeCloseTo(proc(plain).score, 6);
     expect(boosted.results[0].unit.id).toBe(proc(plain).unit.id);
     // not a filter: the other results are still there
     expect(boosted.results.length).toBe(plain.results.length);

@@ -153,6 +153,59 @@ export function retrieve<U extends RetrievalUnit>(
   now: number = Date.now(),
   stages?: StageClock,
 ): RetrieveOutcome<U> {
+  const plan = planSearch(sources, request, config);
+  const vectorHits = request.queryVector
+    ? mergeByScore(sources.vectorIndexes.map((ix) => ix.search(request.queryVector!, plan.candidates, vectorSearchOptions(plan, ix))), plan.candidates)
+    : [];
+  return finishRetrieval(plan, vectorHits, now, stages);
+}
+
+/**
+ * The same retrieval, for a caller that can wait: the vector search may run in slices between which
+ * the event loop turns (VectorIndex.searchAsync: an index of 100,000 vectors whose HNSW graph is still
+ * building is scanned exactly, ~30 ms), so concurrent requests are not held behind it. Same answer.
+ */
+export async function retrieveAsync<U extends RetrievalUnit>(
+  sources: RetrievalSources<U>,
+  request: RetrieveRequest,
+  config: RetrievalConfig = {},
+  now: number = Date.now(),
+  stages?: StageClock,
+): Promise<RetrieveOutcome<U>> {
+  const plan = planSearch(sources, request, config);
+  const lists: Array<Array<{ id: string; score: number }>> = [];
+  if (request.queryVector) {
+    for (const ix of sources.vectorIndexes) lists.push(await ix.searchAsync(request.queryVector, plan.candidates, vectorSearchOptions(plan, ix)));
+    // Records may have changed while the event loop turned: the verdicts are made again on the records
+    // as they are now, so fusion (which checks every candidate, vector hits included) sees one state.
+    plan.verdicts.clear();
+  }
+  return finishRetrieval(plan, request.queryVector ? mergeByScore(lists, plan.candidates) : [], now, stages);
+}
+
+/** What one retrieval decides before searching: limits, weights, and the one filter every stage shares. */
+interface SearchPlan<U extends RetrievalUnit> {
+  sources: RetrievalSources<U>;
+  request: RetrieveRequest;
+  config: RetrievalConfig;
+  limit: number;
+  weights: { vector: number; text: number; image: number; graph: number; facet: number; [list: string]: number | undefined };
+  candidates: number;
+  idFilter: (id: string) => boolean;
+  /** idFilter's verdicts, one per id */
+  verdicts: Map<string, boolean>;
+}
+
+function vectorSearchOptions(plan: SearchPlan<RetrievalUnit>, ix: VectorIndex): { filter: (id: string) => boolean; among?: Set<string> } {
+  const restrict = plan.sources.restrictTo;
+  return {
+    filter: plan.idFilter,
+    // score a small candidate set directly instead of walking the graph
+    among: restrict && restrict.size * 4 < ix.size ? restrict : undefined,
+  };
+}
+
+function planSearch<U extends RetrievalUnit>(sources: RetrievalSources<U>, request: RetrieveRequest, config: RetrievalConfig): SearchPlan<U> {
   const maxLimit = config.maxLimit ?? 100;
   const limit = Math.min(maxLimit, Math.floor(request.limit ?? 10));
   if (!(limit >= 1)) throw new RangeError('limit must be ≥ 1');
@@ -172,20 +225,18 @@ export function retrieve<U extends RetrievalUnit>(
     }
     return ok;
   };
-  const acceptUnit = (u: U) => idFilter(u.id);
+  return { sources, request, config, limit, weights, candidates, idFilter, verdicts };
+}
 
-  const vectorHits = request.queryVector
-    ? mergeByScore(
-        sources.vectorIndexes.map((ix) =>
-          ix.search(request.queryVector!, candidates, {
-            filter: idFilter,
-            // score a small candidate set directly instead of walking the graph
-            among: restrict && restrict.size * 4 < ix.size ? restrict : undefined,
-          }),
-        ),
-        candidates,
-      )
-    : [];
+/** The text searches, the lists, fusion and arbitration, given the vector hits. */
+function finishRetrieval<U extends RetrievalUnit>(
+  plan: SearchPlan<U>,
+  vectorHits: Array<{ id: string; score: number }>,
+  now: number,
+  stages?: StageClock,
+): RetrieveOutcome<U> {
+  const { sources, request, config, limit, weights, candidates, idFilter } = plan;
+  const acceptUnit = (u: U) => idFilter(u.id);
   const textHits = mergeByScore(sources.textIndexes.map((ix) => ix.search(request.query, candidates, { filter: idFilter })), candidates);
 
   const lists: RankedList[] = [

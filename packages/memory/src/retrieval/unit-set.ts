@@ -40,14 +40,18 @@ const UNIT_SET_FIXED_BYTES = 6 * 1024;
 
 /** One searchable set of units (a user's memory, or an organization's knowledge on this shard). */
 export class UnitSet {
-  readonly units = new Map<string, MemoryUnit>();
+  private unitMap = new Map<string, MemoryUnit>();
   readonly text: TextIndex;
   /** the document's fields, each indexed alone (fieldTexts) */
   readonly fields: Record<TextField, TextIndex>;
   readonly vector: VectorIndex;
-  /** unit id → perceptual hashes of its image assets */
-  readonly images = new Map<string, string[]>();
-  readonly byStream = new Map<string, Set<string>>();
+  private imageMap = new Map<string, string[]>();
+  private streamMap = new Map<string, Set<string>>();
+  /**
+   * Estimated bytes of the records (map entries included), kept as records come and go: the cache
+   * measures a set after every refresh, and a walk of 100,000 records took ~100 ms of the event loop.
+   */
+  private unitBytes = 0;
 
   constructor(private readonly options: UnitSetOptions) {
     this.text = new TextIndex(options.text);
@@ -55,8 +59,21 @@ export class UnitSet {
     this.vector = new VectorIndex({ dimensions: options.embedder.dimensions, exactThreshold: options.exactThreshold });
   }
 
+  get units(): ReadonlyMap<string, MemoryUnit> {
+    return this.unitMap;
+  }
+
+  /** unit id → perceptual hashes of its image assets */
+  get images(): ReadonlyMap<string, string[]> {
+    return this.imageMap;
+  }
+
+  get byStream(): ReadonlyMap<string, ReadonlySet<string>> {
+    return this.streamMap;
+  }
+
   get size(): number {
-    return this.units.size;
+    return this.unitMap.size;
   }
 
   /**
@@ -64,21 +81,28 @@ export class UnitSet {
    * text indexes' postings, the vectors, the image hashes and the stream sets.
    */
   estimatedBytes(): number {
-    let n = UNIT_SET_FIXED_BYTES;
-    for (const unit of this.units.values()) n += SIZE.mapEntry + valueBytes(unit);
+    let n = UNIT_SET_FIXED_BYTES + this.unitBytes;
     n += this.text.estimatedBytes() + this.vector.estimatedBytes();
     for (const f of TEXT_FIELDS) n += this.fields[f].estimatedBytes();
     n += SIZE.map;
-    for (const hashes of this.images.values()) n += SIZE.mapEntry + valueBytes(hashes);
+    for (const hashes of this.imageMap.values()) n += SIZE.mapEntry + valueBytes(hashes);
     n += SIZE.map;
-    for (const ids of this.byStream.values()) n += SIZE.mapEntry + SIZE.map + SIZE.mapEntry * ids.size;
+    for (const ids of this.streamMap.values()) n += SIZE.mapEntry + SIZE.map + SIZE.mapEntry * ids.size;
     return n;
   }
 
+  /** Puts a record in the map, keeping the byte count. */
+  private setRecord(unit: MemoryUnit): void {
+    const before = this.unitMap.get(unit.id);
+    if (before) this.unitBytes -= SIZE.mapEntry + valueBytes(before);
+    this.unitMap.set(unit.id, unit);
+    this.unitBytes += SIZE.mapEntry + valueBytes(unit);
+  }
+
   put(unit: MemoryUnit, vector: Float32Array | null, context: SourceContext | null = null): void {
-    const before = this.units.get(unit.id);
-    if (before && before.stream_id !== unit.stream_id) this.byStream.get(before.stream_id)?.delete(unit.id);
-    this.units.set(unit.id, unit);
+    const before = this.unitMap.get(unit.id);
+    if (before && before.stream_id !== unit.stream_id) this.streamMap.get(before.stream_id)?.delete(unit.id);
+    this.setRecord(unit);
     this.text.add(unit.id, (this.options.documentText ?? documentText)(unit, context));
     const fields = fieldTexts(unit, context);
     for (const f of TEXT_FIELDS) {
@@ -92,48 +116,89 @@ export class UnitSet {
 
   /** Replaces the record of a unit already held (same content: nothing to index again); false when absent. */
   replaceRecord(unit: MemoryUnit): boolean {
-    const before = this.units.get(unit.id);
+    const before = this.unitMap.get(unit.id);
     if (!before || before.stream_id !== unit.stream_id) return false;
-    this.units.set(unit.id, unit);
+    this.setRecord(unit);
     return true;
   }
 
   delete(id: string): void {
-    const before = this.units.get(id);
+    const before = this.unitMap.get(id);
     if (!before) return;
-    this.units.delete(id);
+    this.unitMap.delete(id);
+    this.unitBytes -= SIZE.mapEntry + valueBytes(before);
     this.text.remove(id);
     for (const f of TEXT_FIELDS) this.fields[f].remove(id);
     this.vector.remove(id);
-    this.images.delete(id);
-    this.byStream.get(before.stream_id)?.delete(id);
+    this.imageMap.delete(id);
+    this.streamMap.get(before.stream_id)?.delete(id);
   }
 
-  /** Replace the content at once (a build): the text index is filled in chunks, HNSW builds in a worker. */
+  /**
+   * Replace the content at once (a build). Every step runs in chunks between which the event loop turns
+   * (documents are made as the text indexes read them, the records' maps are filled aside and swapped
+   * in); the HNSW graph builds in a worker.
+   */
   async load(entries: IndexEntry[]): Promise<void> {
+    const chunk = this.options.chunk ?? 500;
     const docText = this.options.documentText ?? documentText;
-    await this.text.rebuildAsync(entries.map((e) => ({ id: e.unit.id, text: docText(e.unit, e.context) })), this.options.chunk ?? 500);
-    const fields = entries.map((e) => ({ id: e.unit.id, ...fieldTexts(e.unit, e.context) }));
+    await this.text.rebuildAsync(lazyMap(entries, (e) => ({ id: e.unit.id, text: docText(e.unit, e.context) })), chunk);
     for (const f of TEXT_FIELDS) {
-      await this.fields[f].rebuildAsync(fields.filter((x) => x[f]).map((x) => ({ id: x.id, text: x[f] })), this.options.chunk ?? 500);
+      // Yields by entries read, not by documents made: a field most units leave empty (`context` of
+      // units without source turns) would otherwise be read through at once (100,000 entries: ~150 ms).
+      const docs = async function* () {
+        for (let i = 0; i < entries.length; i++) {
+          const e = entries[i];
+          const text = fieldTexts(e.unit, e.context)[f];
+          if (text) yield { id: e.unit.id, text };
+          if ((i + 1) % chunk === 0) await new Promise((r) => setImmediate(r));
+        }
+      };
+      await this.fields[f].rebuildAsync(docs(), chunk);
     }
-    await this.vector.rebuild(entries.filter((e) => e.vector).map((e) => ({ id: e.unit.id, vector: e.vector! })));
-    this.units.clear();
-    this.images.clear();
-    this.byStream.clear();
-    for (const { unit } of entries) {
-      this.units.set(unit.id, unit);
-      this.index(unit);
+    await this.vector.rebuild(lazyFilterMap(entries, (e) => (e.vector ? { id: e.unit.id, vector: e.vector } : null)), entries.length);
+    const units = new Map<string, MemoryUnit>();
+    const images = new Map<string, string[]>();
+    const streams = new Map<string, Set<string>>();
+    let bytes = 0;
+    for (let i = 0; i < entries.length; i++) {
+      const { unit } = entries[i];
+      const before = units.get(unit.id);
+      if (before) bytes -= SIZE.mapEntry + valueBytes(before);
+      units.set(unit.id, unit);
+      bytes += SIZE.mapEntry + valueBytes(unit);
+      indexInto(unit, images, streams);
+      if ((i + 1) % chunk === 0) await new Promise((r) => setImmediate(r));
     }
+    this.unitMap = units;
+    this.imageMap = images;
+    this.streamMap = streams;
+    this.unitBytes = bytes;
   }
 
   private index(unit: MemoryUnit): void {
-    let stream = this.byStream.get(unit.stream_id);
-    if (!stream) this.byStream.set(unit.stream_id, (stream = new Set()));
-    stream.add(unit.id);
-    const hashes = unit.assets.filter((a) => a.media_type === 'image' && a.phash).map((a) => a.phash!);
-    if (hashes.length > 0) this.images.set(unit.id, hashes);
-    else this.images.delete(unit.id);
+    indexInto(unit, this.imageMap, this.streamMap);
+  }
+}
+
+/** The unit's place in the by-stream and image maps. */
+function indexInto(unit: MemoryUnit, images: Map<string, string[]>, streams: Map<string, Set<string>>): void {
+  let stream = streams.get(unit.stream_id);
+  if (!stream) streams.set(unit.stream_id, (stream = new Set()));
+  stream.add(unit.id);
+  const hashes = unit.assets.filter((a) => a.media_type === 'image' && a.phash).map((a) => a.phash!);
+  if (hashes.length > 0) images.set(unit.id, hashes);
+  else images.delete(unit.id);
+}
+
+function* lazyMap<T, R>(items: readonly T[], f: (item: T) => R): Generator<R> {
+  for (const item of items) yield f(item);
+}
+
+function* lazyFilterMap<T, R>(items: readonly T[], f: (item: T) => R | null): Generator<R> {
+  for (const item of items) {
+    const r = f(item);
+    if (r !== null) yield r;
   }
 }
 
@@ -141,6 +206,9 @@ export class UnitSet {
 export class UserIndex extends UnitSet {
   private readonly adjacency = new Map<string, Neighbor[]>();
   private readonly edges = new Map<string, Edge>();
+  /** estimated bytes of the edge records, and the adjacency lists' entries: kept as edges come and go */
+  private edgeBytes = 0;
+  private neighborCount = 0;
 
   neighbors = (id: string): Iterable<GraphNeighbor> => this.adjacency.get(id) ?? [];
 
@@ -150,9 +218,8 @@ export class UserIndex extends UnitSet {
 
   /** The unit set's estimate plus the graph: the edge records and both adjacency lists of each edge. */
   override estimatedBytes(): number {
-    let n = super.estimatedBytes() + 2 * SIZE.map;
-    for (const edge of this.edges.values()) n += SIZE.mapEntry + valueBytes(edge);
-    for (const list of this.adjacency.values()) n += SIZE.mapEntry + SIZE.array + list.length * (SIZE.slot + SIZE.object + 5 * SIZE.property + 16);
+    let n = super.estimatedBytes() + 2 * SIZE.map + this.edgeBytes;
+    n += this.adjacency.size * (SIZE.mapEntry + SIZE.array) + this.neighborCount * (SIZE.slot + SIZE.object + 5 * SIZE.property + 16);
     return n;
   }
 
@@ -160,6 +227,7 @@ export class UserIndex extends UnitSet {
     if (this.edges.has(edge.edge_id)) this.removeEdge(edge.edge_id);
     if (edge.source_id === edge.target_id) return;
     this.edges.set(edge.edge_id, edge);
+    this.edgeBytes += SIZE.mapEntry + valueBytes(edge);
     const weight = Number.isFinite(edge.weight) ? Math.min(1, Math.max(0, edge.weight)) : 1;
     this.push(edge.source_id, { id: edge.target_id, relation: edge.relation, weight, direction: 'out', edge_id: edge.edge_id });
     this.push(edge.target_id, { id: edge.source_id, relation: edge.relation, weight, direction: 'in', edge_id: edge.edge_id });
@@ -169,10 +237,12 @@ export class UserIndex extends UnitSet {
     const edge = this.edges.get(edgeId);
     if (!edge) return;
     this.edges.delete(edgeId);
+    this.edgeBytes -= SIZE.mapEntry + valueBytes(edge);
     for (const end of [edge.source_id, edge.target_id]) {
       const list = this.adjacency.get(end);
       if (!list) continue;
       const kept = list.filter((n) => n.edge_id !== edgeId);
+      this.neighborCount -= list.length - kept.length;
       if (kept.length > 0) this.adjacency.set(end, kept);
       else this.adjacency.delete(end);
     }
@@ -186,10 +256,13 @@ export class UserIndex extends UnitSet {
   loadEdges(edges: Edge[]): void {
     this.adjacency.clear();
     this.edges.clear();
+    this.edgeBytes = 0;
+    this.neighborCount = 0;
     for (const e of edges) this.putEdge(e);
   }
 
   private push(from: string, n: Neighbor): void {
+    this.neighborCount++;
     const list = this.adjacency.get(from);
     if (list) list.push(n);
     else this.adjacency.set(from, [n]);

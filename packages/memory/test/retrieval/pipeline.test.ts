@@ -1,7 +1,7 @@
 import type { MemoryUnit } from '@strata/store';
 import { InlineHnswBuilder, TextIndex, VectorIndex } from '@strata/store/indexes';
 import { buildAdjacency, neighborsOf } from '../../src/retrieval/graph';
-import { retrieve } from '../../src/retrieval/pipeline';
+import { retrieve, retrieveAsync } from '../../src/retrieval/pipeline';
 import { unit } from './helpers';
 
 /** A toy embedder: one dimension per known word, so similar texts have similar vectors. */
@@ -99,6 +99,25 @@ describe('retrieve', () => {
     expect(g0.results.map((r) => r.unit.id)).not.toContain('dog');
     const img = retrieve({ ...w, imageMatches: [{ id: 'dog' }] }, { query: 'photo', user_id: 'alice' }, {}, NOW);
     expect(img.results.map((r) => r.unit.id)).toEqual(['dog']);
+  });
+});
+
+describe('retrieveAsync', () => {
+  it('answers what retrieve answers, with a vector index large enough to be scanned in slices', async () => {
+    const words = ['tea', 'coffee', 'berlin', 'paris', 'dog', 'cat', 'deploy', 'server', 'hiking', 'mountain'];
+    const units = Array.from({ length: 9000 }, (_, i) =>
+      unit({ id: `m${String(i).padStart(5, '0')}`, content: `${words[i % 10]} and ${words[(i * 7) % 10]} ${words[(i * 3) % 10]}`, stream_id: i % 4 === 0 ? 's2' : 's1', retired_at: i % 11 === 0 ? '2024-03-01T00:00:00.000Z' : null }),
+    );
+    const w = world(units);
+    expect(w.vectorIndexes[0].size).toBeGreaterThan(8192); // over one slice, under the HNSW threshold
+    for (const request of [
+      { query: 'tea in berlin', queryVector: embed('tea in berlin'), user_id: 'alice', stream_id: 's1' },
+      { query: 'dog server', queryVector: embed('dog server'), user_id: 'alice', stream_id: 's2', scope: 'stream' as const, limit: 20 },
+      { query: 'hiking', queryVector: embed('hiking'), user_id: 'alice', as_of: '2024-02-01T00:00:00.000Z', enable_arbitration: true },
+    ]) {
+      const sources = request.scope === 'stream' ? { ...w, restrictTo: new Set(units.filter((u) => u.stream_id === 's2').map((u) => u.id)) } : w;
+      expect(await retrieveAsync(sources, request, {}, NOW)).toEqual(retrieve(sources, request, {}, NOW));
+    }
   });
 });
 

@@ -223,6 +223,12 @@ export class DerivedIndexes {
     await this.orgChain?.catch(() => undefined);
   }
 
+  /** Resolves when, besides `idle`, every held user's vector graph build is done (benchmarks, tests). */
+  async settled(): Promise<void> {
+    await this.idle();
+    await Promise.all([...this.users.values()].map((e) => e.index.vector.whenIdle()));
+  }
+
   private markStale(entry: UserEntry, err: unknown): void {
     if (entry.stale) return;
     entry.stale = true;

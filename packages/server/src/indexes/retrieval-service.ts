@@ -15,7 +15,7 @@ import type { Body } from '../schemas';
 import type { ShardRouter } from '../shards';
 import type { DerivedIndexes } from './derived';
 
-const { decodeBase64Media, MediaError, findNearDuplicates, imagePhash, isSearchablePending, PendingSet, rawHitOf, retrieve, timeMs, TEXT_FIELDS } = retrieval;
+const { decodeBase64Media, MediaError, findNearDuplicates, imagePhash, isSearchablePending, PendingSet, rawHitOf, retrieveAsync, timeMs, TEXT_FIELDS } = retrieval;
 type RetrievalConfig = retrieval.RetrievalConfig;
 type RetrievalSources<U extends retrieval.RetrievalUnit> = retrieval.RetrievalSources<U>;
 type RetrieveRequest = retrieval.RetrieveRequest;
@@ -86,6 +86,11 @@ export class RetrievalService {
     return ix;
   }
 
+  /** Resolves when every shard's index builds and refreshes, vector graphs included, are done (benchmarks, tests). */
+  async settled(): Promise<void> {
+    await Promise.all([...this.options.indexes.values()].map((ix) => ix.settled()));
+  }
+
   /**
    * Ranked units for a request. `streamId` is the current stream (null from the context route without
    * one). Throws 400/413 StrataErrors for bad input that the schema cannot express.
@@ -139,8 +144,9 @@ export class RetrievalService {
     // does both), so a unit and the raw hit of its event never answer together.
     const pending = body.include_pending === false ? null : await stages.time('pending', () => this.pendingSet(home.db, userId));
 
+    const userUnits = user.units; // read once: called for every candidate of every list
     const getUnit = (id: string): MemoryUnit | RawHit | undefined => {
-      const own = user.units.get(id);
+      const own = userUnits.get(id);
       if (own) return own;
       for (const o of orgs) {
         const u = o.units.get(id);
@@ -182,7 +188,8 @@ export class RetrievalService {
       fusion: { collapseKey: collapseBySource, importanceHalfLifeDays: config.memory.importance_half_life_days, ...base.fusion },
     };
     stages.mark();
-    const outcome = retrieve(sources, request, retrievalConfig, this.options.now?.() ?? Date.now(), stages);
+    // async: a large user's exact vector scan (while its HNSW graph builds) yields between slices
+    const outcome = await retrieveAsync(sources, request, retrievalConfig, this.options.now?.() ?? Date.now(), stages);
     const results = outcome.results.map((r) => ({ unit: r.unit, score: r.score, signals: r.signals }));
     try {
       // raw hits are events, not units: nothing to reinforce

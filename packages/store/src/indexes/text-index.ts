@@ -38,6 +38,8 @@ interface Posting {
   length: number;
   /** live documents containing the term (= df) */
   live: number;
+  /** the term (the one string instance the documents' term lists share) */
+  term: string;
 }
 
 /**
@@ -50,11 +52,17 @@ export class TextIndex {
   readonly k1: number;
   readonly b: number;
   private readonly tokenizerOptions: TokenizerOptions;
-  private readonly docNo = new Map<string, number>();
+  private docNo = new Map<string, number>();
   private ids: Array<string | undefined> = [];
   private lengths = new Int32Array(64);
-  /** the distinct terms of each live document (to update postings on removal) */
-  private terms: Array<string[] | undefined> = [];
+  /**
+   * The postings of each live document's distinct terms (to update them on removal). Postings, not
+   * strings: tokenizing makes new strings for every document, and 100,000 documents' own copies of
+   * their terms were ~20 MiB per index; a posting outlives every live document that names it.
+   */
+  private terms: Array<Posting[] | undefined> = [];
+  /** estimated bytes of the documents' term lists (kept as they change: estimatedBytes is called after every refresh) */
+  private termListBytes = 0;
   private postings = new Map<string, Posting>();
   private totalLength = 0;
   private scratch = new Float64Array(64);
@@ -93,13 +101,16 @@ export class TextIndex {
       this.lengths = grown;
     }
     this.ids.push(id);
-    this.terms.push([...counts.keys()]);
+    const docTerms: Posting[] = [];
+    this.terms.push(docTerms);
+    this.termListBytes += SIZE.array + SIZE.slot * counts.size;
     this.lengths[n] = tokens.length;
     this.docNo.set(id, n);
     this.totalLength += tokens.length;
     for (const [t, tf] of counts) {
       let p = this.postings.get(t);
-      if (!p) this.postings.set(t, (p = { docs: new Int32Array(4), tfs: new Int32Array(4), length: 0, live: 0 }));
+      if (!p) this.postings.set(t, (p = { docs: new Int32Array(4), tfs: new Int32Array(4), length: 0, live: 0, term: t }));
+      docTerms.push(p);
       if (p.length === p.docs.length) {
         const docs = new Int32Array(p.docs.length * 2);
         docs.set(p.docs);
@@ -120,10 +131,11 @@ export class TextIndex {
     const n = this.docNo.get(id);
     if (n === undefined) return false;
     this.docNo.delete(id);
-    for (const t of this.terms[n]!) {
-      const p = this.postings.get(t)!;
+    const docTerms = this.terms[n]!;
+    this.termListBytes -= SIZE.array + SIZE.slot * docTerms.length;
+    for (const p of docTerms) {
       p.live--;
-      if (p.live === 0) this.postings.delete(t);
+      if (p.live === 0) this.postings.delete(p.term);
       else if (p.live * 2 < p.length) this.compactPosting(p);
     }
     this.totalLength -= this.lengths[n];
@@ -137,6 +149,7 @@ export class TextIndex {
     this.docNo.clear();
     this.ids = [];
     this.terms = [];
+    this.termListBytes = 0;
     this.lengths = new Int32Array(64);
     this.postings = new Map();
     this.totalLength = 0;
@@ -145,21 +158,16 @@ export class TextIndex {
   /**
    * Estimated bytes held (sizes.ts): the postings (typed arrays and term strings), each document's term
    * list and length, the id maps' slots. The id strings themselves are not counted: the records they name
-   * hold them and are counted by their owner.
+   * hold them and are counted by their owner. Costs a walk of the vocabulary, not of the documents.
    */
   estimatedBytes(): number {
     let n = SIZE.object * 2 + SIZE.map + SIZE.mapEntry * this.docNo.size + SIZE.array + SIZE.slot * this.ids.length;
     n += typedArrayBytes(this.lengths) + typedArrayBytes(this.scratch) + typedArrayBytes(this.touchedScratch);
-    n += SIZE.array + SIZE.slot * this.terms.length;
-    for (const terms of this.terms) {
-      if (!terms) continue;
-      // a document's terms are strings of its own (tokenizing makes new ones); the postings' keys are the
-      // first document's instances, so they are counted here once
-      n += SIZE.array + SIZE.slot * terms.length;
-      for (const t of terms) n += stringBytes(t);
-    }
+    n += SIZE.array + SIZE.slot * this.terms.length + this.termListBytes;
     n += SIZE.map;
-    for (const p of this.postings.values()) n += SIZE.mapEntry + SIZE.object + 4 * SIZE.property + typedArrayBytes(p.docs) + typedArrayBytes(p.tfs);
+    for (const p of this.postings.values()) {
+      n += SIZE.mapEntry + SIZE.object + 5 * SIZE.property + typedArrayBytes(p.docs) + typedArrayBytes(p.tfs) + stringBytes(p.term);
+    }
     return n;
   }
 
@@ -181,10 +189,10 @@ export class TextIndex {
       fresh.add(id, text);
       if (++n % chunk === 0) await new Promise((r) => setImmediate(r));
     }
-    this.docNo.clear();
-    for (const [id, no] of fresh.docNo) this.docNo.set(id, no);
+    this.docNo = fresh.docNo;
     this.ids = fresh.ids;
     this.terms = fresh.terms;
+    this.termListBytes = fresh.termListBytes;
     this.lengths = fresh.lengths;
     this.postings = fresh.postings;
     this.totalLength = fresh.totalLength;
@@ -228,18 +236,43 @@ export class TextIndex {
         scores[d] += s;
       }
     }
-    const top = new TopK<string>(k);
     const filter = options.filter;
+    try {
+      if (!filter) return this.select(touched, touchedCount, k).map(({ key, score }) => ({ id: key, score }));
+      // The filter (a unit lookup and the visibility and time checks) is the costly part: it is asked
+      // first only about the best 2k documents in order, which gives the answer whenever k of them pass
+      // (any document further down ranks below all of them); else every document is selected through it.
+      const best = this.select(touched, touchedCount, 2 * k);
+      const hits: TextHit[] = [];
+      for (const { key, score } of best) {
+        if (!filter(key)) continue;
+        hits.push({ id: key, score });
+        if (hits.length === k) return hits;
+      }
+      if (best.length < 2 * k) return hits; // every matching document was among them
+      return this.select(touched, touchedCount, k, filter).map(({ key, score }) => ({ id: key, score }));
+    } finally {
+      for (let t = 0; t < touchedCount; t++) scores[touched[t]] = 0; // leave the scratch clean for the next search
+    }
+  }
+
+  /** The best k of the touched documents (by score, then id), through the filter when one is given. */
+  private select(touched: Int32Array, touchedCount: number, k: number, filter?: (id: string) => boolean): Array<{ key: string; score: number }> {
+    const top = new TopK<string>(k);
+    const scores = this.scratch;
+    const ids = this.ids;
     for (let t = 0; t < touchedCount; t++) {
       const d = touched[t];
       const s = scores[d];
-      scores[d] = 0; // leave the scratch clean for the next search
-      if (s < top.threshold()) continue; // cheap reject before the (possibly costly) filter; ties go to TopK (by id)
+      if (s < top.threshold()) continue; // cheap reject before the (possibly costly) filter
       const id = ids[d]!;
+      // ties with the lowest kept score are common (short documents, few query terms): decided by id
+      // before the filter, not after it
+      if (!top.admits(id, s)) continue;
       if (filter && !filter(id)) continue;
       top.push(id, s);
     }
-    return top.sorted().map(({ key, score }) => ({ id: key, score }));
+    return top.sorted();
   }
 
   private compactPosting(p: Posting): void {
@@ -257,7 +290,7 @@ export class TextIndex {
   private renumber(): void {
     const map = new Int32Array(this.ids.length).fill(-1);
     const ids: Array<string | undefined> = [];
-    const terms: Array<string[] | undefined> = [];
+    const terms: Array<Posting[] | undefined> = [];
     const lengths = new Int32Array(Math.max(64, this.docNo.size * 2));
     for (let old = 0; old < this.ids.length; old++) {
       const id = this.ids[old];

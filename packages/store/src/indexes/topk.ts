@@ -17,6 +17,14 @@ export class TopK<K extends string | number> {
     return this.keys.length < this.k ? -Infinity : this.scores[0];
   }
 
+  /**
+   * Would `push(key, score)` keep the entry? Lets a caller skip a costly test (a filter) for an entry
+   * that would not enter anyway, ties included (a score equal to the lowest kept loses to a smaller key).
+   */
+  admits(key: K, score: number): boolean {
+    return this.k > 0 && (this.keys.length < this.k || this.worse(0, key, score));
+  }
+
   push(key: K, score: number): void {
     if (this.k <= 0) return;
     if (this.keys.length < this.k) {

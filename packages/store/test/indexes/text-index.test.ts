@@ -63,6 +63,23 @@ describe('TopK', () => {
   });
 });
 
+describe('TopK.admits', () => {
+  it('says exactly whether push would keep the entry, ties by key included', () => {
+    let seed = 11;
+    const rnd = () => ((seed = (seed * 1103515245 + 12345) % 2 ** 31) / 2 ** 31);
+    const t = new TopK<number>(5);
+    for (let i = 0; i < 200; i++) {
+      const key = Math.floor(rnd() * 100);
+      const score = Math.floor(rnd() * 6); // many ties
+      const before = JSON.stringify(t.sorted());
+      const admitted = t.admits(key, score);
+      t.push(key, score);
+      expect(admitted).toBe(JSON.stringify(t.sorted()) !== before);
+    }
+    expect(new TopK<number>(0).admits(1, 1)).toBe(false);
+  });
+});
+
 describe('TextIndex (BM25)', () => {
   const docs: Array<[string, string]> = [
     ['d1', 'Caroline went to the LGBTQ support group yesterday'],
@@ -141,6 +158,43 @@ describe('TextIndex (BM25)', () => {
       expect(a.map((h) => h.id)).toEqual(b.map((h) => h.id));
       a.forEach((h, i) => expect(h.score).toBeCloseTo(b[i].score, 10));
     }
+  });
+
+  it('asks the filter only about documents that can still enter the top k (ties by id), with the same results', () => {
+    // 300 documents, 3 distinct texts: scores tie in large groups
+    const ix = new TextIndex();
+    const texts = ['red apple pie', 'green apple tart', 'red cherry pie'];
+    for (let i = 0; i < 300; i++) ix.add(`d${String(i).padStart(3, '0')}`, texts[i % 3]);
+    const asked: string[] = [];
+    const filter = (id: string) => {
+      asked.push(id);
+      return Number(id.slice(1)) % 2 === 0;
+    };
+    const hits = ix.search('red pie', 10, { filter });
+    // the reference: every matching document scored, filtered, sorted by score then id
+    const expected = ix.search('red pie', 1000).filter((h) => filter(h.id)).slice(0, 10);
+    expect(hits).toEqual(expected);
+    asked.length = 0;
+    ix.search('red pie', 10, { filter });
+    // asked in rank order about the best 2k only (before: every tied document reached the filter, 200)
+    expect(asked.length).toBeLessThanOrEqual(20);
+    // a filter that passes few: the answer is still the k best that pass
+    const rare = (id: string) => Number(id.slice(1)) % 50 === 0;
+    expect(ix.search('red pie', 10, { filter: rare })).toEqual(ix.search('red pie', 1000).filter((h) => rare(h.id)).slice(0, 10));
+  });
+
+  it('estimates its bytes from what it holds, whatever the path that led there', () => {
+    const a = new TextIndex();
+    const b = new TextIndex();
+    for (let i = 0; i < 50; i++) a.add(`d${i}`, `word${i % 7} shared text ${i}`);
+    for (let i = 0; i < 50; i += 2) a.remove(`d${i}`);
+    for (let i = 1; i < 50; i += 2) b.add(`d${i}`, `word${i % 7} shared text ${i}`);
+    // posting capacities differ with the history; the rest of the estimate is the content's
+    const postings = (ix: TextIndex) => (ix as unknown as { postings: Map<string, { docs: Int32Array; tfs: Int32Array }> }).postings;
+    const capacity = (ix: TextIndex) => [...postings(ix).values()].reduce((n, p) => n + p.docs.byteLength + p.tfs.byteLength, 0);
+    const lengths = (ix: TextIndex) => (ix as unknown as { lengths: Int32Array; ids: unknown[] }).lengths.byteLength + 8 * (ix as unknown as { ids: unknown[] }).ids.length;
+    expect(a.estimatedBytes() - capacity(a) - lengths(a) - 8 * (a as unknown as { terms: unknown[] }).terms.length)
+      .toBe(b.estimatedBytes() - capacity(b) - lengths(b) - 8 * (b as unknown as { terms: unknown[] }).terms.length);
   });
 
   it('rebuildAsync swaps the content in at once', async () => {

@@ -42,6 +42,41 @@ describe('VectorIndex, exact mode', () => {
     got.forEach((h, i) => expect(h.score).toBeCloseTo(expected[i].score, 5));
   });
 
+  it('searchAsync scans a large graphless index in slices, turning the event loop, with the answer of search', async () => {
+    const data = vectors(3000, DIMS, 5);
+    const idx = new VectorIndex({ dimensions: DIMS, exactThreshold: Number.MAX_SAFE_INTEGER });
+    data.forEach((v, i) => idx.add(`u${i}`, v));
+    idx.add('twin', data[7]); // a tie: order by label, as search does
+    const filter = (id: string) => id === 'twin' || Number(id.slice(1)) % 3 !== 0;
+    for (const [qi, k] of [[99, 10], [7, 25], [123, 1]] as const) {
+      const q = vectors(1, DIMS, qi)[0];
+      let turns = 0;
+      let ticking = true;
+      const tick = () => {
+        turns++;
+        if (ticking) setImmediate(tick);
+      };
+      setImmediate(tick);
+      const sliced = await idx.searchAsync(q, k, { filter }, 500);
+      ticking = false;
+      expect(turns).toBeGreaterThanOrEqual(5); // 3001 rows in slices of 500: the loop turned between them
+      expect(sliced).toEqual(idx.search(q, k, { filter }));
+    }
+  });
+
+  it('searchAsync keeps the id a hit was scored for when its label is reused between slices', async () => {
+    const data = vectors(1200, DIMS, 9);
+    const idx = new VectorIndex({ dimensions: DIMS, exactThreshold: Number.MAX_SAFE_INTEGER });
+    data.forEach((v, i) => idx.add(`u${i}`, v));
+    const q = data[3]; // u3 is the best hit, in the first slice
+    const pending = idx.searchAsync(q, 3, {}, 400);
+    idx.remove('u3');
+    idx.add('newcomer', data[1100]); // takes u3's label
+    const hits = await pending;
+    expect(hits[0]).toEqual({ id: 'u3', score: expect.closeTo(1, 5) });
+    expect(hits.map((h) => h.id)).not.toContain('newcomer');
+  });
+
   it('removes, replaces, and reuses labels', () => {
     const idx = new VectorIndex({ dimensions: 2 });
     idx.add('a', [1, 0]);
