@@ -36,8 +36,9 @@ class CounterMachine implements RaftStateMachine {
     });
   }
   async snapshot(out: SnapshotWriter): Promise<SnapshotPoint> {
+    const at = { index: this.applied, term: this.term }; // fixed at the call: applies go on meanwhile
     await out.write(Buffer.from(JSON.stringify({ count: this.count, sum: this.sum })));
-    return { index: this.applied, term: this.term };
+    return at;
   }
   async restore(s: SnapshotPoint, image: SnapshotReader): Promise<void> {
     const v = JSON.parse((await readWholeSnapshot(image)).toString()) as { count: number; sum: number };

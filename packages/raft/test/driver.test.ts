@@ -72,7 +72,8 @@ describe('RaftHost and RaftGroup', () => {
     expect(follower.sm.items).toHaveLength(100);
     expect(follower.sm.items).toEqual(l.sm.items);
 
-    // snapshots were taken (snapshotEvery 40) and the log compacted
+    // snapshots were taken (snapshotEvery 40) and the log compacted, in the background
+    await until(() => l.group.core.log.offset > 0);
     expect(l.group.core.log.offset).toBeGreaterThan(0);
 
     // restart a follower: it replays only what its state machine had not applied

@@ -23,9 +23,11 @@ export class ListMachine implements RaftStateMachine {
   pieceSize = 64 * 1024;
 
   async snapshot(out: SnapshotWriter): Promise<SnapshotPoint> {
+    // fixed at the call: applies go on while the driver writes the image
+    const at = { index: this.applied, term: this.appliedTerm };
     const image = Buffer.from(JSON.stringify(this.items));
-    for (let at = 0; at < image.byteLength; at += this.pieceSize) await out.write(image.subarray(at, at + this.pieceSize));
-    return { index: this.applied, term: this.appliedTerm };
+    for (let from = 0; from < image.byteLength; from += this.pieceSize) await out.write(image.subarray(from, from + this.pieceSize));
+    return at;
   }
 
   async restore(s: SnapshotPoint, image: SnapshotReader): Promise<void> {

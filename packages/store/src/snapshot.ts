@@ -176,7 +176,10 @@ const RAW = { keyEncoding: 'buffer', valueEncoding: 'buffer' } as const;
  */
 export async function writeImage(db: StateDb, out: SnapshotWriter): Promise<void> {
   const enc = new ImageEncoder();
-  const it = db.level.iterator<Buffer, Buffer>(RAW);
+  // Fixed here, before the first await: the image is the state at the call, whatever applies after
+  // (the Raft driver writes snapshots while applies go on).
+  const view = db.level.snapshot();
+  const it = db.level.iterator<Buffer, Buffer>({ ...RAW, snapshot: view });
   try {
     for (;;) {
       const pairs = await it.nextv(1000); // a thousand records per call: far cheaper than one at a time
@@ -188,6 +191,7 @@ export async function writeImage(db: StateDb, out: SnapshotWriter): Promise<void
     }
   } finally {
     await it.close();
+    await view.close();
   }
   await out.write(enc.end());
 }

@@ -161,8 +161,9 @@ export class StateMachine {
   }
 
   /**
-   * Streams a consistent image of the whole state at appliedIndex() into `out` (applies must not run
-   * meanwhile) and returns that index and its term.
+   * Streams a consistent image of the whole state at appliedIndex() into `out` and returns that index
+   * and its term. What it writes is fixed at the call (a LevelDB snapshot, before any await), so applies
+   * may go on while it streams; the call itself must come between applies (the Raft driver's does).
    */
   async snapshot(out: SnapshotWriter): Promise<SnapshotPoint> {
     const index = this.applied;

@@ -10,7 +10,7 @@ import { ConfChangeError, NoQuorumError, NotLeaderError, OverloadedError, Propos
 import type { BatchOp, StoredGroup } from '../storage/level-storage';
 import type { SnapshotFileWriter } from '../storage/snapshot-files';
 import type { GroupHost } from './group-host';
-import type { AppliedEntry, RaftStateMachine } from './state-machine';
+import type { AppliedEntry, RaftStateMachine, SnapshotWriter } from './state-machine';
 
 export interface GroupOptions {
   proposeTimeoutMs: number;
@@ -407,7 +407,7 @@ export class RaftGroup {
     }
     if (this.persistWaiters.length) for (const f of this.persistWaiters.splice(0)) f();
     if (this.core.hasReady()) this.host.schedule();
-    await this.maybeSnapshot();
+    this.maybeSnapshot();
   }
 
   private async apply(ents: Entry[]): Promise<void> {
@@ -430,38 +430,49 @@ export class RaftGroup {
     });
   }
 
-  private async maybeSnapshot(): Promise<void> {
+  /**
+   * Starts a snapshot when enough was applied since the last, in the background: written whole, a
+   * large state's image took seconds, and a flush loop waiting for it sent no heartbeats (followers
+   * started elections). Called right after an apply, before anything else can apply, so the state
+   * machine fixes the image's position here, synchronously; it writes the image while applies go on.
+   */
+  private maybeSnapshot(): void {
     const applied = this.core.applied;
     if (this.snapshotting || applied - this.lastSnapshotIndex < this.opts.snapshotEvery || applied <= this.core.log.offset) return;
     this.snapshotting = true;
     const storage = this.host.storage;
-    let file: SnapshotFileWriter | null = null;
-    try {
-      // The state machine streams its image into a file; the core keeps only its metadata and size.
-      file = await storage.snapshots.create(this.groupId);
-      const s = await this.sm.snapshot(file);
-      if (s.index <= this.core.log.offset || s.index > this.core.applied) {
-        await file.abort();
-        return;
+    // the file opens while the state machine starts: it must fix its image now, not after an await here
+    const opening: Promise<SnapshotFileWriter> = storage.snapshots.create(this.groupId);
+    const out: SnapshotWriter = { write: async (piece: Uint8Array) => (await opening).write(piece) };
+    const taking = this.sm.snapshot(out);
+    void (async () => {
+      try {
+        const s = await taking;
+        const file = await opening;
+        if (this.failed || s.index <= this.core.log.offset || s.index > this.core.applied) {
+          await file.abort();
+          return;
+        }
+        const meta = this.core.snapshotMeta(s.index);
+        invariant(meta.term === s.term, () => `snapshot term ${s.term} does not match the log's term ${meta.term} at ${s.index}`);
+        const snap = { meta, size: await file.finish(meta) };
+        const compactTo = Math.max(this.core.log.offset, Math.min(s.index - this.opts.compactionMargin, this.core.persisted));
+        const ops: BatchOp[] = [];
+        const range = storage.compactionOps(ops, this.groupId, snap, compactTo, this.core.log.term(compactTo) as number, this.core.confAt(compactTo));
+        await storage.write(ops);
+        if (range) storage.deleteCompacted(this.groupId, range);
+        this.core.compact(snap, compactTo);
+        this.lastSnapshotIndex = s.index;
+        // Older images go; a transfer still reading one finds it gone and moves to this one.
+        await storage.snapshots.prune(this.groupId, meta, { keepReceiving: true });
+      } catch (e) {
+        await opening.then((f) => f.abort()).catch(() => undefined);
+        // a snapshot that cannot be written is a failing disk: this group stops, as a failed flush stops it
+        this.fail(e as Error);
+      } finally {
+        this.snapshotting = false;
       }
-      const meta = this.core.snapshotMeta(s.index);
-      invariant(meta.term === s.term, () => `snapshot term ${s.term} does not match the log's term ${meta.term} at ${s.index}`);
-      const snap = { meta, size: await file.finish(meta) };
-      const compactTo = Math.max(this.core.log.offset, Math.min(s.index - this.opts.compactionMargin, this.core.persisted));
-      const ops: BatchOp[] = [];
-      const range = storage.compactionOps(ops, this.groupId, snap, compactTo, this.core.log.term(compactTo) as number, this.core.confAt(compactTo));
-      await storage.write(ops);
-      if (range) storage.deleteCompacted(this.groupId, range);
-      this.core.compact(snap, compactTo);
-      this.lastSnapshotIndex = s.index;
-      // Older images go; a transfer still reading one finds it gone and moves to this one.
-      await storage.snapshots.prune(this.groupId, meta, { keepReceiving: true });
-    } catch (e) {
-      await file?.abort();
-      throw e;
-    } finally {
-      this.snapshotting = false;
-    }
+    })();
   }
 
   fail(err: Error): void {

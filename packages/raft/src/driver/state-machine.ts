@@ -46,6 +46,9 @@ export interface RaftStateMachine {
   /**
    * Writes a consistent image of the state as of appliedIndex() to `out`, streaming (never the whole
    * image in memory), and returns the position it stands for (that index and the term of its entry).
+   * The image is of the state at the call: the implementation fixes what it will write (e.g. opens a
+   * database snapshot) before its first await, because applies go on while the image is written (the
+   * driver takes snapshots in the background, so the flush loop keeps sending heartbeats).
    */
   snapshot(out: SnapshotWriter): Promise<SnapshotPoint>;
   /**
