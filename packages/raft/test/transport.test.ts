@@ -11,7 +11,7 @@ import { MsgType } from '../src/core/types';
 import { encodeBatch, type GroupMessage } from '../src/transport/codec';
 import { bodyDigest, HttpTransport, signedHeaders, startRaftServer } from '../src/transport/http';
 import { ReplayGuard } from '../src/transport/replay';
-import { FrameKind, FrameWriter, STREAM_PROTOCOL, streamKey } from '../src/transport/stream';
+import { FrameError, FrameKind, FrameReader, FrameWriter, STREAM_PROTOCOL, streamKey } from '../src/transport/stream';
 
 const SECRET = 'transport-test-secret';
 const PATH = '/raft/msgs';
@@ -257,6 +257,29 @@ describe('HTTP transport: peer streams', () => {
     await sender.close();
     plain.closeAllConnections();
     await new Promise((r) => plain.close(r));
+  });
+});
+
+describe('stream frames', () => {
+  const key = streamKey(SECRET, 'n.1', 2, 'out');
+  const frames = (): Buffer => {
+    const w = new FrameWriter(key);
+    return Buffer.concat([0, 300, 5].flatMap((size, i) => w.frame(FrameKind.Messages, Buffer.alloc(size, i + 1))));
+  };
+
+  test('frames read the same whatever pieces the bytes arrive in, one byte at a time included', () => {
+    const whole = new FrameReader(key, 1024).push(frames());
+    expect(whole.map((f) => [f.kind, f.payload.length, f.payload[0]])).toEqual([[0, 0, undefined], [0, 300, 2], [0, 5, 3]]);
+    const bytes = frames();
+    const reader = new FrameReader(key, 1024);
+    const piecewise = [];
+    for (let i = 0; i < bytes.length; i++) piecewise.push(...reader.push(bytes.subarray(i, i + 1)));
+    expect(piecewise.map((f) => Buffer.from(f.payload))).toEqual(whole.map((f) => Buffer.from(f.payload)));
+  });
+
+  test('a frame under another key, or over the size bound, is refused', () => {
+    expect(() => new FrameReader(streamKey(SECRET, 'n.2', 2, 'out'), 1024).push(frames())).toThrow(FrameError);
+    expect(() => new FrameReader(key, 100).push(frames())).toThrow(FrameError);
   });
 });
 

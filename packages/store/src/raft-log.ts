@@ -20,7 +20,6 @@ export interface ReplicatedState {
   appliedIndex(): number;
   appliedTerm(): number;
   apply(index: number, command: Command, term: number): Promise<unknown>;
-  advanceTo(index: number, term: number, meta?: Record<string, unknown>): Promise<void>;
   applyBatch(entries: readonly BatchEntry[]): Promise<unknown[]>;
   snapshot(out: SnapshotWriter): Promise<SnapshotPoint>;
   restore(image: SnapshotReader): Promise<void>;

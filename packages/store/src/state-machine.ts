@@ -132,24 +132,6 @@ export class StateMachine {
   }
 
   /**
-   * Consumes a log index that carries no command (a Raft no-op or membership entry): only the applied
-   * index moves, plus any `meta` records the log layer keeps in the replicated state (e.g. removed
-   * node ids), in one atomic batch, so replay after a restart stays exact.
-   */
-  async advanceTo(index: number, term: number, meta: Record<string, unknown> = {}): Promise<void> {
-    if (index !== this.applied + 1) throw new Error(`advance out of order: index ${index} after applied ${this.applied}`);
-    // Log terms never decrease along the log (Raft's log matching); a lower one is a log layer bug.
-    if (term < this.term) throw new InvariantError(`advance to index ${index} of term ${term} after term ${this.term}`);
-    const ctx = new ApplyContext(index);
-    for (const [key, value] of Object.entries(meta)) ctx.put(this.db.meta, key, value);
-    ctx.put(this.db.meta, APPLIED_KEY, index);
-    if (term !== this.term) ctx.put(this.db.meta, APPLIED_TERM_KEY, term);
-    await this.db.level.batch(ctx.ops as never);
-    this.applied = index;
-    this.term = term;
-  }
-
-  /**
    * Replaces the whole state by a snapshot's image (see snapshot.ts), streamed: verified whole first,
    * then written in bounded batches. Then tells the restore listeners so derived indexes are rebuilt.
    * A crash midway leaves applied index 0, so the log layer restores again on restart.
@@ -192,7 +174,7 @@ export class StateMachine {
         results.push(await this.apply(e.index, e.command, e.term));
         continue;
       }
-      run ??= { pending: new PendingWrites(), applied: this.applied, term: this.term, done: [] };
+      run ??= this.openRun();
       results.push(await this.applyInRun(run, e));
     }
     if (run) await this.writeRun(run);
@@ -205,15 +187,24 @@ export class StateMachine {
     return ((live as number | undefined) ?? 0) <= 0;
   }
 
+  private openRun(): OpenRun {
+    return { pending: new PendingWrites(), applied: this.applied, term: this.term, done: [] };
+  }
+
   private async applyInRun(run: OpenRun, e: BatchEntry): Promise<unknown> {
     if (e.index !== run.applied + 1) throw new Error(`apply out of order: index ${e.index} after applied ${run.applied}`);
+    // Log terms never decrease along the log (Raft's log matching); a lower one is a log layer bug.
     if (e.term < run.term) throw new InvariantError(`apply of index ${e.index} of term ${e.term} after term ${run.term}`);
+    if (e.command && !(e.command.type in HANDLERS)) throw new Error(`unknown command type '${(e.command as { type: string }).type}' at index ${e.index}`);
     const ctx = new ApplyContext(e.index, this.tracking, run.pending);
     for (const [key, value] of Object.entries(e.meta ?? {})) ctx.put(this.db.meta, key, value);
     let result: unknown;
     if (e.command) {
       result = await runHandler(this.db, ctx, e.command);
+      // Read before the command's writes join the batch: the state before it tells created from changed.
       const effects = ctx.tracked.length ? await resolveEffects(this.db, ctx.tracked, (sub, keys) => run.pending.getMany(sub, keys)) : NO_EFFECTS;
+      // Webhook deliveries follow the effects, in the same batch (apply/webhooks.ts): every replica holds
+      // the same outboxes, and only the shard leader's dispatcher sends from them.
       if (effects !== NO_EFFECTS) await enqueueWebhookDeliveries(this.db, ctx, e.command, effects);
       run.done.push({ index: e.index, command: e.command, result, effects });
     }
@@ -240,27 +231,14 @@ export class StateMachine {
     this.listeners.push(listener);
   }
 
-  /** `term`: the log term of the entry (Raft), kept so a snapshot can name it; 0 for LocalLog. */
+  /**
+   * Applies one command alone, its writes and the applied index in one atomic batch. `term`: the log
+   * term of the entry (Raft), kept so a snapshot can name it; 0 for LocalLog.
+   */
   async apply(index: number, command: Command, term = 0): Promise<unknown> {
-    if (index !== this.applied + 1) {
-      throw new Error(`apply out of order: index ${index} after applied ${this.applied}`);
-    }
-    if (term < this.term) throw new InvariantError(`apply of index ${index} of term ${term} after term ${this.term}`);
-    if (!(command.type in HANDLERS)) throw new Error(`unknown command type '${(command as { type: string }).type}' at index ${index}`);
-    const ctx = new ApplyContext(index, this.tracking);
-    const result = await runHandler(this.db, ctx, command);
-    // Read before the batch is written: the state before the command tells created from changed.
-    const effects = ctx.tracked.length ? await resolveEffects(this.db, ctx.tracked) : NO_EFFECTS;
-    // Webhook deliveries follow the effects, written in the same batch (apply/webhooks.ts): every replica
-    // holds the same outboxes, and only the shard leader's dispatcher sends from them.
-    if (effects !== NO_EFFECTS) await enqueueWebhookDeliveries(this.db, ctx, command, effects);
-    ctx.put(this.db.meta, APPLIED_KEY, index);
-    if (term !== this.term) ctx.put(this.db.meta, APPLIED_TERM_KEY, term);
-    // Not synced: the log is the durable record; a lost state write is replayed from it on restart.
-    await this.db.level.batch(ctx.ops as never);
-    this.applied = index;
-    this.term = term;
-    for (const listener of this.listeners) listener(index, command, result, effects);
+    const run = this.openRun();
+    const result = await this.applyInRun(run, { index, term, command });
+    await this.writeRun(run);
     return result;
   }
 }

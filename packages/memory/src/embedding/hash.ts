@@ -10,8 +10,11 @@ export function fnv1a(s: string, seed = 0x811c9dc5): number {
   return avalanche(h);
 }
 
-/** murmur3's finalizer: FNV alone leaves the low bits of short strings poorly mixed, and we take them modulo. */
-function avalanche(h: number): number {
+/**
+ * murmur3's finalizer (every input bit moves every output bit): FNV alone leaves the low bits of
+ * short strings poorly mixed, and we take them modulo.
+ */
+export function avalanche(h: number): number {
   h ^= h >>> 16;
   h = Math.imul(h, 0x85ebca6b);
   h ^= h >>> 13;

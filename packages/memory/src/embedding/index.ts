@@ -7,4 +7,4 @@ export { UseLiteEmbedder, type UseEmbedderOptions } from './use-embedder';
 export { EmbeddingError, EmbeddingSetupError, EmbeddingHttpError, EmbeddingResponseError, EmbeddingTransportError } from './errors';
 export { defaultEmbeddingsDir, PREPARE_COMMAND } from './paths';
 export { cosine, dot, l2norm, normalizeInPlace, emptyTextVector } from './vector-math';
-export { mulberry32 } from './hash';
+export { avalanche, mulberry32 } from './hash';

@@ -443,6 +443,7 @@ export class RaftGroup {
     const storage = this.host.storage;
     // the file opens while the state machine starts: it must fix its image now, not after an await here
     const opening: Promise<SnapshotFileWriter> = storage.snapshots.create(this.groupId);
+    opening.catch(() => undefined); // a failure is handled below, when awaited; never an unhandled rejection meanwhile
     const out: SnapshotWriter = { write: async (piece: Uint8Array) => (await opening).write(piece) };
     const taking = this.sm.snapshot(out);
     void (async () => {

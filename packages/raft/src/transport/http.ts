@@ -228,7 +228,7 @@ export class HttpTransport implements Transport {
       this.stats.requestsSent++;
       this.stats.messagesSent += batch.length;
       if (res.statusCode >= 300) throw new Error(`peer ${to} answered ${res.statusCode}`);
-      this.roundTrip(to, started);
+      this.observeRtt(to, Number(process.hrtime.bigint() - started) / 1e9);
     } catch (err) {
       // Messages to an unreachable peer are dropped (and what is queued behind them): Raft resends what matters.
       this.stats.sendErrors++;
@@ -347,15 +347,6 @@ export class HttpTransport implements Transport {
     if (!this.opts.onRoundTrip) return;
     try {
       this.opts.onRoundTrip(to, seconds);
-    } catch {
-      // a metrics hook never affects delivery
-    }
-  }
-
-  private roundTrip(to: number, started: bigint): void {
-    if (!this.opts.onRoundTrip) return;
-    try {
-      this.opts.onRoundTrip(to, Number(process.hrtime.bigint() - started) / 1e9);
     } catch {
       // a metrics hook never affects delivery
     }

@@ -57,13 +57,16 @@ export class FrameError extends Error {}
 
 /**
  * Reads frames from a byte stream, checking each MAC against the next expected sequence number.
- * Holds at most one frame being assembled (its length is checked against `maxPayload` from its head,
- * before its bytes are kept).
+ * Holds at most one frame being assembled: its length is checked against `maxPayload` from its head,
+ * before its bytes are kept, and its pieces are joined once, when the last arrives (joining them on
+ * every piece would copy a large frame over and over).
  */
 export class FrameReader {
   private seq = 0;
   private chunks: Buffer[] = [];
   private buffered = 0;
+  /** bytes of the frame being assembled, once its head was read (0: not yet) */
+  private frameBytes = 0;
 
   constructor(private readonly key: Buffer, private readonly maxPayload: number) {}
 
@@ -73,24 +76,35 @@ export class FrameReader {
     this.buffered += data.length;
     const out: { kind: FrameKind; payload: Buffer }[] = [];
     for (;;) {
-      if (this.buffered < HEAD) return out;
-      const all = this.chunks.length === 1 ? this.chunks[0] : Buffer.concat(this.chunks, this.buffered);
-      this.chunks = [all];
-      const length = all.readUInt32BE(0);
+      if (this.frameBytes === 0) {
+        if (this.buffered < HEAD) return out;
+        const head = this.chunks[0].length >= HEAD ? this.chunks[0] : this.join();
+        const length = head.readUInt32BE(0);
+        const kind = head.readUInt8(4);
+        if (length > this.maxPayload) throw new FrameError(`frame of ${length} bytes exceeds ${this.maxPayload}`);
+        if (kind !== FrameKind.Messages && kind !== FrameKind.Ping && kind !== FrameKind.Pong) throw new FrameError(`unknown frame kind ${kind}`);
+        this.frameBytes = HEAD + length + MAC;
+      }
+      if (this.buffered < this.frameBytes) return out;
+      const all = this.join();
+      const length = this.frameBytes - HEAD - MAC;
       const kind = all.readUInt8(4) as FrameKind;
-      if (length > this.maxPayload) throw new FrameError(`frame of ${length} bytes exceeds ${this.maxPayload}`);
-      if (kind !== FrameKind.Messages && kind !== FrameKind.Ping && kind !== FrameKind.Pong) throw new FrameError(`unknown frame kind ${kind}`);
-      const total = HEAD + length + MAC;
-      if (this.buffered < total) return out;
       const payload = all.subarray(HEAD, HEAD + length);
       const want = mac(this.key, this.seq, kind, payload);
-      if (!timingSafeEqual(want, all.subarray(HEAD + length, total))) throw new FrameError('frame authentication failed');
+      if (!timingSafeEqual(want, all.subarray(HEAD + length, this.frameBytes))) throw new FrameError('frame authentication failed');
       this.seq++;
       out.push({ kind, payload });
-      const rest = all.subarray(total);
+      const rest = all.subarray(this.frameBytes);
       this.chunks = rest.length ? [rest] : [];
       this.buffered = rest.length;
+      this.frameBytes = 0;
     }
+  }
+
+  /** The buffered pieces as one buffer (kept as the only piece). */
+  private join(): Buffer {
+    if (this.chunks.length > 1) this.chunks = [Buffer.concat(this.chunks, this.buffered)];
+    return this.chunks[0];
   }
 }
 

@@ -1,3 +1,4 @@
+import { avalanche } from '@strata/memory/embedding';
 import type { GroupPlacement, NodeId } from './model';
 
 /**
@@ -6,13 +7,7 @@ import type { GroupPlacement, NodeId } from './model';
  * node dies, its replicas are re-created from (and onto) many nodes, not two.
  */
 export function mix(a: number, b: number): number {
-  let h = (Math.imul(a, 0x9e3779b1) ^ Math.imul(b + 0x7f4a7c15, 0x85ebca6b)) >>> 0;
-  h ^= h >>> 16;
-  h = Math.imul(h, 0x85ebca6b);
-  h ^= h >>> 13;
-  h = Math.imul(h, 0xc2b2ae35);
-  h ^= h >>> 16;
-  return h >>> 0;
+  return avalanche((Math.imul(a, 0x9e3779b1) ^ Math.imul(b + 0x7f4a7c15, 0x85ebca6b)) >>> 0);
 }
 
 /**
