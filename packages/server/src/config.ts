@@ -77,6 +77,14 @@ export interface Config {
     peer_clock_skew_s: number;
     /** bytes of peer request bodies received at once, all peers together (beyond: 503, Raft resends) */
     peer_inflight_bytes: number;
+    /** voters of each shard group but shard 0 (which is on every node): docs/cluster.md "Placement" */
+    replication_factor: number;
+    /** how often the leader of shard 0 checks the nodes and plans replica moves */
+    placement_interval_ms: number;
+    /** a node that has not answered for this long is dead: its replicas are re-created elsewhere */
+    dead_after_s: number;
+    /** replica moves in flight cluster-wide at most (each streams a snapshot to its new member) */
+    max_moves: number;
   };
   raft: {
     auto_initialize: boolean; bootstrap_seed_node_id: number | null; tick_ms: number; election_ticks: number; heartbeat_ticks: number;
@@ -212,6 +220,10 @@ export const CONFIG_SCHEMA = {
       advertise_url: { type: ['string', 'null'], pattern: '^https?://', default: null },
       peer_clock_skew_s: int(1, 30, 3600),
       peer_inflight_bytes: int(1 << 20, 128 << 20),
+      replication_factor: int(1, 3, 9),
+      placement_interval_ms: int(50, 1000, 60_000),
+      dead_after_s: int(1, 60, 86_400),
+      max_moves: int(1, 2, 64),
     }),
     raft: section({
       auto_initialize: bool(true),

@@ -55,6 +55,10 @@ export class Metrics {
     name: 'strata_raft_proposals_failed_total', help: 'Proposals that did not commit (no leader, no quorum, dropped, overloaded, shutting down), by shard and error code',
     labelNames: ['shard', 'code'] as const, registers: [this.registry],
   });
+  readonly placementSteps = new Counter({
+    name: 'strata_placement_steps_total', help: 'Membership steps the placement loop carried out (on the leader of shard 0), by kind and outcome',
+    labelNames: ['kind', 'outcome'] as const, registers: [this.registry],
+  });
 
   constructor() {
     collectDefaultMetrics({ register: this.registry, prefix: 'strata_' });

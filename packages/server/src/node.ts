@@ -5,8 +5,12 @@ import type { AddressInfo } from 'node:net';
 import { join } from 'node:path';
 import pino, { type Logger } from 'pino';
 import { StateDb, StateMachine, pendingSummary } from '@strata/store';
-import { Forwarder, routeWrites, targetShard } from './cluster/forward';
+import { Forwarder, routeWrites, targetShard, targetUser } from './cluster/forward';
 import { ClusterService } from './cluster/membership';
+import { PeerSigner } from './cluster/peer-auth';
+import { PlacementDirectory } from './cluster/placement/directory';
+import { PlacementExecutor } from './cluster/placement/executor';
+import { GroupRouting } from './cluster/placement/routing';
 import { ClusterRuntime, RAFT_PREFIX, selfUrlOf } from './cluster/runtime';
 import { startCluster } from './cluster/start';
 import { clusterRoutes } from './routes/cluster';
@@ -179,7 +183,8 @@ export class StrataNode {
     const userOrgs = new UserOrgs(router);
     const services: Services = {
       config, logger, metrics, auth, scope: new ScopeGuard(userOrgs), userOrgs, shards: router, retrieval, providers,
-      isReady: () => open && shards.every((s) => s.log.isLeader() || s.log.status().leader !== null),
+      // a leader known for shard 0 and for every other group this node holds
+      isReady: () => open && shards.every((s) => (s.id !== 0 && !routing.holds(s.id)) || s.log.isLeader() || s.log.status().leader !== null),
     };
     metrics.gauge('strata_pending_events', 'Events waiting for consolidation on this node', async () =>
       (await Promise.all(shards.map((s) => pendingSummary(s.db)))).reduce((n, s) => n + s.pending, 0));
@@ -196,18 +201,21 @@ export class StrataNode {
     metrics.perShard('strata_consolidation_backlog', 'Events waiting for consolidation, by shard (replicated: every member reports it)', shards.map((shard) => ({
       shard: shard.id, read: () => shard.db.counter('pending'),
     })));
-    const forwarder = new Forwarder({
-      timeoutMs: config.cluster.forward_timeout_ms,
-      tracing,
-      view: {
-        nodeId: config.cluster.node_id,
-        isLeader: (shard) => shards[shard].log.isLeader(),
-        leaderId: (shard) => shards[shard].log.status().leader,
-        urlOf: (id, shard) => cluster.urlOf(id, shard),
-      },
+    // Where each shard group lives (shard 0 on every node, the others on replication_factor nodes), and
+    // the loop that moves replicas, run by the leader of shard 0 (docs/cluster.md "Placement").
+    const directory = await PlacementDirectory.open(router.meta(), cluster.initialPlacement());
+    const routing = new GroupRouting(cluster, directory);
+    const forwarder = new Forwarder({ timeoutMs: config.cluster.forward_timeout_ms, tracing, view: routing });
+    const peerSigner = new PeerSigner(cluster.secret, config.cluster.node_id, config.cluster.peer_clock_skew_s * 1000);
+    const clusterService = new ClusterService(cluster, forwarder, routing, directory, peerSigner);
+    const placement = new PlacementExecutor({
+      rt: cluster, meta: router.meta(), directory, fwd: forwarder, signer: peerSigner, logger,
+      localStatus: () => clusterService.status(),
+      onStep: (step, outcome) => metrics.placementSteps.inc({ kind: step.kind, outcome }),
     });
-    const clusterService = new ClusterService(cluster, forwarder);
-    const clusterStart = await startCluster(cluster, router.meta(), auth, logger);
+    clusterService.executor = placement;
+    const clusterStart = await startCluster(cluster, clusterService, router.meta(), auth, logger);
+    placement.start();
 
     const routes: RouteSpec[] = [];
     routes.push(
@@ -241,9 +249,12 @@ export class StrataNode {
       }] : [])],
       bodyLimit: config.server.body_limit, rateLimitPerSecond: config.server.rate_limit_per_s,
       // A write reaching a node that does not lead its shard runs on the leader (CONTRACT.md §10).
-      forward: (route, ctx, run) => routeWrites(route)
-        ? forwarder.route(targetShard(ctx.params, ctx.body, shards.length), ctx.req, ctx.res, run)
-        : run(),
+      // A read of a user's data reaching a node that does not hold the user's group is served by one that does.
+      forward: (route, ctx, run) => {
+        const shard = targetShard(ctx.params, ctx.body, shards.length);
+        if (routeWrites(route)) return forwarder.route(shard, ctx.req, ctx.res, run);
+        return targetUser(ctx.params, ctx.body) === undefined ? run() : forwarder.read(shard, ctx.req, ctx.res, run);
+      },
     });
     serve = app;
     // Keep-alive sockets idle longer than typical client pools, so clients don't race a server-side close.
@@ -279,6 +290,7 @@ export class StrataNode {
       await webhookSender.close();
       await Promise.all([...indexes.values()].map((ix) => ix.idle()));
       await providers.close();
+      await placement.stop();
       await clusterStart.stop();
       await forwarder.close();
       await cluster.close();

@@ -372,6 +372,35 @@ export interface WebhookAdvanceCommand {
   webhooks: WebhookProgress[];
 }
 
+// ---- placement of shard groups on nodes (docs/cluster.md "Placement") ----
+
+/** A replica move in flight: `to` joins (learner, then voter), then `from` leaves (null: an addition). */
+export interface PlacementMove {
+  to: number;
+  from: number | null;
+  reason: 'repair' | 'drain' | 'balance';
+}
+
+/** Where one shard group lives: its voters, learners, the leader last seen, and the move in flight. */
+export interface GroupPlacementRecord {
+  group_id: number;
+  voters: number[];
+  learners: number[];
+  leader: number | null;
+  move: PlacementMove | null;
+}
+
+/**
+ * The placement directory, in the metadata group (shard 0, on every node): the leader of shard 0
+ * records what each group's leader reports and the moves it starts, and every node routes a user's
+ * requests to the nodes the directory names. Each record replaces the group's previous one.
+ */
+export interface PlacementCommand {
+  type: 'cluster.placement';
+  at: string;
+  groups: GroupPlacementRecord[];
+}
+
 /**
  * What any command may carry besides its own fields: the W3C `traceparent` of the request that proposed
  * it (tracing on only), so every replica's apply span joins the request's trace. Apply never reads it:
@@ -403,6 +432,7 @@ export type Command = CommandTrace & (
   | WebhookCreateCommand
   | WebhookDeleteCommand
   | WebhookAdvanceCommand
+  | PlacementCommand
 );
 
 export type CommandType = Command['type'];

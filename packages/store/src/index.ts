@@ -17,3 +17,4 @@ export * from './export';
 export * from './raft-log';
 export * from './webhooks';
 export { deliveryId } from './apply/webhooks';
+export { readPlacement } from './apply/placement';

@@ -7,6 +7,7 @@ import { applyImport } from './apply/import';
 import { applyL3Plan, applyTaskStatus } from './apply/l3';
 import { applyEdgeAdd, applyMemoryDelete, applySemanticExecute, applySemanticPlan } from './apply/maintenance';
 import { applyConsolidate, applyConsolidationFailed, applyInsights, indexPendingByUser } from './apply/memory';
+import { applyPlacement } from './apply/placement';
 import { applyUserOrg } from './apply/users';
 import { LIVE_WEBHOOKS_KEY, applyWebhookAdvance, applyWebhookCreate, applyWebhookDelete, enqueueWebhookDeliveries } from './apply/webhooks';
 import type { Command, CommandOf, CommandType, IngestCommand } from './commands';
@@ -47,6 +48,7 @@ const HANDLERS = {
   'webhook.create': applyWebhookCreate,
   'webhook.delete': applyWebhookDelete,
   'webhook.advance': applyWebhookAdvance,
+  'cluster.placement': applyPlacement,
 } satisfies { [K in CommandType]: HandlerOf<K> };
 
 /** What applying a command of type K answers (a deterministic failure is an answer too, see errors.ts). */

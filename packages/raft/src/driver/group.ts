@@ -243,6 +243,34 @@ export class RaftGroup {
   }
 
   /**
+   * One membership change: adds a node as a learner and returns once the change committed (it is not
+   * caught up yet). The placement executor drives a move this way, one committed step at a time.
+   */
+  async addLearner(id: number, url: string): Promise<'added' | 'already_member'> {
+    this.requireLeader();
+    if (this.core.isMember(id)) return 'already_member';
+    await this.confChange({ type: 'add_learner', node: id, addr: url }, Date.now() + this.opts.proposeTimeoutMs);
+    return 'added';
+  }
+
+  /** True when the leader knows `id` has every committed entry (a learner ready to be promoted). */
+  caughtUp(id: number): boolean {
+    this.requireLeader();
+    const pr = this.core.progressOf(id);
+    return !!pr && pr.match >= this.core.log.committed;
+  }
+
+  /** One membership change: makes a caught-up learner a voter (refused while it lags). Leader only. */
+  async promoteLearner(id: number): Promise<'promoted' | 'already_voter'> {
+    this.requireLeader();
+    if (this.core.conf.voters.includes(id)) return 'already_voter';
+    if (!this.core.conf.learners.includes(id)) throw new ConfChangeError('unknown_node', `node ${id} is not a learner`);
+    if (!this.caughtUp(id)) throw new ConfChangeError('not_ready', `node ${id} has not caught up yet`);
+    await this.confChange({ type: 'promote', node: id }, Date.now() + this.opts.proposeTimeoutMs);
+    return 'promoted';
+  }
+
+  /**
    * Removes a member. When the leader removes itself it keeps leading until the change commits,
    * then hands leadership to the most up-to-date voter (TimeoutNow) and steps down.
    */
@@ -268,6 +296,11 @@ export class RaftGroup {
   campaign(): void {
     this.core.campaign();
     this.host.schedule();
+  }
+
+  /** Whether this node is a voter of the group by its own Raft state (a learner catching up is not). */
+  isVoter(): boolean {
+    return this.core.conf.voters.includes(this.host.nodeId);
   }
 
   isLeader(): boolean {

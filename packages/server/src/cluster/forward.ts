@@ -13,6 +13,11 @@ import { shardOf } from '../shards';
 import type { Tracing } from '../telemetry/tracing';
 
 export const HOP_HEADER = 'x-strata-forwarded-by';
+/**
+ * Set by a node that does not hold the target group and sent the request where the placement directory
+ * pointed: a member that no longer leads may then forward it once more, to the leader it knows.
+ */
+export const VIA_DIRECTORY_HEADER = 'x-strata-via-directory';
 
 /** Headers that describe one connection, not the request: never copied to the forwarded request. */
 const HOP_BY_HOP = new Set(['host', 'connection', 'keep-alive', 'content-length', 'transfer-encoding', 'upgrade', 'proxy-connection', 'te', 'trailer', 'expect']);
@@ -22,10 +27,15 @@ export function routeWrites(route: { method: RouteSpec['method']; writes?: boole
   return route.writes ?? route.method !== 'get';
 }
 
-/** Pure: the shard a request targets: the :user_id path parameter, else body.user_id, else shard 0 (service-wide). */
-export function targetShard(params: Record<string, string>, body: unknown, shards: number): number {
+/** Pure: the user a request is about: the :user_id path parameter, else body.user_id (undefined: service-wide). */
+export function targetUser(params: Record<string, string>, body: unknown): string | undefined {
   const fromBody = typeof body === 'object' && body !== null ? (body as { user_id?: unknown }).user_id : undefined;
-  const user = params.user_id ?? (typeof fromBody === 'string' ? fromBody : undefined);
+  return params.user_id ?? (typeof fromBody === 'string' ? fromBody : undefined);
+}
+
+/** Pure: the shard a request targets: its user's (targetUser), else shard 0 (service-wide). */
+export function targetShard(params: Record<string, string>, body: unknown, shards: number): number {
+  const user = targetUser(params, body);
   return user === undefined ? 0 : shardOf(user, shards);
 }
 
@@ -35,6 +45,10 @@ export interface LeaderView {
   isLeader(shard: number): boolean;
   leaderId(shard: number): number | null;
   urlOf(nodeId: number, shard: number): string | null;
+  /** this node serves the group's reads (default: every group is on every node) */
+  holds?(shard: number): boolean;
+  /** nodes that serve the group's reads, best first (for a group this node does not hold) */
+  replicas?(shard: number): number[];
 }
 
 export interface ForwarderOptions {
@@ -84,16 +98,20 @@ export class Forwarder {
    */
   async route(shard: number, req: Request, res: Response, local: () => Promise<void>): Promise<void> {
     const deadline = Date.now() + this.opts.timeoutMs;
+    const { view } = this.opts;
+    let viaDirectory = !this.holds(shard);
     if (req.headers[HOP_HEADER] !== undefined) {
-      // The sender believed this node leads the shard; if it no longer does, say so rather than loop.
-      if (this.opts.view.isLeader(shard)) return local();
-      throw noLeader(shard);
+      // The sender believed this node leads the shard; if it no longer does, say so rather than loop,
+      // unless the sender only knew the directory's word: a member then knows the leader better.
+      if (view.isLeader(shard)) return local();
+      if (req.headers[VIA_DIRECTORY_HEADER] === undefined || !this.holds(shard)) throw noLeader(shard);
+      viaDirectory = false;
     }
     for (;;) {
       const leader = await this.leaderOf(shard, deadline);
       if (leader === 'self') return local();
       try {
-        await this.send(leader.url, req, res, deadline);
+        await this.send(leader.url, req, res, deadline, viaDirectory);
         return;
       } catch (err) {
         if (err instanceof StrataError) throw err;
@@ -101,6 +119,36 @@ export class Forwarder {
         if (!notSent(err) || Date.now() >= deadline) throw noLeader(shard);
         await sleep(this.opts.pollMs ?? 25);
       }
+    }
+  }
+
+  private holds(shard: number): boolean {
+    return this.opts.view.holds ? this.opts.view.holds(shard) : true;
+  }
+
+  /**
+   * A read of one user's data: served here when this node holds the user's group, else by one of the
+   * group's voters (the directory's leader first; the next one when a node cannot be reached). A read
+   * forwarded to a node that does not hold the group (the directory moved on meanwhile) is refused
+   * with 503 rather than answered from a replica that is not there.
+   */
+  async read(shard: number, req: Request, res: Response, local: () => Promise<void>): Promise<void> {
+    if (this.holds(shard)) return local();
+    if (req.headers[HOP_HEADER] !== undefined) throw notHeld(shard);
+    const deadline = Date.now() + this.opts.timeoutMs;
+    for (;;) {
+      for (const id of this.opts.view.replicas?.(shard) ?? []) {
+        const url = this.opts.view.urlOf(id, shard);
+        if (!url) continue;
+        try {
+          await this.send(url, req, res, deadline, false);
+          return;
+        } catch (err) {
+          if (err instanceof StrataError || !notSent(err)) throw err;
+        }
+      }
+      if (Date.now() >= deadline) throw notHeld(shard);
+      await sleep(this.opts.pollMs ?? 25);
     }
   }
 
@@ -117,12 +165,13 @@ export class Forwarder {
     return answerOf(r);
   }
 
-  private async send(url: string, req: Request, res: Response, deadline: number): Promise<void> {
+  private async send(url: string, req: Request, res: Response, deadline: number, viaDirectory: boolean): Promise<void> {
     const headers: Record<string, string> = {};
     for (const [k, v] of Object.entries(req.headers)) {
-      if (v === undefined || HOP_BY_HOP.has(k) || k === HOP_HEADER) continue;
+      if (v === undefined || HOP_BY_HOP.has(k) || k === HOP_HEADER || k === VIA_DIRECTORY_HEADER) continue;
       headers[k] = Array.isArray(v) ? v.join(', ') : v;
     }
+    if (viaDirectory) headers[VIA_DIRECTORY_HEADER] = '1';
     const hasBody = req.body !== undefined && ['POST', 'PUT', 'PATCH', 'DELETE'].includes(req.method);
     // A body read here goes on re-serialized as plain JSON: the client's encoding no longer describes it.
     if (!unreadBody(req)) delete headers['content-encoding'];
@@ -190,6 +239,10 @@ async function answerOf(r: Dispatcher.ResponseData): Promise<{ status: number; b
     parsed = { error: text };
   }
   return { status: r.statusCode, body: parsed, headers: r.headers };
+}
+
+function notHeld(shard: number): StrataError {
+  return unavailable(`No node holding shard ${shard} answered (its replicas are moving or down); retry shortly.`, 'no_leader');
 }
 
 export function noLeader(shard: number): StrataError {

@@ -1,13 +1,20 @@
 /**
- * Cluster operations over every shard group: initialize, join, remove, status. Any node accepts them;
- * each shard's part runs on that shard's leader (reached over HTTP with the caller's credentials and
- * `?shard_id=`), so with several shards whose leaders differ every group still gets the change.
+ * Cluster operations: initialize, join, remove, status, and the placement's own requests between
+ * nodes (a group's initialization, one membership step). Any node accepts the operator's; each part
+ * runs on the leader of the group it changes (reached over HTTP with the caller's credentials and
+ * `?shard_id=`). Join and remove change the node set, which is shard 0's membership (on every node);
+ * the other groups follow it through the placement loop (placement/executor.ts).
  */
 import { createHmac, randomBytes, timingSafeEqual } from 'node:crypto';
 import { ReplayGuard } from '@strata/raft';
 import { NotLeaderStrataError, StrataError, badRequest, conflict, isErrorCode, notFound, unavailable } from '@strata/store';
+import type { GroupPlacementRecord } from '@strata/store';
 import type { ClusterRuntime } from './runtime';
 import type { Forwarder } from './forward';
+import type { PeerSigner } from './peer-auth';
+import type { PlacementDirectory } from './placement/directory';
+import type { PlacementExecutor } from './placement/executor';
+import type { GroupRouting } from './placement/routing';
 
 export const JOIN_SIG_HEADER = 'x-strata-join-sig';
 export const JOIN_TS_HEADER = 'x-strata-join-ts';
@@ -73,10 +80,40 @@ export function parseJoin(body: unknown): { node_id: number; address: string } {
 /** Leadership moved while an operation ran: look for the leader again. */
 class Moved extends Error {}
 
+export type PlacementStepKind = 'add_learner' | 'promote' | 'remove' | 'transfer_leader';
+
+/** Pure: validates the body of a placement step (sent by the placement loop of another node). */
+export function parseStep(body: unknown): { kind: PlacementStepKind; node: number; url: string } {
+  const b = (typeof body === 'object' && body !== null ? body : {}) as Record<string, unknown>;
+  const kinds: PlacementStepKind[] = ['add_learner', 'promote', 'remove', 'transfer_leader'];
+  if (!kinds.includes(b.kind as PlacementStepKind) || !Number.isSafeInteger(b.node) || (b.node as number) < 1 || typeof b.url !== 'string' || !/^https?:\/\//.test(b.url)) {
+    throw badRequest('validation_failed', 'A placement step needs kind (add_learner, promote, remove, transfer_leader), node (an id) and url.');
+  }
+  return { kind: b.kind as PlacementStepKind, node: b.node as number, url: b.url };
+}
+
+/** Pure: validates the members of a group's initialization. */
+export function parseMembers(body: unknown): { id: number; url: string }[] {
+  const m = (typeof body === 'object' && body !== null ? (body as { members?: unknown }).members : undefined);
+  const ok = Array.isArray(m) && m.length > 0 && m.every((x) => typeof x === 'object' && x !== null && Number.isSafeInteger((x as { id: unknown }).id) && (x as { id: number }).id > 0 && typeof (x as { url: unknown }).url === 'string');
+  if (!ok) throw badRequest('validation_failed', 'members must be a non-empty list of {id, url}.');
+  return (m as { id: number; url: string }[]).map((x) => ({ id: x.id, url: x.url }));
+}
+
+const sleep = (ms: number) => new Promise((r) => setTimeout(r, ms));
+
 export class ClusterService {
   readonly joins: JoinSigner;
+  /** set once the node has built its placement loop (status reports its last round) */
+  executor: PlacementExecutor | null = null;
 
-  constructor(private readonly rt: ClusterRuntime, private readonly fwd: Forwarder) {
+  constructor(
+    private readonly rt: ClusterRuntime,
+    private readonly fwd: Forwarder,
+    private readonly routing: GroupRouting,
+    private readonly directory: PlacementDirectory,
+    readonly peers: PeerSigner,
+  ) {
     this.joins = new JoinSigner(rt.config.cluster.secret, rt.config.cluster.peer_clock_skew_s * 1000);
   }
 
@@ -92,23 +129,92 @@ export class ClusterService {
         const learner = s.members.some((m) => m.id === s.nodeId && !m.voter);
         return {
           shard_id: id, leader: s.leader, term: s.term, role: learner ? 'learner' : s.role === 'pre_candidate' ? 'candidate' : s.role,
-          commit_index: s.commitIndex, applied_index: s.appliedIndex,
+          commit_index: s.commitIndex, applied_index: s.appliedIndex, holds: this.routing.holds(id),
           members: s.members.map((m) => ({ node_id: m.id, url: m.url, voter: m.voter, match_index: m.matchIndex })),
         };
       }),
+      placement: {
+        replication_factor: this.rt.config.cluster.replication_factor,
+        groups: this.directory.all(),
+        // the last round of the placement loop, on the node that runs it (the leader of shard 0)
+        last_round: this.executor?.last ?? null,
+      },
     };
   }
 
-  async initialize() {
-    const shards = await this.rt.initialize();
+  /**
+   * Initializes shard 0 here and every other group on its initial voters: here when this node is one,
+   * else by asking them (until `deadline`). Idempotent.
+   */
+  async initialize(deadline = Date.now() + this.rt.config.cluster.forward_timeout_ms) {
+    const { done, elsewhere } = await this.rt.initialize();
+    const remote = await Promise.all(elsewhere.map((g) => this.initializeElsewhere(g, deadline)));
+    const shards = [...done, ...remote].sort((a, b) => a.shard_id - b.shard_id);
     return { status: shards.some((s) => s.status === 'initialized') ? 'initialized' : 'already_initialized', node_id: this.nodeId, shards };
   }
 
-  /** Ids removed from any local shard group (replicated state). */
+  /** Asks the group's initial voters, in turn, to initialize it; retries until one has (or `deadline`). */
+  async initializeElsewhere(g: GroupPlacementRecord, deadline: number, stopped: () => boolean = () => false) {
+    const members = this.rt.initialMembers().filter((m) => g.voters.includes(m.id));
+    const path = `/v1/cluster/groups/${g.group_id}/initialize`;
+    const body = { members };
+    while (!stopped()) {
+      for (const m of members) {
+        try {
+          const r = await this.fwd.call(this.rt.urlOf(m.id, 0) ?? m.url, 'post', path, this.peers.sign('POST', path, body), body, Date.now() + 5000);
+          if (r.status === 200) return { shard_id: g.group_id, status: (r.body as { status: 'initialized' | 'already_initialized' }).status };
+        } catch {
+          // not up yet: the next voter, then again
+        }
+      }
+      if (Date.now() >= deadline) break;
+      await sleep(250);
+    }
+    throw unavailable(`Shard ${g.group_id} could not be initialized: none of its initial voters (${g.voters.join(', ')}) answered; retry.`);
+  }
+
+  /** A group's initialization asked by the node that initializes the cluster (peer-signed). */
+  async initializeGroup(groupId: number, members: { id: number; url: string }[]) {
+    this.knownGroup(groupId);
+    if (!members.some((m) => m.id === this.nodeId)) throw badRequest('validation_failed', `Node ${this.nodeId} is not among the members of shard ${groupId}.`);
+    return { shard_id: groupId, status: await this.rt.group(groupId).initialize(members) };
+  }
+
+  /** One membership change of a group this node leads (peer-signed, from the placement loop). */
+  async step(groupId: number, input: { kind: PlacementStepKind; node: number; url: string }) {
+    this.knownGroup(groupId);
+    const group = this.rt.group(groupId);
+    if (!group.isLeader()) throw unavailable(`This node does not lead shard ${groupId}.`, 'no_leader');
+    try {
+      switch (input.kind) {
+        case 'add_learner':
+          return { status: await group.addLearner(input.node, input.url) };
+        case 'promote':
+          return { status: await group.promoteLearner(input.node) };
+        case 'remove':
+          await group.removeNode(input.node);
+          return { status: 'removed' };
+        case 'transfer_leader':
+          await group.transferLeadership(input.node);
+          return { status: 'transferred' };
+      }
+    } catch (err) {
+      if (err instanceof StrataError) throw err;
+      // refused by the membership rules, or leadership moved: the placement loop plans again
+      throw conflict(`Shard ${groupId}: ${input.kind} of node ${input.node} not done: ${(err as Error).message}`);
+    }
+  }
+
+  private knownGroup(groupId: number): void {
+    if (!this.rt.shardIds().includes(groupId)) throw notFound(`No shard ${groupId} in this cluster.`);
+  }
+
+  /**
+   * Ids removed from the cluster: from shard 0, whose membership is the node set (a replica moved out
+   * of another group is not removed from the cluster and may come back to that group later).
+   */
   private removedIds(): Set<number> {
-    const out = new Set<number>();
-    for (const id of this.rt.shardIds()) for (const r of this.rt.logs.get(id)!.applier.clusterMeta().removed) out.add(r);
-    return out;
+    return new Set(this.rt.logs.get(0)!.applier.clusterMeta().removed);
   }
 
   /**
@@ -119,7 +225,7 @@ export class ClusterService {
     if (this.removedIds().has(input.node_id)) throw removedConflict(input.node_id);
     const shards: ShardJoin[] = [];
     const hopHeaders = () => (signed ? { ...headers, ...this.joins.sign(input) } : headers);
-    for (const shard of onlyShard === null ? this.rt.shardIds() : [onlyShard]) {
+    for (const shard of onlyShard === null ? [0] : [onlyShard]) {
       shards.push(await this.onLeader(shard, 'post', '/v1/cluster/join', hopHeaders, input, onlyShard !== null, JOIN_TIMEOUT_MS,
         async () => ({ shard_id: shard, status: await this.joinLocal(shard, input) }),
         (answer) => (answer as { shards: ShardJoin[] }).shards[0]));
@@ -129,7 +235,7 @@ export class ClusterService {
 
   private async joinLocal(shard: number, input: { node_id: number; address: string }): Promise<ShardJoin['status']> {
     const log = this.rt.logs.get(shard)!;
-    if (log.applier.clusterMeta().removed.includes(input.node_id)) throw removedConflict(input.node_id);
+    if (this.removedIds().has(input.node_id)) throw removedConflict(input.node_id);
     const member = log.group.status().members.find((m) => m.id === input.node_id);
     if (member && member.url && member.url !== input.address) {
       throw conflict(`Node ${input.node_id} is already a member at ${member.url}; remove it first or use another id.`);
@@ -141,7 +247,7 @@ export class ClusterService {
 
   async remove(nodeId: number, headers: Record<string, string>, onlyShard: number | null) {
     const shards: ShardRemove[] = [];
-    for (const shard of onlyShard === null ? this.rt.shardIds() : [onlyShard]) {
+    for (const shard of onlyShard === null ? [0] : [onlyShard]) {
       shards.push(await this.onLeader(shard, 'delete', `/v1/cluster/nodes/${nodeId}`, headers, undefined, onlyShard !== null, JOIN_TIMEOUT_MS,
         async () => ({ shard_id: shard, status: await this.removeLocal(shard, nodeId) }),
         (answer) => (answer as { shards: ShardRemove[] }).shards[0]));

@@ -10,7 +10,9 @@ import { join } from 'node:path';
 import type { Logger } from 'pino';
 import { HttpTransport, LevelStorage, RaftHost, type RaftGroup, type Transport } from '@strata/raft';
 import { RaftApplier, RaftCommandLog, type ReplicatedState } from '@strata/store';
+import type { GroupPlacementRecord } from '@strata/store';
 import type { Config } from '../config';
+import { initialUserGroups } from './placement/directory';
 
 export const RAFT_PREFIX = '/raft/';
 
@@ -59,6 +61,8 @@ export class ClusterRuntime {
   private constructor(
     readonly config: Config,
     readonly selfUrl: string,
+    /** the cluster secret (a single node without one has a throwaway one: it never talks to peers) */
+    readonly secret: string,
     private readonly storage: LevelStorage,
     private readonly transport: HttpTransport,
     readonly host: RaftHost,
@@ -96,7 +100,7 @@ export class ClusterRuntime {
       },
       onError: (err) => logger.fatal({ err }, 'raft storage or apply failed; this node stops serving writes'),
     });
-    return new ClusterRuntime(config, selfUrl, storage, transport, host, overrides);
+    return new ClusterRuntime(config, selfUrl, secret, storage, transport, host, overrides);
   }
 
   /** Opens shard `id`'s group over its state machine (restoring/replaying as needed). */
@@ -130,19 +134,41 @@ export class ClusterRuntime {
     return peers.length ? peers.map((p) => ({ id: p.id, url: p.url })) : [{ id: this.config.cluster.node_id, url: this.selfUrl }];
   }
 
-  /** Initializes every shard group with the initial members (idempotent per group). */
-  async initialize(): Promise<{ shard_id: number; status: 'initialized' | 'already_initialized' }[]> {
-    const out: { shard_id: number; status: 'initialized' | 'already_initialized' }[] = [];
-    for (const id of this.shardIds()) out.push({ shard_id: id, status: await this.group(id).initialize(this.initialMembers()) });
-    return out;
+  /**
+   * The initial placement of the groups other than shard 0 over the initial members (the same on every
+   * node configured with the same peers): `cluster.replication_factor` voters each.
+   */
+  initialPlacement(): GroupPlacementRecord[] {
+    return initialUserGroups(this.config.cluster.shards, this.initialMembers().map((m) => m.id), this.config.cluster.replication_factor);
+  }
+
+  /**
+   * Initializes shard 0 with every initial member, and each other group this node is an initial voter
+   * of with its voters (idempotent per group). Returns what it did and the groups it is not in: one of
+   * their voters initializes them (ClusterService asks it).
+   */
+  async initialize(): Promise<{ done: { shard_id: number; status: 'initialized' | 'already_initialized' }[]; elsewhere: GroupPlacementRecord[] }> {
+    const members = this.initialMembers();
+    const done: { shard_id: number; status: 'initialized' | 'already_initialized' }[] = [{ shard_id: 0, status: await this.group(0).initialize(members) }];
+    const elsewhere: GroupPlacementRecord[] = [];
+    for (const g of this.initialPlacement()) {
+      if (!g.voters.includes(this.config.cluster.node_id)) {
+        elsewhere.push(g);
+        continue;
+      }
+      done.push({ shard_id: g.group_id, status: await this.group(g.group_id).initialize(members.filter((m) => g.voters.includes(m.id))) });
+    }
+    return { done, elsewhere };
   }
 
   /** True when this node holds no Raft state at all (never initialized, never joined). */
   isBlank(): boolean {
-    return this.shardIds().every((id) => {
-      const s = this.group(id).status();
-      return s.lastIndex === 0 && s.members.length === 0;
-    });
+    return this.shardIds().every((id) => this.groupIsBlank(id));
+  }
+
+  groupIsBlank(id: number): boolean {
+    const s = this.group(id).status();
+    return s.lastIndex === 0 && s.members.length === 0;
   }
 
   /** Mount point for peer traffic on the API server. */

@@ -10,7 +10,7 @@ import { StrataError } from '@strata/store';
 import type { AuthService } from '../auth/service';
 import { ADMIN } from '../auth/service';
 import type { Shard } from '../shards';
-import { JoinSigner } from './membership';
+import { JoinSigner, type ClusterService } from './membership';
 import { startPlan, type ClusterRuntime } from './runtime';
 
 const sleep = (ms: number) => new Promise((r) => setTimeout(r, ms));
@@ -20,15 +20,22 @@ export interface StartHandle {
   stop(): Promise<void>;
 }
 
-export async function startCluster(rt: ClusterRuntime, meta: Shard, auth: AuthService, logger: Logger): Promise<StartHandle> {
+export async function startCluster(rt: ClusterRuntime, cluster: ClusterService, meta: Shard, auth: AuthService, logger: Logger): Promise<StartHandle> {
   let stopped = false;
   const abort = new AbortController();
   const loops: Promise<void>[] = [];
   const plan = startPlan(rt.config);
   if (rt.isBlank()) {
     if (plan === 'initialize') {
-      const shards = await rt.initialize();
-      logger.info({ members: rt.initialMembers().map((m) => m.id), shards }, 'raft groups initialized');
+      const { done, elsewhere } = await rt.initialize();
+      logger.info({ members: rt.initialMembers().map((m) => m.id), shards: done }, 'raft groups initialized');
+      // groups this node is not an initial voter of: their voters initialize them when they answer
+      for (const g of elsewhere) {
+        loops.push(cluster.initializeElsewhere(g, Infinity, () => stopped).then(
+          (r) => logger.info(r, 'raft group initialized on its voters'),
+          (err) => { if (!stopped) logger.error({ err, shard: g.group_id }, 'raft group initialization failed'); },
+        ));
+      }
     } else if (plan === 'join') {
       loops.push(joinLoop(rt, logger, () => stopped, abort.signal));
     } else {

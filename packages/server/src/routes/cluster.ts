@@ -1,8 +1,9 @@
-import { badRequest, type StrataError } from '@strata/store';
+import { badRequest, notFound, unauthenticated, type StrataError } from '@strata/store';
 import { requireRole } from '../auth/principal';
 import { requireUnscoped } from '../auth/scope';
 import type { AuthService } from '../auth/service';
-import { JOIN_NONCE_HEADER, JOIN_SIG_HEADER, JOIN_TS_HEADER, parseJoin, type ClusterService } from '../cluster/membership';
+import { JOIN_NONCE_HEADER, JOIN_SIG_HEADER, JOIN_TS_HEADER, parseJoin, parseMembers, parseStep, type ClusterService } from '../cluster/membership';
+import { PEER_SIG_HEADER } from '../cluster/peer-auth';
 import type { RouteContext, RouteSpec } from '../http/route';
 
 /** Credentials passed on when a cluster operation continues on a shard's leader (a join signature is single-use: the hop signs anew). */
@@ -42,6 +43,17 @@ export function clusterRoutes(deps: { auth: AuthService; cluster: ClusterService
     requireRole(principal, 'admin');
     requireUnscoped(principal, 'A cluster operation');
   };
+  /** A request of another node of this cluster, signed with the cluster secret (the placement loop's). */
+  const peer = (ctx: RouteContext, body: unknown): boolean =>
+    header(ctx, PEER_SIG_HEADER) !== '' && cluster.peers.verify(ctx.req.method, ctx.req.originalUrl, body, ctx.req.headers) !== null;
+  const peerOnly = (ctx: RouteContext, body: unknown): void => {
+    if (!peer(ctx, body)) throw unauthenticated('This route serves the nodes of the cluster only: a request signed with the cluster secret.');
+  };
+  const groupId = (ctx: RouteContext): number => {
+    const n = /^[0-9]{1,6}$/.test(ctx.params.group_id) ? Number(ctx.params.group_id) : NaN;
+    if (!deps.shardIds().includes(n)) throw notFound(`No shard ${ctx.params.group_id} in this cluster.`);
+    return n;
+  };
   return [
     {
       method: 'post', path: '/v1/cluster/initialize', tag: 'cluster', auth: 'admin', writes: false,
@@ -79,9 +91,28 @@ export function clusterRoutes(deps: { auth: AuthService; cluster: ClusterService
       },
     },
     {
-      method: 'get', path: '/v1/cluster/status', tag: 'cluster', auth: 'admin',
-      summary: "This node's view of every shard group: leader, term, role, indexes, members.",
-      handler: async () => cluster.status(),
+      method: 'get', path: '/v1/cluster/status', tag: 'cluster', auth: 'public',
+      summary: "This node's view of every shard group (leader, term, role, indexes, members, whether it holds it) and the placement directory. Admin credentials, or a request signed by another node.",
+      handler: async (ctx) => {
+        if (!peer(ctx, undefined)) await admin(ctx);
+        return cluster.status();
+      },
+    },
+    {
+      method: 'post', path: '/v1/cluster/groups/:group_id/initialize', tag: 'cluster', auth: 'public', writes: false,
+      summary: 'Between nodes: initialize one shard group with its initial voters (sent by the node that initializes the cluster; signed with the cluster secret).',
+      handler: async (ctx) => {
+        peerOnly(ctx, ctx.req.body);
+        return cluster.initializeGroup(groupId(ctx), parseMembers(ctx.req.body));
+      },
+    },
+    {
+      method: 'post', path: '/v1/cluster/groups/:group_id/steps', tag: 'cluster', auth: 'public', writes: false,
+      summary: "Between nodes: one membership change of a shard group, on its leader (the placement loop's; signed with the cluster secret).",
+      handler: async (ctx) => {
+        peerOnly(ctx, ctx.req.body);
+        return cluster.step(groupId(ctx), parseStep(ctx.req.body));
+      },
     },
   ];
 }

@@ -38,7 +38,7 @@ const WEIGHTS: [CommandKind, number][] = [
   ['l3.plan', 6], ['l3.task_status', 8], ['graph.add_edge', 5], ['memory.delete', 3], ['semantic.plan', 3],
   ['semantic.execute', 3], ['memory.reinforce', 5], ['memory.prune', 3], ['user.set_org', 3], ['auth.bootstrap', 1],
   ['auth.set_password', 1], ['apikey.create', 2], ['apikey.revoke', 1], ['import.records', 4], ['webhook.create', 2],
-  ['webhook.delete', 1], ['webhook.advance', 5], ['retry', 3],
+  ['webhook.delete', 1], ['webhook.advance', 5], ['cluster.placement', 1], ['retry', 3],
 ];
 const TOTAL = WEIGHTS.reduce((s, [, w]) => s + w, 0);
 
@@ -195,6 +195,11 @@ export class Workload {
       }
       case 'webhook.advance':
         return this.webhookAdvance(db, now);
+      case 'cluster.placement': {
+        // sometimes invalid (no voters): refused deterministically, the state unchanged on every replica
+        const voters = d.chance(0.9) ? d.some([1, 2, 3, 4, 5], 3) : [];
+        return { type: 'cluster.placement', at, groups: [{ group_id: d.int(8), voters, learners: [], leader: voters.length ? d.pick(voters) : null, move: null }] };
+      }
     }
   }
 

@@ -1,0 +1,204 @@
+/**
+ * The placement loop (docs/cluster.md "Placement"), run by the leader of shard 0 only: every
+ * `cluster.placement_interval_ms` it asks each node for its view of the groups it holds (a signed
+ * `GET /v1/cluster/status`), keeps a failure detector from who answered, records what the groups'
+ * leaders report in the directory (a `cluster.placement` command in shard 0), runs the pure planner,
+ * and carries out its steps: each one membership change on the group's leader
+ * (`POST /v1/cluster/groups/:id/steps`), recorded in the directory once it committed. A new leader of
+ * shard 0 picks up where the last one stopped: the moves in flight are in the directory.
+ */
+import type { Logger } from 'pino';
+import type { GroupPlacementRecord } from '@strata/store';
+import type { Forwarder } from '../forward';
+import type { PeerSigner } from '../peer-auth';
+import type { ClusterRuntime } from '../runtime';
+import type { Shard } from '../../shards';
+import type { PlacementDirectory } from './directory';
+import { applyStep, type GroupView, type NodeStatus, type Step } from './model';
+import { plan } from './planner';
+
+/** One group as a node reports it in `GET /v1/cluster/status`. */
+export interface ReportedShard {
+  shard_id: number;
+  leader: number | null;
+  term: number;
+  role: string;
+  commit_index: number;
+  members: { node_id: number; url: string | null; voter: boolean; match_index: number | null }[];
+}
+
+/** A member this many entries behind the leader's commit index still counts as caught up (writes go on while it is sampled). */
+export const LAG_SLACK = 256;
+
+/** Pure: the group as its leader reports it (the report of the highest term that claims leadership). */
+export function observedGroup(groupId: number, reports: readonly ReportedShard[][]): { leader: number; voters: number[]; learners: number[]; lagging: number[] } | null {
+  let best: ReportedShard | null = null;
+  for (const shards of reports) {
+    for (const s of shards) if (s.shard_id === groupId && s.role === 'leader' && (best === null || s.term > best.term)) best = s;
+  }
+  if (!best || best.leader === null) return null;
+  const commit = best.commit_index;
+  const ids = (voter: boolean) => best!.members.filter((m) => m.voter === voter).map((m) => m.node_id).sort((a, b) => a - b);
+  const lagging = best.members
+    .filter((m) => m.node_id !== best!.leader && (m.match_index === null || commit - m.match_index > LAG_SLACK))
+    .map((m) => m.node_id);
+  return { leader: best.leader, voters: ids(true), learners: ids(false), lagging };
+}
+
+/** Pure: the recorded move if it is still under way in the observed membership, else null. */
+export function liveMove(move: GroupPlacementRecord['move'], voters: readonly number[], learners: readonly number[]): GroupPlacementRecord['move'] {
+  if (!move) return null;
+  if (!voters.includes(move.to) && !learners.includes(move.to)) return null; // never started, or cancelled
+  if (voters.includes(move.to) && (move.from === null || !voters.includes(move.from))) return null; // done
+  return move;
+}
+
+const sameRecord = (a: GroupPlacementRecord | null, b: GroupPlacementRecord) => a !== null && JSON.stringify(a) === JSON.stringify(b);
+
+export interface ExecutorDeps {
+  rt: ClusterRuntime;
+  meta: Shard;
+  directory: PlacementDirectory;
+  fwd: Forwarder;
+  signer: PeerSigner;
+  /** this node's own report (what `GET /v1/cluster/status` answers) */
+  localStatus: () => { shards: ReportedShard[] };
+  logger: Logger;
+  onStep?: (step: Step, outcome: 'done' | 'failed') => void;
+}
+
+/** What the last round saw and did (for `GET /v1/cluster/status` and the metrics). */
+export interface PlacementRound {
+  at: string;
+  nodes: { node_id: number; up: boolean; down_since: string | null }[];
+  steps: (Step & { outcome: 'done' | 'failed'; error?: string })[];
+  moves_in_flight: number;
+  under_replicated: number;
+}
+
+export class PlacementExecutor {
+  private readonly downSince = new Map<number, number>();
+  private timer: NodeJS.Timeout | null = null;
+  private running: Promise<void> | null = null;
+  private stopped = false;
+  last: PlacementRound | null = null;
+
+  constructor(private readonly deps: ExecutorDeps) {}
+
+  start(): void {
+    const every = this.deps.rt.config.cluster.placement_interval_ms;
+    const loop = () => {
+      if (this.stopped) return;
+      this.running = this.round()
+        .catch((err) => this.deps.logger.warn({ err: (err as Error).message }, 'placement round failed'))
+        .finally(() => {
+          this.running = null;
+          if (!this.stopped) this.timer = setTimeout(loop, every);
+        });
+    };
+    this.timer = setTimeout(loop, every);
+  }
+
+  async stop(): Promise<void> {
+    this.stopped = true;
+    if (this.timer) clearTimeout(this.timer);
+    await this.running;
+  }
+
+  /** One round; does nothing unless this node leads shard 0 and there are placed groups. */
+  async round(now = Date.now()): Promise<void> {
+    const { rt, meta } = this.deps;
+    const shards = rt.config.cluster.shards;
+    if (!meta.log.isLeader() || shards <= 1) {
+      this.downSince.clear(); // a future term as leader starts from fresh observations
+      this.last = null;
+      return;
+    }
+    const nodes = rt.group(0).status().members.filter((m) => m.voter).map((m) => m.id);
+    const reports = await Promise.all(nodes.map((id) => this.report(id, now)));
+    const nodeStatus: NodeStatus[] = nodes.map((id) => ({ id, down_since: this.downSince.get(id) ?? null, draining: false }));
+
+    // What the groups' leaders report becomes the directory's record of them.
+    const views: GroupView[] = [];
+    const changed = new Map<number, GroupPlacementRecord>();
+    for (let g = 1; g < shards; g++) {
+      const recorded = this.deps.directory.recorded(g) ? this.deps.directory.get(g) : null;
+      const seen = observedGroup(g, reports.filter((r): r is ReportedShard[] => r !== null));
+      if (!seen && !recorded) continue; // not initialized yet
+      const voters = seen?.voters ?? recorded!.voters;
+      const learners = seen?.learners ?? recorded!.learners;
+      const record: GroupPlacementRecord = {
+        group_id: g, voters, learners, leader: seen?.leader ?? recorded?.leader ?? null, move: liveMove(recorded?.move ?? null, voters, learners),
+      };
+      if (!sameRecord(recorded, record)) changed.set(g, record);
+      views.push({ id: g, voters, learners, leader: seen ? seen.leader : null, move: record.move, lagging: seen?.lagging ?? [] });
+    }
+
+    const o = rt.config.cluster;
+    const steps = plan(views, nodeStatus, now, {
+      rf: o.replication_factor, deadAfter: o.dead_after_s * 1000, budget: o.max_moves, nodeBudget: Math.min(o.max_moves, 4),
+    });
+    const byGroup = new Map(views.map((v) => [v.id, v]));
+    const outcomes = await Promise.all(steps.map((step) => this.carryOut(step, byGroup.get(step.group)!)));
+    for (const [i, step] of steps.entries()) {
+      if (outcomes[i].outcome !== 'done') continue;
+      const v = byGroup.get(step.group)!;
+      const after = applyStep({ id: v.id, voters: v.voters, learners: v.learners, leader: v.leader, move: v.move }, step);
+      changed.set(step.group, { group_id: step.group, voters: after.voters, learners: after.learners, leader: after.leader, move: after.move });
+    }
+    if (changed.size > 0) {
+      await meta.log.propose({ type: 'cluster.placement', at: new Date(now).toISOString(), groups: [...changed.values()] });
+    }
+    this.last = {
+      at: new Date(now).toISOString(),
+      nodes: nodeStatus.map((n) => ({ node_id: n.id, up: n.down_since === null, down_since: n.down_since === null ? null : new Date(n.down_since).toISOString() })),
+      steps: steps.map((s, i) => ({ ...s, ...outcomes[i] })),
+      moves_in_flight: views.filter((v) => v.move !== null).length + steps.filter((s, i) => s.kind === 'add_learner' && outcomes[i].outcome === 'done').length,
+      under_replicated: views.filter((v) => v.voters.filter((n) => this.downSince.get(n) === undefined && nodes.includes(n)).length < o.replication_factor).length,
+    };
+  }
+
+  /** A node's report of its groups (null when it did not answer: the failure detector notes it). */
+  private async report(nodeId: number, now: number): Promise<ReportedShard[] | null> {
+    const { rt, fwd, signer } = this.deps;
+    let shards: ReportedShard[] | null = null;
+    if (nodeId === rt.config.cluster.node_id) {
+      shards = this.deps.localStatus().shards;
+    } else {
+      const url = rt.urlOf(nodeId, 0);
+      const path = '/v1/cluster/status';
+      const timeout = Math.max(500, Math.min(2000, rt.config.cluster.placement_interval_ms));
+      try {
+        const r = url ? await fwd.call(url, 'get', path, signer.sign('GET', path, undefined), undefined, Date.now() + timeout) : null;
+        if (r && r.status === 200) shards = (r.body as { shards: ReportedShard[] }).shards;
+      } catch {
+        shards = null;
+      }
+    }
+    if (shards) this.downSince.delete(nodeId);
+    else if (!this.downSince.has(nodeId)) this.downSince.set(nodeId, now);
+    return shards;
+  }
+
+  /** One step on the group's leader; a failure is left to the next round (the planner sees what did commit). */
+  private async carryOut(step: Step, view: GroupView): Promise<{ outcome: 'done' | 'failed'; error?: string }> {
+    const { rt, fwd, signer, logger } = this.deps;
+    const leaderUrl = view.leader === null ? null : rt.urlOf(view.leader, 0);
+    const node = step.kind === 'transfer_leader' ? step.to : step.node;
+    const body = { kind: step.kind, node, url: rt.urlOf(node, 0) };
+    const path = `/v1/cluster/groups/${step.group}/steps`;
+    let error: string | undefined;
+    try {
+      if (!leaderUrl || !body.url) throw new Error('no address known for the leader or the node');
+      const r = await fwd.call(leaderUrl, 'post', path, signer.sign('POST', path, body), body, Date.now() + 15_000);
+      if (r.status !== 200) error = `${r.status} ${(r.body as { error?: string } | null)?.error ?? ''}`.trim();
+    } catch (err) {
+      error = (err as Error).message;
+    }
+    const outcome = error === undefined ? 'done' : 'failed';
+    this.deps.onStep?.(step, outcome);
+    if (error !== undefined) logger.info({ step, err: error }, 'placement step not done; planned again next round');
+    else logger.info({ step }, 'placement step done');
+    return error === undefined ? { outcome } : { outcome, error };
+  }
+}

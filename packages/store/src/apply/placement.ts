@@ -1,0 +1,39 @@
+import type { ApplyContext } from '../apply-context';
+import type { GroupPlacementRecord, PlacementCommand } from '../commands';
+import type { StateDb } from '../db';
+import { failure, StrataError, type ApplyFailure } from '../errors';
+
+/** `meta` key of one group's placement record (zero-padded: the records list in group order). */
+export function placementKey(groupId: number): string {
+  return `placement\x00${String(groupId).padStart(6, '0')}`;
+}
+
+const ids = (v: unknown): v is number[] => Array.isArray(v) && v.every((n) => Number.isSafeInteger(n) && n > 0);
+
+/** Pure: why a record cannot be stored (a proposer bug, refused deterministically), or null. */
+function invalid(g: GroupPlacementRecord): string | null {
+  if (!Number.isSafeInteger(g.group_id) || g.group_id < 0) return 'group_id must be a non-negative integer';
+  if (!ids(g.voters) || g.voters.length === 0) return 'voters must be a non-empty list of node ids';
+  if (!ids(g.learners)) return 'learners must be a list of node ids';
+  if (g.leader !== null && !(Number.isSafeInteger(g.leader) && g.leader > 0)) return 'leader must be a node id or null';
+  return null;
+}
+
+/** `cluster.placement` (see PlacementCommand): each group's record replaces the one stored. */
+export async function applyPlacement(db: StateDb, ctx: ApplyContext, cmd: PlacementCommand): Promise<{ groups: number } | ApplyFailure> {
+  for (const g of cmd.groups) {
+    const why = invalid(g);
+    if (why) return failure(new StrataError('invalid_command', `cluster.placement: group ${String(g.group_id)}: ${why}`));
+  }
+  for (const g of cmd.groups) {
+    ctx.put(db.meta, placementKey(g.group_id), { group_id: g.group_id, voters: g.voters, learners: g.learners, leader: g.leader, move: g.move });
+  }
+  return { groups: cmd.groups.length };
+}
+
+/** The placement directory as stored (groups never recorded are absent). */
+export async function readPlacement(db: StateDb): Promise<GroupPlacementRecord[]> {
+  const out: GroupPlacementRecord[] = [];
+  for await (const [, v] of db.meta.iterator({ gt: 'placement\x00', lt: 'placement\x01' })) out.push(v as GroupPlacementRecord);
+  return out;
+}

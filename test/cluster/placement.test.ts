@@ -1,0 +1,130 @@
+/**
+ * Placement (docs/cluster.md "Placement"): 6 node processes, 12 shard groups, replication factor 3.
+ * Shard 0 is on every node; the 11 others on 3 nodes each, so a node holds about 6 groups. Writes sent
+ * to any node land on the user's group wherever it lives; when a node is killed its replicas are
+ * re-created on the others after the failure detector's timeout; when a node joins, replicas move to
+ * it under load. Every acknowledged write is then on every replica of its group exactly once.
+ */
+import { shardOf } from '../../packages/server/src/shards';
+import { api, sleep, TestCluster, waitFor } from '../helpers/cluster';
+import { checkExactlyOnce, startWriters, type Writer } from './writers';
+
+jest.setTimeout(300_000);
+
+const SHARDS = 12;
+const RF = 3;
+
+interface Placed { group_id: number; voters: number[]; learners: number[]; leader: number | null; move: unknown }
+interface Status {
+  shards: { shard_id: number; role: string; leader: number | null; holds: boolean; members: { node_id: number; voter: boolean }[] }[];
+  placement: { replication_factor: number; groups: Placed[] };
+}
+
+async function statusOf(cluster: TestCluster, id: number): Promise<Status> {
+  const r = await api(cluster.node(id).url, 'GET', '/v1/cluster/status', undefined, {}, 3000);
+  if (r.status !== 200) throw new Error(`status of node ${id}: ${r.status}`);
+  return r.body as unknown as Status;
+}
+
+/** The groups each live node holds (serves reads of), by its own report. */
+async function heldBy(cluster: TestCluster): Promise<Map<number, number[]>> {
+  const out = new Map<number, number[]>();
+  for (const n of cluster.live()) out.set(n.id, (await statusOf(cluster, n.id)).shards.filter((s) => s.holds).map((s) => s.shard_id));
+  return out;
+}
+
+/**
+ * True when, as the leader of shard 0 records it, every placed group has RF voters, none on `gone`,
+ * no learner and no move in flight, and each group's leader reports the same voters.
+ */
+async function settled(cluster: TestCluster, gone: number[] = []): Promise<Placed[] | false> {
+  const meta = cluster.live()[0].id;
+  const groups = (await statusOf(cluster, meta)).placement.groups;
+  if (groups.length !== SHARDS - 1) return false;
+  for (const g of groups) {
+    if (g.voters.length !== RF || g.learners.length > 0 || g.move !== null || g.voters.some((v) => gone.includes(v))) return false;
+    if (g.leader === null || gone.includes(g.leader)) return false;
+    const own = (await statusOf(cluster, g.leader)).shards.find((s) => s.shard_id === g.group_id)!;
+    if (own.role !== 'leader' || JSON.stringify(own.members.filter((m) => m.voter).map((m) => m.node_id).sort()) !== JSON.stringify([...g.voters].sort())) return false;
+  }
+  return groups;
+}
+
+/** Every writer's acknowledged events are on every voter of its group, exactly once (read locally there). */
+async function checkReplicas(cluster: TestCluster, writers: Writer[], groups: Placed[]): Promise<string[]> {
+  const problems: string[] = [];
+  for (const w of writers) {
+    const g = shardOf(w.user, SHARDS);
+    const voters = g === 0 ? cluster.live().map((n) => n.id) : groups.find((p) => p.group_id === g)!.voters;
+    for (const v of voters) problems.push(...(await checkExactlyOnce(cluster.node(v).url, [w])));
+  }
+  return problems;
+}
+
+describe(`placement: 6 nodes, ${SHARDS} groups, replication ${RF}`, () => {
+  let cluster: TestCluster;
+  beforeAll(async () => {
+    cluster = await TestCluster.start({
+      nodes: 6, shards: SHARDS,
+      env: {
+        STRATA__CLUSTER__REPLICATION_FACTOR: String(RF),
+        STRATA__CLUSTER__PLACEMENT_INTERVAL_MS: '300',
+        STRATA__CLUSTER__DEAD_AFTER_S: '4',
+        STRATA__CLUSTER__MAX_MOVES: '4',
+        // new replicas come by snapshot: the logs are compacted early
+        STRATA__RAFT__SNAPSHOT_EVERY: '100',
+        STRATA__RAFT__COMPACTION_MARGIN: '20',
+      },
+    });
+  });
+  afterAll(async () => {
+    await cluster?.stop();
+  });
+
+  it('places each group on 3 nodes, routes writes from every node, re-replicates a dead node and fills a new one', async () => {
+    // Start: the initial placement is recorded, and each node holds shard 0 and 5 or 6 of the 11 others.
+    const initial = await waitFor('the initial placement recorded and led', () => settled(cluster), 60_000, 300);
+    const held = await heldBy(cluster);
+    for (const [id, groups] of held) {
+      expect(groups).toContain(0);
+      expect(groups.length).toBeGreaterThanOrEqual(6);
+      expect(groups.length).toBeLessThanOrEqual(7);
+      for (const g of groups.filter((x) => x !== 0)) expect(initial.find((p) => p.group_id === g)!.voters).toContain(id);
+    }
+
+    // Writers spread over all six nodes, users spread over the groups.
+    const via = Array.from({ length: 18 }, (_, i) => (i % 6) + 1);
+    const load = startWriters(cluster, via, (i) => `placed-user-${i}`);
+    expect(new Set(load.writers.map((w) => shardOf(w.user, SHARDS))).size).toBeGreaterThanOrEqual(8);
+    await sleep(3000);
+
+    // Kill a node that does not lead shard 0 (the placement loop runs there): its groups re-replicate.
+    const metaLeader = await cluster.leader(0);
+    const victim = [...held.keys()].find((id) => id !== metaLeader && held.get(id)!.length >= 6)!;
+    await cluster.kill(victim);
+    const repaired = await waitFor(`every group re-replicated away from node ${victim}`, () => settled(cluster, [victim]), 120_000, 500);
+    for (const g of repaired) expect(g.voters).not.toContain(victim);
+
+    // A new node joins under load: replicas move to it until the nodes are balanced.
+    await cluster.addJoiningNode(7, metaLeader);
+    await waitFor('node 7 holds its share of the groups', async () => {
+      const groups = await settled(cluster, [victim]);
+      if (!groups) return false;
+      const count = new Map<number, number>();
+      for (const g of groups) for (const v of g.voters) count.set(v, (count.get(v) ?? 0) + 1);
+      const live = cluster.live().map((n) => n.id);
+      const per = live.map((id) => count.get(id) ?? 0);
+      return (count.get(7) ?? 0) >= 4 && Math.max(...per) - Math.min(...per) <= 1;
+    }, 150_000, 500);
+    await sleep(2000);
+    await load.stop();
+
+    const acked = load.writers.reduce((n, w) => n + w.acked.size, 0);
+    expect(acked).toBeGreaterThan(100);
+    const final = (await settled(cluster, [victim])) as Placed[];
+    expect(final).not.toBe(false);
+    expect(await checkReplicas(cluster, load.writers, final)).toEqual([]);
+    // ...and through any node, wherever the group lives.
+    for (const n of cluster.live()) expect(await checkExactlyOnce(n.url, load.writers.slice(0, 6))).toEqual([]);
+  });
+});
