@@ -9,15 +9,14 @@
  * latency, the ratios, and writes bench-results/cluster.json.
  *   npm run bench:cluster -- [--seconds 5] [--runs 3] [--clients 1,32,256] [--spread] [--no-etcd] [--cpu-prof DIR]
  */
-import { spawn, spawnSync, type ChildProcess } from 'node:child_process';
+import { spawnSync } from 'node:child_process';
 import { randomUUID } from 'node:crypto';
-import { mkdirSync, mkdtempSync, openSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
-import net from 'node:net';
+import { mkdirSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import { cpus } from 'node:os';
 import { join, resolve } from 'node:path';
 import { Pool } from 'undici';
+import { freePort, launch, ROOT, sleep, waitHttp, type Proc } from './lib/processes';
 
-const ROOT = resolve(__dirname, '..');
 const API_KEY = 'bench-cluster-admin-key';
 
 function arg(name: string, def: number): number {
@@ -26,49 +25,6 @@ function arg(name: string, def: number): number {
 }
 /** `--cpu-prof DIR`: every Strata process writes a V8 CPU profile under DIR when it stops */
 const PROFILE_DIR = process.argv.includes('--cpu-prof') ? resolve(process.argv[process.argv.indexOf('--cpu-prof') + 1]) : null;
-const sleep = (ms: number) => new Promise((r) => setTimeout(r, ms));
-
-async function freePort(): Promise<number> {
-  const s = net.createServer();
-  await new Promise<void>((r) => s.listen(0, '127.0.0.1', () => r()));
-  const port = (s.address() as net.AddressInfo).port;
-  await new Promise<void>((r) => s.close(() => r()));
-  return port;
-}
-
-async function waitHttp(url: string, ok: (status: number, body: string) => boolean, what: string, ms = 60_000): Promise<void> {
-  const deadline = Date.now() + ms;
-  for (;;) {
-    try {
-      const r = await fetch(url, { headers: { 'x-api-key': API_KEY }, signal: AbortSignal.timeout(2000) });
-      if (ok(r.status, await r.text())) return;
-    } catch {
-      // not up yet
-    }
-    if (Date.now() > deadline) throw new Error(`timed out waiting for ${what}`);
-    await sleep(100);
-  }
-}
-
-interface Proc {
-  child: ChildProcess;
-  stop(): Promise<void>;
-}
-
-function launch(cmd: string, args: string[], env: Record<string, string>, logFile: string): Proc {
-  const fd = openSync(logFile, 'a');
-  const child = spawn(cmd, args, { cwd: ROOT, env: { PATH: process.env.PATH ?? '', HOME: process.env.HOME ?? '', ...env }, stdio: ['ignore', fd, fd] });
-  const exited = new Promise<void>((r) => child.once('exit', () => r()));
-  return {
-    child,
-    stop: async () => {
-      child.kill('SIGTERM');
-      const t = setTimeout(() => child.kill('SIGKILL'), 10_000);
-      await exited;
-      clearTimeout(t);
-    },
-  };
-}
 
 interface Result {
   /** CPU time of all the system's processes per acknowledged write (what a busy shared machine changes least) */
@@ -135,7 +91,7 @@ async function startStrata(n: number, dir: string): Promise<{ urls: string[]; pr
     ...(peers ? { STRATA_PEERS: peers } : {}), STRATA_CLUSTER_SECRET: 'bench-cluster-secret', STRATA_API_KEY: API_KEY,
     STRATA__EMBEDDING__PROVIDER: 'hashing', STRATA__CONSOLIDATION__ENABLED: 'false', STRATA_LOG_LEVEL: 'warn',
   }, join(dir, `strata-${n}-${i + 1}.log`)));
-  for (const u of urls) await waitHttp(`${u}/readyz`, (s) => s === 200, `${u} ready`);
+  for (const u of urls) await waitHttp(`${u}/readyz`, (s) => s === 200, `${u} ready`, { 'x-api-key': API_KEY });
   return { urls, procs };
 }
 

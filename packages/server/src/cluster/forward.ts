@@ -5,6 +5,7 @@
  * known (election), it waits up to `cluster.forward_timeout_ms`, then answers 503 `no_leader`.
  */
 import type { Request, Response } from 'express';
+import { pipeline } from 'node:stream/promises';
 import { Agent, request, type Dispatcher } from 'undici';
 import { StrataError, unavailable } from '@strata/store';
 import { sendJson } from '../http/json-reply';
@@ -141,10 +142,12 @@ export class Forwarder {
         const url = this.opts.view.urlOf(id, shard);
         if (!url) continue;
         try {
-          await this.send(url, req, res, deadline, false);
+          await (req.method === 'GET' ? this.relay(url, req, res, deadline) : this.send(url, req, res, deadline, false));
           return;
         } catch (err) {
-          if (err instanceof StrataError || !notSent(err)) throw err;
+          if (err instanceof StrataError) throw err;
+          // sent, but no answer (a timeout, a reset): a read may be asked again, of this client's choosing
+          if (!notSent(err)) throw notHeld(shard);
         }
       }
       if (Date.now() >= deadline) throw notHeld(shard);
@@ -165,13 +168,38 @@ export class Forwarder {
     return answerOf(r);
   }
 
-  private async send(url: string, req: Request, res: Response, deadline: number, viaDirectory: boolean): Promise<void> {
+  /** The client's headers that describe the request (not the connection), for the node it goes on to. */
+  private outgoing(req: Request, viaDirectory: boolean): Record<string, string> {
     const headers: Record<string, string> = {};
     for (const [k, v] of Object.entries(req.headers)) {
       if (v === undefined || HOP_BY_HOP.has(k) || k === HOP_HEADER || k === VIA_DIRECTORY_HEADER) continue;
       headers[k] = Array.isArray(v) ? v.join(', ') : v;
     }
     if (viaDirectory) headers[VIA_DIRECTORY_HEADER] = '1';
+    return headers;
+  }
+
+  /**
+   * A GET goes on as it is and its answer comes back as it is, streamed (an NDJSON export as much as a
+   * JSON page), with its status and content type.
+   */
+  private async relay(url: string, req: Request, res: Response, deadline: number): Promise<void> {
+    const r = await request(url.replace(/\/+$/, '') + req.originalUrl, {
+      method: 'GET', dispatcher: this.agent,
+      headers: { ...this.outgoing(req, false), ...this.traceHeaders(), [HOP_HEADER]: String(this.opts.view.nodeId) },
+      headersTimeout: Math.max(1, deadline - Date.now()), bodyTimeout: 0,
+    });
+    res.status(r.statusCode);
+    for (const name of ['content-type', 'content-disposition', 'retry-after', 'allow']) {
+      const v = r.headers[name];
+      if (v !== undefined) res.setHeader(name, v);
+    }
+    res.setHeader(HOP_HEADER, String(this.opts.view.nodeId));
+    await pipeline(r.body, res);
+  }
+
+  private async send(url: string, req: Request, res: Response, deadline: number, viaDirectory: boolean): Promise<void> {
+    const headers = this.outgoing(req, viaDirectory);
     const hasBody = req.body !== undefined && ['POST', 'PUT', 'PATCH', 'DELETE'].includes(req.method);
     // A body read here goes on re-serialized as plain JSON: the client's encoding no longer describes it.
     if (!unreadBody(req)) delete headers['content-encoding'];

@@ -78,6 +78,8 @@ export interface PlacementRound {
 
 export class PlacementExecutor {
   private readonly downSince = new Map<number, number>();
+  /** members of placed groups that are no longer in the node set, with their URLs (from the last round) */
+  private readonly leaving = new Map<number, string>();
   private timer: NodeJS.Timeout | null = null;
   private running: Promise<void> | null = null;
   private stopped = false;
@@ -111,12 +113,25 @@ export class PlacementExecutor {
     const shards = rt.config.cluster.shards;
     if (!meta.log.isLeader() || shards <= 1) {
       this.downSince.clear(); // a future term as leader starts from fresh observations
+      this.leaving.clear();
       this.last = null;
       return;
     }
+    // The node set is shard 0's voters. A node removed from it that still holds replicas of other
+    // groups (seen in their members last round) is asked too and counts as draining: while it answers,
+    // its groups hand leadership over and move away from it in order, instead of waiting for it to die.
     const nodes = rt.group(0).status().members.filter((m) => m.voter).map((m) => m.id);
-    const reports = await Promise.all(nodes.map((id) => this.report(id, now)));
-    const nodeStatus: NodeStatus[] = nodes.map((id) => ({ id, down_since: this.downSince.get(id) ?? null, draining: false }));
+    const leaving = [...this.leaving.keys()].filter((id) => !nodes.includes(id));
+    const polled = [...nodes, ...leaving];
+    const reports = await Promise.all(polled.map((id) => this.report(id, now)));
+    const nodeStatus: NodeStatus[] = polled.map((id) => ({ id, down_since: this.downSince.get(id) ?? null, draining: !nodes.includes(id) }));
+    this.leaving.clear();
+    for (const shards of reports) {
+      for (const s of shards ?? []) {
+        if (s.shard_id === 0 || s.role !== 'leader') continue;
+        for (const m of s.members) if (!nodes.includes(m.node_id) && m.url) this.leaving.set(m.node_id, m.url);
+      }
+    }
 
     // What the groups' leaders report becomes the directory's record of them.
     const views: GroupView[] = [];
@@ -165,7 +180,7 @@ export class PlacementExecutor {
     if (nodeId === rt.config.cluster.node_id) {
       shards = this.deps.localStatus().shards;
     } else {
-      const url = rt.urlOf(nodeId, 0);
+      const url = rt.urlOf(nodeId, 0) ?? this.leaving.get(nodeId) ?? null;
       const path = '/v1/cluster/status';
       const timeout = Math.max(500, Math.min(2000, rt.config.cluster.placement_interval_ms));
       try {
@@ -183,9 +198,10 @@ export class PlacementExecutor {
   /** One step on the group's leader; a failure is left to the next round (the planner sees what did commit). */
   private async carryOut(step: Step, view: GroupView): Promise<{ outcome: 'done' | 'failed'; error?: string }> {
     const { rt, fwd, signer, logger } = this.deps;
-    const leaderUrl = view.leader === null ? null : rt.urlOf(view.leader, 0);
+    const urlOf = (id: number) => rt.urlOf(id, 0) ?? this.leaving.get(id) ?? null;
+    const leaderUrl = view.leader === null ? null : urlOf(view.leader);
     const node = step.kind === 'transfer_leader' ? step.to : step.node;
-    const body = { kind: step.kind, node, url: rt.urlOf(node, 0) };
+    const body = { kind: step.kind, node, url: urlOf(node) };
     const path = `/v1/cluster/groups/${step.group}/steps`;
     let error: string | undefined;
     try {

@@ -1,0 +1,160 @@
+/**
+ * Scale-out benchmark (issue 18): the same write load on clusters of 3, 6 and 9 node processes with
+ * the same shard groups (default 12, replication factor 3). On one machine the figure that means
+ * something is the work per node: commands each node applied and bytes each node stores fall as nodes
+ * are added, because a group lives on 3 nodes, not on all. Shard 0 (accounts, keys, the placement
+ * directory and the users hashed to it) is on every node, so 1/shards of the users' writes are still
+ * applied everywhere. Writes go to every node of the cluster (a node not holding the user's group
+ * forwards to its leader). Prints a table and writes bench-results/placement.json.
+ *   npm run bench:placement -- [--nodes 3,6,9] [--shards 12] [--writes 6000] [--clients 32] [--users 240]
+ */
+import { randomUUID } from 'node:crypto';
+import { mkdirSync, mkdtempSync, readdirSync, rmSync, statSync, writeFileSync } from 'node:fs';
+import { join } from 'node:path';
+import { Pool } from 'undici';
+import { freePort, launch, ROOT, sleep, waitHttp, type Proc } from './lib/processes';
+
+const API_KEY = 'bench-placement-admin-key';
+const HEADERS = { 'x-api-key': API_KEY };
+
+function arg(name: string, def: string): string {
+  const i = process.argv.indexOf(`--${name}`);
+  return i < 0 ? def : process.argv[i + 1];
+}
+
+/** Bytes of every file under `dir` (the node's LevelDB state, its Raft log and snapshot files). */
+function bytesUnder(dir: string): number {
+  let total = 0;
+  for (const entry of readdirSync(dir, { withFileTypes: true })) {
+    const path = join(dir, entry.name);
+    total += entry.isDirectory() ? bytesUnder(path) : statSync(path).size;
+  }
+  return total;
+}
+
+interface ShardView { shard_id: number; applied_index: number; holds: boolean; leader: number | null }
+interface NodeStatus { shards: ShardView[]; placement: { groups: { group_id: number; voters: number[]; leader: number | null }[] } }
+
+async function status(url: string): Promise<NodeStatus> {
+  return (await (await fetch(`${url}/v1/cluster/status`, { headers: HEADERS, signal: AbortSignal.timeout(3000) })).json()) as NodeStatus;
+}
+
+async function startCluster(n: number, shards: number, dir: string): Promise<{ urls: string[]; dirs: string[]; procs: Proc[] }> {
+  const ports: number[] = [];
+  for (let i = 0; i < n; i++) ports.push(await freePort());
+  const urls = ports.map((p) => `http://127.0.0.1:${p}`);
+  const dirs = urls.map((_, i) => join(dir, `node-${n}-${i + 1}`));
+  const peers = urls.map((u, i) => `${i + 1}=${u}`).join(',');
+  const procs = urls.map((_, i) => launch(process.execPath, ['--import', 'tsx', 'packages/server/src/main.ts'], {
+    STRATA_NODE_ID: String(i + 1), STRATA_PORT: String(ports[i]), STRATA_HOST: '127.0.0.1', STRATA_DATA_DIR: dirs[i],
+    STRATA_PEERS: peers, STRATA_CLUSTER_SECRET: 'bench-placement-secret', STRATA_API_KEY: API_KEY, STRATA_SHARDS: String(shards),
+    STRATA__EMBEDDING__PROVIDER: 'hashing', STRATA__CONSOLIDATION__ENABLED: 'false', STRATA_LOG_LEVEL: 'warn',
+    STRATA__CLUSTER__PLACEMENT_INTERVAL_MS: '500',
+  }, join(dir, `node-${n}-${i + 1}.log`)));
+  for (const u of urls) await waitHttp(`${u}/readyz`, (s) => s === 200, `${u} ready`, HEADERS, 120_000);
+  // every placed group recorded with a leader, as every node sees it
+  const deadline = Date.now() + 120_000;
+  for (;;) {
+    const views = await Promise.all(urls.map(status));
+    if (views.every((v) => v.placement.groups.length === shards - 1 && v.placement.groups.every((g) => g.leader !== null))) break;
+    if (Date.now() > deadline) throw new Error(`the placement of ${n} nodes did not settle`);
+    await sleep(250);
+  }
+  return { urls, dirs, procs };
+}
+
+/** `writes` events from `clients` closed-loop clients, each sending through node (client mod n), users spread. */
+async function writeLoad(urls: string[], writes: number, clients: number, users: number): Promise<{ acked: number; errors: number; seconds: number; p50: number; p99: number }> {
+  const pools = urls.map((u) => new Pool(u, { connections: Math.ceil(clients / urls.length) + 1 }));
+  const streams = Array.from({ length: users }, () => randomUUID());
+  let next = 0;
+  let errors = 0;
+  const lat: number[] = [];
+  const t0 = Date.now();
+  await Promise.all(Array.from({ length: clients }, async (_, c) => {
+    const pool = pools[c % pools.length];
+    for (let i = next++; i < writes; i = next++) {
+      const u = i % users;
+      const start = process.hrtime.bigint();
+      for (let attempt = 0; attempt < 20; attempt++) {
+        const r = await pool.request({
+          method: 'POST', path: `/v1/users/scale-${u}/streams/${streams[u]}/events`,
+          headers: { ...HEADERS, 'content-type': 'application/json', 'idempotency-key': `w-${i}` },
+          body: JSON.stringify({ content: `event ${i} of user ${u}: ${'x'.repeat(96)}` }),
+        });
+        await r.body.dump();
+        if (r.statusCode === 200) {
+          lat.push(Number(process.hrtime.bigint() - start) / 1e6);
+          break;
+        }
+        errors++;
+        await sleep(50);
+      }
+    }
+  }));
+  const seconds = (Date.now() - t0) / 1000;
+  await Promise.all(pools.map((p) => p.close()));
+  lat.sort((a, b) => a - b);
+  const q = (f: number) => lat[Math.min(lat.length - 1, Math.floor(lat.length * f))];
+  return { acked: lat.length, errors, seconds, p50: q(0.5), p99: q(0.99) };
+}
+
+const applied = (v: NodeStatus) => v.shards.reduce((n, s) => n + s.applied_index, 0);
+const mean = (xs: number[]) => xs.reduce((a, b) => a + b, 0) / xs.length;
+
+async function main(): Promise<void> {
+  const counts = arg('nodes', '3,6,9').split(',').map(Number);
+  const shards = Number(arg('shards', '12'));
+  const writes = Number(arg('writes', '6000'));
+  const clients = Number(arg('clients', '32'));
+  const users = Number(arg('users', '240'));
+  mkdirSync(join(ROOT, 'bench-results'), { recursive: true });
+  const dir = mkdtempSync(join(ROOT, 'bench-results', '.placement-'));
+  const results = [];
+  console.log(`${writes} writes (${users} users, ${clients} clients spread over every node), ${shards} shard groups, replication factor 3`);
+  try {
+    for (const n of counts) {
+      const c = await startCluster(n, shards, dir);
+      try {
+        const before = await Promise.all(c.urls.map(status));
+        const bytesBefore = c.dirs.map(bytesUnder);
+        const load = await writeLoad(c.urls, writes, clients, users);
+        await sleep(2000); // followers apply the last entries
+        const after = await Promise.all(c.urls.map(status));
+        const perNodeApplied = after.map((v, i) => applied(v) - applied(before[i]));
+        const perNodeBytes = c.dirs.map((d, i) => bytesUnder(d) - bytesBefore[i]);
+        const held = after.map((v) => v.shards.filter((s) => s.holds).length);
+        const r = {
+          nodes: n, shards, writes, acknowledged: load.acked, retried_answers: load.errors, writes_per_s: load.acked / load.seconds,
+          p50_ms: load.p50, p99_ms: load.p99,
+          groups_held_per_node: { mean: mean(held), min: Math.min(...held), max: Math.max(...held) },
+          applied_per_node: { mean: mean(perNodeApplied), min: Math.min(...perNodeApplied), max: Math.max(...perNodeApplied) },
+          bytes_per_node: { mean: mean(perNodeBytes), min: Math.min(...perNodeBytes), max: Math.max(...perNodeBytes) },
+          applied_all_nodes: perNodeApplied.reduce((a, b) => a + b, 0),
+          bytes_all_nodes: perNodeBytes.reduce((a, b) => a + b, 0),
+        };
+        results.push(r);
+        console.log(`${String(n).padStart(2)} nodes: groups held ${r.groups_held_per_node.min}-${r.groups_held_per_node.max}/node; ` +
+          `commands applied per node ${r.applied_per_node.mean.toFixed(0)} (${r.applied_per_node.min}-${r.applied_per_node.max}), ` +
+          `per write ${(r.applied_per_node.mean / load.acked).toFixed(2)}; ` +
+          `bytes written per node ${(r.bytes_per_node.mean / 1048576).toFixed(2)} MiB (${(r.bytes_per_node.min / 1048576).toFixed(2)}-${(r.bytes_per_node.max / 1048576).toFixed(2)}); ` +
+          `${r.writes_per_s.toFixed(0)} writes/s, p50 ${load.p50.toFixed(1)} ms, p99 ${load.p99.toFixed(1)} ms, ${load.acked} acknowledged, ${load.errors} retried answers`);
+      } finally {
+        await Promise.all(c.procs.map((p) => p.stop()));
+      }
+    }
+    const base = results[0];
+    console.log('\nper-node work relative to the first cluster size:');
+    for (const r of results) {
+      console.log(`  ${r.nodes} nodes: commands applied ${(r.applied_per_node.mean / base.applied_per_node.mean).toFixed(2)}x, bytes ${(r.bytes_per_node.mean / base.bytes_per_node.mean).toFixed(2)}x (ideal with replication 3 over ${r.nodes} nodes: ${(base.nodes / r.nodes).toFixed(2)}x)`);
+    }
+    writeFileSync(join(ROOT, 'bench-results', 'placement.json'), JSON.stringify({ at: new Date().toISOString(), results }, null, 2) + '\n');
+  } finally {
+    rmSync(dir, { recursive: true, force: true });
+  }
+}
+
+main().catch((err) => {
+  console.error(err);
+  process.exit(1);
+});
