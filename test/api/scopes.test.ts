@@ -141,6 +141,15 @@ const EXPECTATIONS: Record<string, Expectation> = {
   'POST /v1/cluster/initialize': { scope: 'service', request: () => ({ path: '/v1/cluster/initialize' }) },
   'DELETE /v1/cluster/nodes/{node_id}': { scope: 'service', request: () => ({ path: '/v1/cluster/nodes/99' }), ok: 404 },
   'GET /v1/cluster/status': { scope: 'service', request: () => ({ path: '/v1/cluster/status' }) },
+  // between nodes only (cluster secret): no credentials of any kind open it
+  'POST /v1/cluster/shard-reads': { scope: 'public', request: () => ({ path: '/v1/cluster/shard-reads', body: { query: 'pending', args: { user_ids: null }, groups: [0] } }), ok: 401 },
+  // between nodes only: a request signed with the cluster secret; no key of any kind opens them
+  'POST /v1/cluster/groups/{group_id}/initialize': {
+    scope: 'public', request: () => ({ path: '/v1/cluster/groups/0/initialize', body: { members: [{ id: 1, url: 'http://127.0.0.1:1' }] } }), ok: 401,
+  },
+  'POST /v1/cluster/groups/{group_id}/steps': {
+    scope: 'public', request: () => ({ path: '/v1/cluster/groups/0/steps', body: { kind: 'remove', node: 1, url: 'http://127.0.0.1:1' } }), ok: 401,
+  },
   'POST /v1/users/{user_id}/streams/{stream_id}/retrieve': {
     scope: 'user', namesOrg: true, request: (t) => ({ path: userPath(t, `/streams/${S}/retrieve`), body: { query: 'lighthouse', limit: 100, ...orgField(t) } }),
   },

@@ -3,10 +3,12 @@
  * Shard 0 is on every node; the 11 others on 3 nodes each, so a node holds about 6 groups. Writes sent
  * to any node land on the user's group wherever it lives; when a node is killed its replicas are
  * re-created on the others after the failure detector's timeout; when a node joins, replicas move to
- * it under load. Every acknowledged write is then on every replica of its group exactly once.
+ * it under load; when the leader of shard 0 (which runs the placement loop) is killed, the next one
+ * carries on. Every acknowledged write is then on every replica of its group exactly once.
  */
 import { shardOf } from '../../packages/server/src/shards';
-import { api, sleep, TestCluster, waitFor } from '../helpers/cluster';
+import { PeerSigner } from '../../packages/server/src/cluster/peer-auth';
+import { api, SECRET, sleep, TestCluster, waitFor } from '../helpers/cluster';
 import { checkExactlyOnce, startWriters, type Writer } from './writers';
 
 jest.setTimeout(300_000);
@@ -116,15 +118,41 @@ describe(`placement: 6 nodes, ${SHARDS} groups, replication ${RF}`, () => {
       const per = live.map((id) => count.get(id) ?? 0);
       return (count.get(7) ?? 0) >= 4 && Math.max(...per) - Math.min(...per) <= 1;
     }, 150_000, 500);
+    // Kill the leader of shard 0, where the placement loop runs: the next leader takes the loop over
+    // (the moves are in the directory) and re-creates the dead node's replicas too.
+    await cluster.kill(metaLeader);
+    await waitFor(`every group re-replicated away from nodes ${victim} and ${metaLeader}`, () => settled(cluster, [victim, metaLeader]), 120_000, 500);
     await sleep(2000);
     await load.stop();
 
     const acked = load.writers.reduce((n, w) => n + w.acked.size, 0);
     expect(acked).toBeGreaterThan(100);
-    const final = (await settled(cluster, [victim])) as Placed[];
+    const final = (await settled(cluster, [victim, metaLeader])) as Placed[];
     expect(final).not.toBe(false);
     expect(await checkReplicas(cluster, load.writers, final)).toEqual([]);
     // ...and through any node, wherever the group lives.
     for (const n of cluster.live()) expect(await checkExactlyOnce(n.url, load.writers.slice(0, 6))).toEqual([]);
+  });
+
+  it('takes placement steps only from the nodes of the cluster, and checks them', async () => {
+    const node = cluster.live()[0];
+    const path = '/v1/cluster/groups/1/steps';
+    const step = { kind: 'transfer_leader', node: node.id, url: node.url };
+    // an admin key is not a node's signature
+    const unsigned = await api(node.url, 'POST', path, step);
+    expect([unsigned.status, unsigned.body.code]).toEqual([401, 'unauthenticated']);
+    // signed with the cluster secret, as another node does: checked like any input
+    const signer = new PeerSigner(SECRET, 99, 30_000);
+    const bad = { kind: 'explode', node: 0 };
+    const refused = await api(node.url, 'POST', path, bad, signer.sign('POST', path, bad));
+    expect([refused.status, refused.body.code]).toEqual([400, 'validation_failed']);
+    const unknown = await api(node.url, 'POST', '/v1/cluster/groups/77/steps', step, signer.sign('POST', '/v1/cluster/groups/77/steps', step));
+    expect(unknown.status).toBe(404);
+    // a replayed signature is refused
+    const headers = signer.sign('GET', '/v1/cluster/status', undefined);
+    const first = await api(node.url, 'GET', '/v1/cluster/status', undefined, { ...headers, 'x-api-key': 'wrong' });
+    expect(first.status).toBe(200);
+    const again = await api(node.url, 'GET', '/v1/cluster/status', undefined, { ...headers, 'x-api-key': 'wrong' });
+    expect(again.status).toBe(401);
   });
 });
