@@ -6,7 +6,10 @@
  * directory and the users hashed to it) is on every node, so 1/shards of the users' writes are still
  * applied everywhere. Writes go to every node of the cluster (a node not holding the user's group
  * forwards to its leader). Prints a table and writes bench-results/placement.json.
- *   npm run bench:placement -- [--nodes 3,6,9] [--shards 12] [--writes 6000] [--clients 32] [--users 240]
+ * At `--join-at` nodes (default 6) a further node then joins while the same load runs again: its
+ * latency while replicas move, against the same load just before (the throttle's effect), and the
+ * time the new node takes to hold its share.
+ *   npm run bench:placement -- [--nodes 3,6,9] [--shards 12] [--writes 6000] [--clients 32] [--users 240] [--join-at 6]
  */
 import { randomUUID } from 'node:crypto';
 import { mkdirSync, mkdtempSync, readdirSync, rmSync, statSync, writeFileSync } from 'node:fs';
@@ -39,6 +42,13 @@ async function status(url: string): Promise<NodeStatus> {
   return (await (await fetch(`${url}/v1/cluster/status`, { headers: HEADERS, signal: AbortSignal.timeout(3000) })).json()) as NodeStatus;
 }
 
+const nodeEnv = (id: number, port: number, dataDir: string, shards: number): Record<string, string> => ({
+  STRATA_NODE_ID: String(id), STRATA_PORT: String(port), STRATA_HOST: '127.0.0.1', STRATA_DATA_DIR: dataDir,
+  STRATA_CLUSTER_SECRET: 'bench-placement-secret', STRATA_API_KEY: API_KEY, STRATA_SHARDS: String(shards),
+  STRATA__EMBEDDING__PROVIDER: 'hashing', STRATA__CONSOLIDATION__ENABLED: 'false', STRATA_LOG_LEVEL: 'warn',
+  STRATA__CLUSTER__PLACEMENT_INTERVAL_MS: '500',
+});
+
 async function startCluster(n: number, shards: number, dir: string): Promise<{ urls: string[]; dirs: string[]; procs: Proc[] }> {
   const ports: number[] = [];
   for (let i = 0; i < n; i++) ports.push(await freePort());
@@ -46,10 +56,7 @@ async function startCluster(n: number, shards: number, dir: string): Promise<{ u
   const dirs = urls.map((_, i) => join(dir, `node-${n}-${i + 1}`));
   const peers = urls.map((u, i) => `${i + 1}=${u}`).join(',');
   const procs = urls.map((_, i) => launch(process.execPath, ['--import', 'tsx', 'packages/server/src/main.ts'], {
-    STRATA_NODE_ID: String(i + 1), STRATA_PORT: String(ports[i]), STRATA_HOST: '127.0.0.1', STRATA_DATA_DIR: dirs[i],
-    STRATA_PEERS: peers, STRATA_CLUSTER_SECRET: 'bench-placement-secret', STRATA_API_KEY: API_KEY, STRATA_SHARDS: String(shards),
-    STRATA__EMBEDDING__PROVIDER: 'hashing', STRATA__CONSOLIDATION__ENABLED: 'false', STRATA_LOG_LEVEL: 'warn',
-    STRATA__CLUSTER__PLACEMENT_INTERVAL_MS: '500',
+    ...nodeEnv(i + 1, ports[i], dirs[i], shards), STRATA_PEERS: peers,
   }, join(dir, `node-${n}-${i + 1}.log`)));
   for (const u of urls) await waitHttp(`${u}/readyz`, (s) => s === 200, `${u} ready`, HEADERS, 120_000);
   // every placed group recorded with a leader, as every node sees it
@@ -100,6 +107,43 @@ async function writeLoad(urls: string[], writes: number, clients: number, users:
 }
 
 const applied = (v: NodeStatus) => v.shards.reduce((n, s) => n + s.applied_index, 0);
+
+/** Placement steps carried out so far, cluster-wide (only the leader of shard 0 counts them). */
+async function placementSteps(urls: string[]): Promise<number> {
+  let total = 0;
+  for (const u of urls) {
+    const text = await (await fetch(`${u}/metrics`, { headers: HEADERS })).text();
+    for (const l of text.split('\n')) if (l.startsWith('strata_placement_steps_total{') && l.includes('outcome="done"')) total += Number(l.split(' ').pop());
+  }
+  return total;
+}
+
+/**
+ * A node joins the running cluster while the same write load runs: the load's latency while replicas
+ * move to it, against the same load just before on the same cluster, and how long it takes to fill.
+ */
+async function joinUnderLoad(c: { urls: string[]; procs: Proc[] }, n: number, shards: number, dir: string, load: () => Promise<{ p50: number; p99: number; acked: number; errors: number; seconds: number }>) {
+  const port = await freePort();
+  const url = `http://127.0.0.1:${port}`;
+  const id = n + 1;
+  c.procs.push(launch(process.execPath, ['--import', 'tsx', 'packages/server/src/main.ts'], {
+    ...nodeEnv(id, port, join(dir, `node-${n}-join-${id}`), shards), STRATA_JOIN: c.urls[0],
+  }, join(dir, `node-${n}-join-${id}.log`)));
+  const t0 = Date.now();
+  await waitHttp(`${url}/readyz`, (st) => st === 200, `${url} ready`, HEADERS, 120_000);
+  const urls = [...c.urls, url];
+  const before = await placementSteps(urls);
+  const during = await load();
+  const steps = await placementSteps(urls) - before;
+  const share = Math.floor(((shards - 1) * 3) / (n + 1));
+  for (;;) {
+    const held = (await status(url)).shards.filter((s) => s.holds && s.shard_id !== 0).length;
+    if (held >= share) break;
+    if (Date.now() - t0 > 300_000) throw new Error('the joined node did not fill');
+    await sleep(250);
+  }
+  return { during, steps_during_load: steps, seconds_to_fill: (Date.now() - t0) / 1000, share };
+}
 const mean = (xs: number[]) => xs.reduce((a, b) => a + b, 0) / xs.length;
 
 async function main(): Promise<void> {
@@ -108,6 +152,7 @@ async function main(): Promise<void> {
   const writes = Number(arg('writes', '6000'));
   const clients = Number(arg('clients', '32'));
   const users = Number(arg('users', '240'));
+  const joinAt = Number(arg('join-at', '6'));
   mkdirSync(join(ROOT, 'bench-results'), { recursive: true });
   const dir = mkdtempSync(join(ROOT, 'bench-results', '.placement-'));
   const results = [];
@@ -133,6 +178,15 @@ async function main(): Promise<void> {
           applied_all_nodes: perNodeApplied.reduce((a, b) => a + b, 0),
           bytes_all_nodes: perNodeBytes.reduce((a, b) => a + b, 0),
         };
+        let joined = null;
+        if (n === joinAt) {
+          const steady = await writeLoad(c.urls, writes, clients, users);
+          joined = await joinUnderLoad(c, n, shards, dir, () => writeLoad(c.urls, writes, clients, users));
+          console.log(`${String(n).padStart(2)} nodes, node ${n + 1} joining under the same load: p50 ${joined.during.p50.toFixed(1)} ms, p99 ${joined.during.p99.toFixed(1)} ms ` +
+            `(${joined.steps_during_load} placement steps during the load; the same load just before: p50 ${steady.p50.toFixed(1)} ms, p99 ${steady.p99.toFixed(1)} ms); ` +
+            `${joined.during.acked} acknowledged; node ${n + 1} held its share (${joined.share} groups) ${joined.seconds_to_fill.toFixed(1)} s after it started`);
+          Object.assign(r, { join_under_load: { steady_p50_ms: steady.p50, steady_p99_ms: steady.p99, during_p50_ms: joined.during.p50, during_p99_ms: joined.during.p99, acknowledged: joined.during.acked, steps_during_load: joined.steps_during_load, seconds_to_fill: joined.seconds_to_fill } });
+        }
         results.push(r);
         console.log(`${String(n).padStart(2)} nodes: groups held ${r.groups_held_per_node.min}-${r.groups_held_per_node.max}/node; ` +
           `commands applied per node ${r.applied_per_node.mean.toFixed(0)} (${r.applied_per_node.min}-${r.applied_per_node.max}), ` +

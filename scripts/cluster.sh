@@ -3,7 +3,7 @@
 #
 #   scripts/cluster.sh start [N=3]     start nodes 1..N (ports BASE_PORT+1..N), node 1 is the seed
 #   scripts/cluster.sh add ID          start node ID with STRATA_JOIN (asks node 1 to add it)
-#   scripts/cluster.sh remove ID       remove node ID from the cluster, then stop its process
+#   scripts/cluster.sh remove ID       remove node ID from the cluster, wait until its replicas moved away, stop its process
 #   scripts/cluster.sh status          processes, readiness and each node's view of the shard groups
 #   scripts/cluster.sh stop            SIGTERM every node (SIGKILL after 20 s)
 #   scripts/cluster.sh clean           stop, then delete the run directory (data and logs)
@@ -77,6 +77,12 @@ case "$cmd" in
     done
     [ -n "$via" ] || { echo "no other running node to ask" >&2; exit 1; }
     curl -fsS -X DELETE -H "x-api-key: $STRATA_API_KEY" "$(url_of "$via")/v1/cluster/nodes/$id"; echo
+    # its replicas of the other shard groups drain first (placement): wait until no group names it (at most 5 min)
+    for _ in $(seq 1 1500); do
+      curl -fsS -H "x-api-key: $STRATA_API_KEY" "$(url_of "$via")/v1/cluster/status" 2>/dev/null \
+        | node -e "let s='';process.stdin.on('data',d=>s+=d).on('end',()=>{const g=JSON.parse(s).placement.groups;process.exit(g.some(x=>x.voters.includes($id)||x.learners.includes($id))?1:0)})" && break
+      sleep 0.2
+    done
     "$0" stop-one "$id"
     ;;
   stop-one)

@@ -108,8 +108,8 @@ export class Forwarder {
       if (req.headers[VIA_DIRECTORY_HEADER] === undefined || !this.holds(shard)) throw noLeader(shard);
       viaDirectory = false;
     }
-    for (;;) {
-      const leader = await this.leaderOf(shard, deadline);
+    for (let failed = 0; ; ) {
+      const leader = viaDirectory && failed > 0 ? this.anotherReplica(shard, failed) ?? await this.leaderOf(shard, deadline) : await this.leaderOf(shard, deadline);
       if (leader === 'self') return local();
       try {
         await this.send(leader.url, req, res, deadline, viaDirectory);
@@ -118,9 +118,22 @@ export class Forwarder {
         if (err instanceof StrataError) throw err;
         // The leader could not be reached: if nothing was sent, look for the leader again until the deadline.
         if (!notSent(err) || Date.now() >= deadline) throw noLeader(shard);
+        failed++;
         await sleep(this.opts.pollMs ?? 25);
       }
     }
+  }
+
+  /**
+   * The directory's leader of a group this node does not hold did not answer (it may have died, and
+   * the directory not caught up yet): its other voters in turn, which forward to the leader they know.
+   */
+  private anotherReplica(shard: number, failed: number): { id: number; url: string } | null {
+    const replicas = this.opts.view.replicas?.(shard) ?? [];
+    if (replicas.length === 0) return null;
+    const id = replicas[failed % replicas.length];
+    const url = this.opts.view.urlOf(id, shard);
+    return url ? { id, url } : null;
   }
 
   private holds(shard: number): boolean {
