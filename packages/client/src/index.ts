@@ -168,9 +168,28 @@ export interface FailedEventView { event_id: string; user_id: string; stream_id:
 export interface ClusterMemberView { node_id: number; url: string | null; voter: boolean; match_index: number | null }
 export interface ClusterShardView {
   shard_id: number; leader: number | null; term: number; role: 'leader' | 'follower' | 'candidate' | 'learner';
-  commit_index: number; applied_index: number; members: ClusterMemberView[];
+  commit_index: number; applied_index: number;
+  /** this node is a voter of the group and serves its reads (placement: a group lives on replication_factor nodes) */
+  holds: boolean;
+  members: ClusterMemberView[];
 }
-export interface ClusterStatus { node_id: number; shards: ClusterShardView[] }
+/** One shard group in the placement directory (shard 0, on every node, is not placed). */
+export interface PlacedGroup {
+  group_id: number; voters: number[]; learners: number[]; leader: number | null;
+  move: { to: number; from: number | null; reason: 'repair' | 'drain' | 'balance' } | null;
+}
+/** The placement loop's last round, on the leader of shard 0 (null elsewhere). */
+export interface PlacementRound {
+  at: string;
+  nodes: { node_id: number; up: boolean; down_since: string | null }[];
+  steps: { kind: 'add_learner' | 'promote' | 'remove' | 'transfer_leader'; group: number; outcome: 'done' | 'failed'; error?: string }[];
+  moves_in_flight: number;
+  under_replicated: number;
+}
+export interface ClusterStatus {
+  node_id: number; shards: ClusterShardView[];
+  placement: { replication_factor: number; groups: PlacedGroup[]; last_round: PlacementRound | null };
+}
 export interface ClusterInitializeResponse { status: 'initialized' | 'already_initialized'; node_id: number; shards: { shard_id: number; status: 'initialized' | 'already_initialized' }[] }
 export interface ClusterJoinResponse { status: 'joined' | 'already_joined'; node_id: number; role: 'voter'; shards: { shard_id: number; status: 'joined' | 'already_joined' }[] }
 export interface ClusterRemoveResponse { status: 'removed'; node_id: number; shards: { shard_id: number; status: 'removed' | 'not_member' }[] }

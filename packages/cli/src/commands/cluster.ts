@@ -7,12 +7,20 @@ import { integerIn } from '../parse';
 const nodeId = integerIn(1, 999_999_999);
 
 export function clusterLines(status: ClusterStatus): string[] {
+  const held = status.shards.filter((s) => s.holds);
+  const round = status.placement?.last_round ?? null;
   return [
-    `cluster  node ${status.node_id}, ${status.shards.length} shard group(s)`,
-    ...status.shards.flatMap((s) => [
+    `cluster  node ${status.node_id}, ${status.shards.length} shard group(s), ${held.length} held here`,
+    ...held.flatMap((s) => [
       `  shard ${s.shard_id}: this node ${s.role}, leader ${s.leader === null ? 'unknown' : `node ${s.leader}`}, term ${s.term}, commit ${s.commit_index}, applied ${s.applied_index}`,
       ...s.members.map((m) => `    node ${m.node_id} ${m.url ?? '(no address)'} ${m.voter ? 'voter' : 'learner'}, match ${m.match_index ?? '-'}`),
     ]),
+    ...(status.placement && status.placement.groups.length > 0 ? [
+      `placement  replication factor ${status.placement.replication_factor}` +
+        (round ? `; last round ${round.at}: ${round.steps.length} step(s), ${round.moves_in_flight} move(s) in flight, ${round.under_replicated} group(s) short of replicas` : ''),
+      ...status.placement.groups.map((g) => `  shard ${g.group_id}: voters ${g.voters.join(',')}${g.learners.length ? `, learners ${g.learners.join(',')}` : ''}` +
+        `, leader ${g.leader ?? 'unknown'}${g.move ? `, moving to node ${g.move.to}${g.move.from === null ? '' : ` from node ${g.move.from}`} (${g.move.reason})` : ''}`),
+    ] : []),
   ];
 }
 
