@@ -141,8 +141,13 @@ const EXPECTATIONS: Record<string, Expectation> = {
   'POST /v1/cluster/initialize': { scope: 'service', request: () => ({ path: '/v1/cluster/initialize' }) },
   'DELETE /v1/cluster/nodes/{node_id}': { scope: 'service', request: () => ({ path: '/v1/cluster/nodes/99' }), ok: 404 },
   'GET /v1/cluster/status': { scope: 'service', request: () => ({ path: '/v1/cluster/status' }) },
+  // between nodes only (signed with the cluster secret): no credentials open them
+  'POST /v1/cluster/groups/{group_id}/propose': {
+    scope: 'public', request: () => ({ path: '/v1/cluster/groups/0/propose', ndjson: '{"type":"import.records","at":"2026-01-01T00:00:00.000Z"}\n' }), ok: 401,
+  },
+  'GET /v1/cluster/groups/{group_id}/records': { scope: 'public', request: () => ({ path: '/v1/cluster/groups/0/records' }), ok: 401 },
   // between nodes only (cluster secret): no credentials of any kind open it
-  'POST /v1/cluster/shard-reads': { scope: 'public', request: () => ({ path: '/v1/cluster/shard-reads', body: { query: 'pending', args: { user_ids: null }, groups: [0] } }), ok: 401 },
+  'POST /v1/cluster/shard-reads': { scope: 'public', request: () => ({ path: '/v1/cluster/shard-reads', body: { query: 'pending', args: { scope: { org_id: null, user_ids: null } }, groups: [0] } }), ok: 401 },
   // between nodes only: a request signed with the cluster secret; no key of any kind opens them
   'POST /v1/cluster/groups/{group_id}/initialize': {
     scope: 'public', request: () => ({ path: '/v1/cluster/groups/0/initialize', body: { members: [{ id: 1, url: 'http://127.0.0.1:1' }] } }), ok: 401,

@@ -8,12 +8,16 @@ import { StateDb, StateMachine, pendingSummary } from '@strata/store';
 import { Forwarder, routeWrites, targetShard, targetUser } from './cluster/forward';
 import { ClusterService } from './cluster/membership';
 import { PeerSigner } from './cluster/peer-auth';
+import { RemoteGroups } from './cluster/remote-groups';
 import { PlacementDirectory } from './cluster/placement/directory';
 import { PlacementExecutor } from './cluster/placement/executor';
 import { GroupRouting } from './cluster/placement/routing';
+import { ShardReads } from './cluster/shard-reads';
+import { shardReadRoutes } from './routes/shard-reads';
 import { ClusterRuntime, RAFT_PREFIX, selfUrlOf } from './cluster/runtime';
 import { startCluster } from './cluster/start';
 import { clusterRoutes } from './routes/cluster';
+import { groupDataRoutes } from './routes/cluster-groups';
 import { createApp } from './app';
 import type { Express } from 'express';
 import { answerClientErrors } from './http/client-errors';
@@ -174,15 +178,17 @@ export class StrataNode {
     }
     // Retrieval reinforcement: answers note their top units; one memory.reinforce per shard every few seconds.
     const reinforcement = new ReinforcementBatcher({ shardOf: (userId) => router.forUser(userId), logger, ...reinforcementSettings(config) });
+    // Cross-shard reads: local where this node holds a group, else from a holder (attached below, once routing exists).
+    const reads = new ShardReads(router, config.cluster.forward_timeout_ms);
     const retrieval = new RetrievalService({
-      shards: router, indexes, embedder: providers.embedder, config, onRetrieved: (_userId, results) => reinforcement.record(results),
+      shards: router, indexes, reads, embedder: providers.embedder, config, onRetrieved: (_userId, results) => reinforcement.record(results),
       metrics, tracing,
     });
     const auth = new AuthService(config, router.meta().db, router.meta().log, logger);
     let open = true;
-    const userOrgs = new UserOrgs(router);
+    const userOrgs = new UserOrgs(router, reads);
     const services: Services = {
-      config, logger, metrics, auth, scope: new ScopeGuard(userOrgs), userOrgs, shards: router, retrieval, providers,
+      config, logger, metrics, auth, scope: new ScopeGuard(userOrgs), userOrgs, shards: router, reads, retrieval, providers,
       // a leader known for shard 0 and for every other group this node holds
       isReady: () => open && shards.every((s) => (s.id !== 0 && !routing.holds(s.id)) || s.log.isLeader() || s.log.status().leader !== null),
     };
@@ -207,6 +213,12 @@ export class StrataNode {
     const routing = new GroupRouting(cluster, directory);
     const forwarder = new Forwarder({ timeoutMs: config.cluster.forward_timeout_ms, tracing, view: routing });
     const peerSigner = new PeerSigner(cluster.secret, config.cluster.node_id, config.cluster.peer_clock_skew_s * 1000);
+    reads.attach({ routing, signer: peerSigner, forwarder });
+    // an import's chunks proposed on their group's leader, an export reading the groups not held here from a holder
+    services.groups = new RemoteGroups({
+      view: routing, leaderOf: (shard, deadline) => forwarder.leaderOf(shard, deadline), signer: peerSigner,
+      timeoutMs: config.cluster.forward_timeout_ms, requestTimeoutMs: config.server.request_timeout_ms, maxLineBytes: config.import.max_bytes,
+    });
     const clusterService = new ClusterService(cluster, forwarder, routing, directory, peerSigner);
     const placement = new PlacementExecutor({
       rt: cluster, meta: router.meta(), directory, fwd: forwarder, signer: peerSigner, logger,
@@ -214,6 +226,9 @@ export class StrataNode {
       onStep: (step, outcome) => metrics.placementSteps.inc({ kind: step.kind, outcome }),
     });
     clusterService.executor = placement;
+    metrics.gauge('strata_placement_groups_held', 'Shard groups this node holds (is a voter of, by its own Raft state and the directory)', () => shards.filter((s) => routing.holds(s.id)).length);
+    metrics.gauge('strata_placement_moves_in_flight', 'Replica moves under way (learner added, not yet promoted and the old member removed); reported by the leader of shard 0, 0 elsewhere', () => placement.last?.moves_in_flight ?? 0);
+    metrics.gauge('strata_placement_under_replicated_groups', 'Groups with fewer live voters than the replication factor; reported by the leader of shard 0, 0 elsewhere', () => placement.last?.under_replicated ?? 0);
     const clusterStart = await startCluster(cluster, clusterService, router.meta(), auth, logger);
     placement.start();
 
@@ -231,6 +246,8 @@ export class StrataNode {
       ...orgRoutes(services),
       ...memoryMaintenanceRoutes(services),
       ...clusterRoutes({ auth, cluster: clusterService, secret: config.cluster.secret, shardIds: () => cluster.shardIds() }),
+      ...shardReadRoutes({ reads, peers: peerSigner }),
+      ...groupDataRoutes({ services, signer: peerSigner, holds: (shard) => routing.holds(shard) }),
       ...retrieveRoutes(services),
       ...contextRoutes(services),
       ...exportRoutes(services),
@@ -244,7 +261,7 @@ export class StrataNode {
       mounts: [mountDashboard, ...(config.mcp.enabled ? [(express: Express) => {
         mcp = mountMcp(express, {
           services, auth, validator, bodyLimit: config.server.body_limit,
-          leader: forwardingGate(forwarder, shards.length, config.cluster.forward_timeout_ms),
+          leader: forwardingGate(forwarder, shards.length, config.cluster.forward_timeout_ms, routing),
         });
       }] : [])],
       bodyLimit: config.server.body_limit, rateLimitPerSecond: config.server.rate_limit_per_s,
@@ -293,6 +310,7 @@ export class StrataNode {
       await placement.stop();
       await clusterStart.stop();
       await forwarder.close();
+      await services.groups?.close();
       await cluster.close();
       for (const shard of shards) {
         await shard.log.close();

@@ -2,6 +2,8 @@ import type { Logger } from 'pino';
 import type { ScopeGuard } from './auth/scope';
 import type { AuthService } from './auth/service';
 import type { UserOrgs } from './auth/user-orgs';
+import type { ShardReads } from './cluster/shard-reads';
+import type { RemoteGroups } from './cluster/remote-groups';
 import type { Config } from './config';
 import type { RetrievalService } from './indexes/retrieval-service';
 import type { Metrics } from './metrics';
@@ -19,10 +21,20 @@ export interface Services {
   /** the user → organization records (replicated) */
   userOrgs: UserOrgs;
   shards: ShardRouter;
+  /**
+   * reads over every shard group, for cross-shard operations: the local replica of a group held here,
+   * a node holding it otherwise (a group's replica on a node that does not hold it is empty or stale)
+   */
+  reads: ShardReads;
   /** hybrid retrieval over the derived indexes of every local shard (retrieve and context routes) */
   retrieval: RetrievalService;
   /** the node's embedder and LLM (semantic previews and executions embed with it) */
   providers: Providers;
+  /**
+   * A group's data where this node neither holds nor leads it (placement: an import's chunks proposed on
+   * their group's leader, an export reading a group from a node that holds it). Absent: every group is here.
+   */
+  groups?: RemoteGroups;
   /** true when this node can serve (storage open; a leader known for every local shard) */
   isReady(): boolean;
 }

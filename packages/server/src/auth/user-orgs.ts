@@ -1,21 +1,24 @@
-import { settle, userHasData, userOrg, usersOfOrg, type UserOrgAnswer } from '@strata/store';
+import { settle, type UserOrgAnswer } from '@strata/store';
+import type { ShardReads } from '../cluster/shard-reads';
 import type { ShardRouter } from '../shards';
 import type { UserDirectory } from './scope';
 
 /**
  * The user → organization records, kept in each user's shard (replicated `user.set_org` commands).
- * Reads come from this node's replica; changes are proposed to the user's shard, so they must run
- * where that shard can propose (routes that write are forwarded to its leader first).
+ * Reads come from this node's replica of the user's group when it holds it, else from a node that
+ * does (`ShardReads`: a request naming users in its body, such as a webhook's filter, is not routed
+ * to their groups); changes are proposed to the user's shard, so they must run where that shard can
+ * propose (routes that write are forwarded to its leader first).
  */
 export class UserOrgs implements UserDirectory {
-  constructor(private readonly shards: ShardRouter) {}
+  constructor(private readonly shards: ShardRouter, private readonly reads: ShardReads) {}
 
   orgOf(userId: string): Promise<string | null> {
-    return userOrg(this.shards.forUser(userId).db, userId);
+    return this.reads.one(this.shards.forUser(userId).id, 'userOrg', { user_id: userId });
   }
 
   hasData(userId: string): Promise<boolean> {
-    return userHasData(this.shards.forUser(userId).db, userId);
+    return this.reads.one(this.shards.forUser(userId).id, 'userHasData', { user_id: userId });
   }
 
   async claim(userId: string, orgId: string): Promise<string | null> {
@@ -27,8 +30,9 @@ export class UserOrgs implements UserDirectory {
     return this.propose(userId, orgId, 'set');
   }
 
+  /** Every user recorded for the org, over all groups (each group's from a node holding it). */
   async usersOf(orgId: string): Promise<string[]> {
-    const perShard = await Promise.all(this.shards.all().map((shard) => usersOfOrg(shard.db, orgId)));
+    const perShard = await this.reads.each('usersOfOrg', { org_id: orgId });
     return perShard.flat().sort();
   }
 

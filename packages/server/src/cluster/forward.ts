@@ -12,6 +12,7 @@ import { sendJson } from '../http/json-reply';
 import type { RouteSpec } from '../http/route';
 import { shardOf } from '../shards';
 import type { Tracing } from '../telemetry/tracing';
+import { notSent, peerJson } from './peer-answer';
 
 export const HOP_HEADER = 'x-strata-forwarded-by';
 /**
@@ -65,12 +66,6 @@ export interface ForwarderOptions {
 }
 
 const sleep = (ms: number) => new Promise((r) => setTimeout(r, ms));
-
-/** Errors raised before anything reached the peer: safe to retry (the request was not sent). */
-function notSent(err: unknown): boolean {
-  const code = (err as { code?: string }).code ?? (err as { cause?: { code?: string } }).cause?.code;
-  return code === 'ECONNREFUSED' || code === 'UND_ERR_CONNECT_TIMEOUT' || code === 'EHOSTUNREACH' || code === 'ENOTFOUND';
-}
 
 export class Forwarder {
   private readonly agent = new Agent({ keepAliveTimeout: 30_000, keepAliveMaxTimeout: 60_000, connections: 64, connectTimeout: 2000 });
@@ -270,16 +265,9 @@ function unreadBody(req: Request): boolean {
   return declared && req.body === undefined && !req.readableEnded;
 }
 
-/** A peer's answer: its status, headers and JSON body (a body that is not JSON becomes `{error: <text>}`). */
+/** A peer's answer: its status, headers and JSON body (peerJson). */
 async function answerOf(r: Dispatcher.ResponseData): Promise<{ status: number; body: unknown; headers: Record<string, string | string[] | undefined> }> {
-  const text = await r.body.text();
-  let parsed: unknown = null;
-  try {
-    parsed = text ? JSON.parse(text) : null;
-  } catch {
-    parsed = { error: text };
-  }
-  return { status: r.statusCode, body: parsed, headers: r.headers };
+  return { status: r.statusCode, body: peerJson(await r.body.text()), headers: r.headers };
 }
 
 function notHeld(shard: number): StrataError {

@@ -25,7 +25,9 @@
  */
 import type { Logger } from 'pino';
 import { retrieval, type Embedder } from '@strata/memory';
-import { decodeVector, join, prefixRange, type ApplyEffects, type Edge, type MemoryUnit, type StateDb, type StateMachine, type UnitStats } from '@strata/store';
+import {
+  decodeVector, join, orgUnitsOf, prefixRange, type ApplyEffects, type Edge, type MemoryUnit, type StateDb, type StateMachine, type StoredVector, type UnitStats,
+} from '@strata/store';
 import { memoryChangesOf, type MemoryChange } from './changes';
 import { IndexCache } from './index-cache';
 
@@ -277,26 +279,20 @@ export class DerivedIndexes {
   }
 
   /** The source event's text and the ones before it in the stream (L1 units made from text events). */
-  private async sourceContext(unit: MemoryUnit): Promise<SourceContext | null> {
-    const o = this.options;
-    if (unit.level !== 1 || unit.references.length === 0 || (o.sourceText === false && o.previousTurn === false)) return null;
-    const userId = unit.user_id;
-    // the first reference is the event the unit was made from; later ones are repeats that reinforced it
-    const at = await this.db.eventIds.get(join(userId, unit.references[0]));
-    if (!at) return null;
-    const event = await this.db.events.get(join(userId, at.stream_id, at.seq));
-    const textOf = (e: { content: string; content_type: string } | undefined) => (e && (e.content_type === 'text' || e.content_type === 'json') ? e.content : null);
-    let previous: string | null = null;
-    const turns = o.previousTurn === false ? 0 : Math.max(0, Math.floor(o.previousTurns ?? 2));
-    if (turns > 0) {
-      const before: string[] = [];
-      for await (const e of this.db.events.values({ gt: join(userId, at.stream_id, ''), lt: join(userId, at.stream_id, at.seq), reverse: true, limit: turns })) {
-        const t = textOf(e);
-        if (t) before.unshift(t);
-      }
-      previous = before.length > 0 ? before.join('\n') : null;
-    }
-    return { source: o.sourceText === false ? null : textOf(event), previous };
+  private sourceContext(unit: MemoryUnit): Promise<SourceContext | null> {
+    return sourceContextOf(this.db, unit, this.options);
+  }
+
+  /**
+   * A unit set over entries read elsewhere (the org units of a shard group another node holds,
+   * cluster/read-queries.ts `orgIndexEntries`), built with this manager's options so it ranks like the
+   * sets built here; entries without a usable vector are embedded with the node's embedder.
+   */
+  async unitSetOf(entries: IndexEntry[]): Promise<UnitSet> {
+    await this.embedInto(entries.filter((e) => !e.vector));
+    const set = new UnitSet(this.options);
+    await set.load(entries);
+    return set;
   }
 
   private async embedInto(entries: IndexEntry[]): Promise<void> {
@@ -402,6 +398,64 @@ export class DerivedIndexes {
     set.put(found.unit, found.vector, found.context);
     this.unitOrg.set(unit.id, unit.org_id!);
   }
+}
+
+/** What decides the source context of a unit (DerivedIndexesOptions). */
+export type SourceContextOptions = Pick<DerivedIndexesOptions, 'sourceText' | 'previousTurn' | 'previousTurns'>;
+
+/** The source event's text and the ones before it in the stream (L1 units made from text events). */
+export async function sourceContextOf(db: StateDb, unit: MemoryUnit, o: SourceContextOptions): Promise<SourceContext | null> {
+  if (unit.level !== 1 || unit.references.length === 0 || (o.sourceText === false && o.previousTurn === false)) return null;
+  const userId = unit.user_id;
+  // the first reference is the event the unit was made from; later ones are repeats that reinforced it
+  const at = await db.eventIds.get(join(userId, unit.references[0]));
+  if (!at) return null;
+  const event = await db.events.get(join(userId, at.stream_id, at.seq));
+  const textOf = (e: { content: string; content_type: string } | undefined) => (e && (e.content_type === 'text' || e.content_type === 'json') ? e.content : null);
+  let previous: string | null = null;
+  const turns = o.previousTurn === false ? 0 : Math.max(0, Math.floor(o.previousTurns ?? 2));
+  if (turns > 0) {
+    const before: string[] = [];
+    for await (const e of db.events.values({ gt: join(userId, at.stream_id, ''), lt: join(userId, at.stream_id, at.seq), reverse: true, limit: turns })) {
+      const t = textOf(e);
+      if (t) before.unshift(t);
+    }
+    previous = before.length > 0 ? before.join('\n') : null;
+  }
+  return { source: o.sourceText === false ? null : textOf(event), previous };
+}
+
+/** One org unit of a shard as another node needs it to index it: the record with its stats, its stored vector, its source context. */
+export interface WireIndexEntry {
+  unit: MemoryUnit;
+  /** as stored (any embedder): the receiver uses it only when its own embedder made it */
+  vector: StoredVector | null;
+  context: SourceContext | null;
+}
+
+/**
+ * The org's units on this shard (current and retired, as `buildOrgs` indexes them) in a form that
+ * travels as JSON (cluster/read-queries.ts). The context uses the default options, as the node's
+ * managers do (node.ts builds them without overriding them).
+ */
+export async function orgIndexEntries(db: StateDb, orgId: string, o: SourceContextOptions = {}): Promise<WireIndexEntry[]> {
+  const out: WireIndexEntry[] = [];
+  let n = 0;
+  for (const record of await orgUnitsOf(db, orgId)) {
+    const unit = withStats(record, await db.unitStats.get(join(record.user_id, record.id)));
+    out.push({ unit, vector: (await db.vectors.get(join(unit.user_id, unit.id))) ?? null, context: await sourceContextOf(db, unit, o) });
+    if (++n % 500 === 0) await yieldToLoop();
+  }
+  return out;
+}
+
+/** Wire entries as index entries: a stored vector counts only when `embedder` made it (else null: embedded again). */
+export function indexEntriesOf(wire: readonly WireIndexEntry[], embedder: Pick<Embedder, 'id' | 'dimensions'>): IndexEntry[] {
+  return wire.map((e) => ({
+    unit: e.unit,
+    vector: e.vector && e.vector.embedder_id === embedder.id && e.vector.dims === embedder.dimensions ? decodeVector(e.vector) : null,
+    context: e.context,
+  }));
 }
 
 function yieldToLoop(): Promise<void> {

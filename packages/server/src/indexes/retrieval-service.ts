@@ -3,6 +3,13 @@
  * call for the retrieve and context routes: read barrier when asked, the derived indexes of the user
  * (and of the org on every shard), the query embedding, near-duplicate images, then the pure pipeline
  * (`@strata/memory` retrieval) over them.
+ *
+ * The org's units of a shard group this node does not hold (placement) are fetched from a node that
+ * holds it (cluster/read-queries.ts `orgIndexEntries`: records, stored vectors, source contexts) and
+ * indexed in memory for this request only, by the user's shard's manager (same options, same kind of
+ * set). That costs a transfer proportional to the org's units in those groups on every org-scoped
+ * retrieval: no copy is kept, since nothing here would tell when it went stale (a cache needs a
+ * per-org version from the holder's indexes; not done yet).
  */
 import { retrieval, type Embedder } from '@strata/memory';
 import { badRequest, getEvent, payloadTooLarge, recentPendingOfUser, type MemoryUnit, type StateDb } from '@strata/store';
@@ -12,8 +19,9 @@ import type { Metrics } from '../metrics';
 import { RetrievalStages } from '../telemetry/retrieval-stages';
 import type { Tracing } from '../telemetry/tracing';
 import type { Body } from '../schemas';
+import type { ShardReads } from '../cluster/shard-reads';
 import type { ShardRouter } from '../shards';
-import type { DerivedIndexes } from './derived';
+import { indexEntriesOf, type DerivedIndexes } from './derived';
 
 const { decodeBase64Media, MediaError, findNearDuplicates, imagePhash, isSearchablePending, PendingSet, rawHitOf, retrieveAsync, timeMs, TEXT_FIELDS } = retrieval;
 type RetrievalConfig = retrieval.RetrievalConfig;
@@ -50,6 +58,8 @@ export interface RetrievalAnswer {
 
 export interface RetrievalServiceOptions {
   shards: ShardRouter;
+  /** where the org units of a group not held here come from (absent: every group is held here) */
+  reads?: ShardReads;
   /** shard id → its derived indexes */
   indexes: Map<number, DerivedIndexes>;
   embedder: Embedder;
@@ -127,19 +137,27 @@ export class RetrievalService {
     const queryHash = this.decodeMedia(body);
 
     const home = this.options.shards.forUser(userId);
+    const { reads } = this.options;
     const orgShards = body.org_id ? this.options.shards.all() : [];
-    if (body.consistency === 'linearizable') {
-      const barriers = new Set([home, ...orgShards]);
+    // the org's groups held here are read from their indexes; the others from a node holding them
+    const remoteOrg = reads ? orgShards.filter((s) => !reads.holds(s.id)).map((s) => s.id) : [];
+    const localOrg = orgShards.filter((s) => !remoteOrg.includes(s.id));
+    const linearizable = body.consistency === 'linearizable';
+    if (linearizable) {
+      const barriers = new Set([home, ...localOrg]);
       await Promise.all([...barriers].map((s) => s.log.readBarrier()));
     }
-    const [[user, orgSets], vectors] = await Promise.all([
+    const [[user, orgSets, remoteSets], vectors] = await Promise.all([
       stages.time('index_load', () => Promise.all([
         this.indexesOf(home.id).forUser(userId),
-        Promise.all(orgShards.map((s) => this.indexesOf(s.id).forOrg(body.org_id!))),
+        Promise.all(localOrg.map((s) => this.indexesOf(s.id).forOrg(body.org_id!))),
+        remoteOrg.length > 0 ? this.remoteOrgSets(body.org_id!, remoteOrg, home.id, linearizable) : [],
       ])),
       stages.time('embed', () => this.options.embedder.embed([query])),
     ]);
-    const orgs = orgSets.filter((s): s is UnitSet => !!s && s.size > 0);
+    // in shard order, wherever each came from: the same sources in the same order on every node
+    const setOf = new Map<number, UnitSet | undefined>([...localOrg.map((s, i) => [s.id, orgSets[i]] as const), ...remoteOrg.map((g, i) => [g, remoteSets[i]] as const)]);
+    const orgs = orgShards.map((s) => setOf.get(s.id)).filter((s): s is UnitSet => !!s && s.size > 0);
     // Read after the user's index: an event whose units the index holds is no longer pending (one apply
     // does both), so a unit and the raw hit of its event never answer together.
     const pending = body.include_pending === false ? null : await stages.time('pending', () => this.pendingSet(home.db, userId));
@@ -199,6 +217,13 @@ export class RetrievalService {
     }
     stages.finish();
     return { query, results, query_time_ms: Math.round((performance.now() - started) * 1000) / 1000 };
+  }
+
+  /** The org's units of groups not held here, from nodes that hold them, each group as a unit set for this request. */
+  private async remoteOrgSets(orgId: string, groups: number[], home: number, linearizable: boolean): Promise<(UnitSet | undefined)[]> {
+    const wire = await this.options.reads!.each('orgIndexEntries', { org_id: orgId }, { groups, linearizable });
+    const { embedder } = this.options;
+    return Promise.all(wire.map((entries) => (entries.length > 0 ? this.indexesOf(home).unitSetOf(indexEntriesOf(entries, embedder)) : undefined)));
   }
 
   /** The user's most recent pending text and JSON events, indexed for this query. */

@@ -1,11 +1,14 @@
 /**
- * Where an MCP tool's write runs. A tool call may reach any node, but only the leader of the user's
- * shard can propose: here when this node leads it (or is alone), else the same action is sent to the
- * leader as its REST request with the caller's credentials (the route there makes every check again),
- * exactly as a REST write reaching a follower is forwarded (cluster/forward.ts).
+ * Where an MCP tool runs. A tool call may reach any node, but only the leader of the user's shard can
+ * propose, and only a node holding the user's group (placement) has its data: a write runs here when
+ * this node leads the shard (or is alone), else the same action is sent to the leader as its REST
+ * request with the caller's credentials (the route there makes every check again), exactly as a REST
+ * write reaching a follower is forwarded (cluster/forward.ts); a read runs here when this node holds the
+ * group, else its REST request goes to a node that does, as a REST read would.
  */
-import { isErrorCode, StrataError, type ErrorDetail } from '@strata/store';
-import type { Forwarder } from '../cluster/forward';
+import { unavailable } from '@strata/store';
+import type { Forwarder, LeaderView } from '../cluster/forward';
+import { answerError, notSent } from '../cluster/peer-answer';
 import { shardOf } from '../shards';
 
 export interface RestEquivalent {
@@ -15,30 +18,74 @@ export interface RestEquivalent {
   headers?: Record<string, string>;
 }
 
+/** The REST request of a read (no body for a GET). */
+export interface RestRead {
+  method: 'GET' | 'POST';
+  path: string;
+  body?: unknown;
+}
+
 export interface LeaderGate {
   /** runs `local` where the user's shard can propose, else `rest` on the shard's leader */
   write<T>(userId: string, credentials: Record<string, string>, local: () => Promise<T>, rest: RestEquivalent): Promise<T>;
+  /** runs `local` where this node holds the user's group, else `rest` on a node that does; answers the REST answer's body */
+  read<T>(userId: string, credentials: Record<string, string>, local: () => Promise<T>, rest: RestRead): Promise<T>;
 }
 
-/** A node without peers proposes everything itself. */
-export const SINGLE_NODE: LeaderGate = { write: (_userId, _credentials, local) => local() };
+/** A node without peers proposes and reads everything itself. */
+export const SINGLE_NODE: LeaderGate = { write: (_userId, _credentials, local) => local(), read: (_userId, _credentials, local) => local() };
 
-export function forwardingGate(forwarder: Forwarder, shards: number, timeoutMs: number): LeaderGate {
+const sleep = (ms: number) => new Promise((r) => setTimeout(r, ms));
+
+/**
+ * `view` tells where each group is (GroupRouting); without one (or without `holds` in it) every group
+ * is read here.
+ */
+export function forwardingGate(forwarder: Forwarder, shards: number, timeoutMs: number, view?: LeaderView): LeaderGate {
   return {
     async write(userId, credentials, local, rest) {
       const deadline = Date.now() + timeoutMs;
       const leader = await forwarder.leaderOf(shardOf(userId, shards), deadline);
       if (leader === 'self') return local();
       const answer = await forwarder.call(leader.url, rest.method, rest.path, { ...credentials, ...rest.headers }, rest.body, deadline);
-      if (answer.status >= 400) throw errorOf(answer.status, answer.body);
+      if (answer.status >= 400) throw answerError(answer.status, answer.body, 'The shard leader');
       return answer.body as never;
     },
-  };
-}
 
-/** The leader's error envelope as the StrataError it was (its code and details kept). */
-function errorOf(status: number, body: unknown): StrataError {
-  const envelope = (typeof body === 'object' && body !== null ? body : {}) as { code?: unknown; error?: unknown; details?: ErrorDetail[] };
-  const code = isErrorCode(envelope.code) ? envelope.code : status >= 500 ? 'internal' : 'validation_failed';
-  return new StrataError(code as never, typeof envelope.error === 'string' ? envelope.error : `The shard leader answered ${status}.`, envelope.details);
+    /**
+     * A node holding the group: the directory's leader first, then the group's other voters, the next
+     * one when a node cannot be reached or answers 503 (it no longer holds the group, or has no leader),
+     * round after round until the timeout.
+     */
+    async read(userId, credentials, local, rest) {
+      const shard = shardOf(userId, shards);
+      if (!view?.holds || view.holds(shard)) return local();
+      const deadline = Date.now() + timeoutMs;
+      let last: Error | null = null;
+      for (;;) {
+        for (const id of view.replicas?.(shard) ?? []) {
+          const url = view.urlOf(id, shard);
+          if (!url) continue;
+          let answer;
+          try {
+            answer = await forwarder.call(url, rest.method, rest.path, credentials, rest.body, deadline);
+          } catch (err) {
+            if (!notSent(err)) throw unavailable(`Node ${id}, holding shard ${shard}, did not answer the read in time; retry.`, 'no_leader');
+            last = err as Error;
+            continue;
+          }
+          if (answer.status === 503) {
+            last = answerError(answer.status, answer.body, `Node ${id}`);
+            continue;
+          }
+          if (answer.status >= 400) throw answerError(answer.status, answer.body, `Node ${id}`);
+          return answer.body as never;
+        }
+        if (Date.now() >= deadline) {
+          throw unavailable(`No node holding shard ${shard} answered${last ? ` (${last.message})` : ''}; retry shortly.`, 'no_leader');
+        }
+        await sleep(25);
+      }
+    },
+  };
 }

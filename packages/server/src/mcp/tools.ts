@@ -2,7 +2,7 @@
  * The MCP tools of CONTRACT §12. Each tool builds the same body its REST route takes, validates it with
  * the same JSON schema (schemas.ts), and calls the same operation (server/src/operations) with the
  * caller's principal: the scope checks, errors and answers are the REST ones. Writes run on the
- * leader of the user's shard (leader.ts).
+ * leader of the user's shard, reads on a node holding the user's group (leader.ts).
  */
 import { randomUUID } from 'node:crypto';
 import type { McpServer } from '@modelcontextprotocol/sdk/server/mcp.js';
@@ -22,7 +22,7 @@ import type { LeaderGate } from './leader';
 /** What a tool call knows about its caller and session. */
 export interface ToolCaller {
   principal: Principal;
-  /** the credentials headers of the request, for a write sent on to the shard leader */
+  /** the credentials headers of the request, for a call sent on to another node (the shard leader, a holder) */
   credentials: Record<string, string>;
   /** the session's stream (one per MCP session) */
   stream_id: string;
@@ -122,7 +122,8 @@ export function registerTools(server: McpServer, deps: ToolDeps): void {
       const request = check('Retrieve', {
         query: input.query, limit: input.limit, as_of: input.as_of, start_time: input.start_time, end_time: input.end_time, org_id: input.org_id,
       });
-      return retrieveMemory(services, caller.principal, { user_id: userId, stream_id: caller.stream_id, request });
+      return leader.read(userId, caller.credentials, () => retrieveMemory(services, caller.principal, { user_id: userId, stream_id: caller.stream_id, request }),
+        { method: 'POST', path: `/v1/users/${encodeURIComponent(userId)}/streams/${caller.stream_id}/retrieve`, body: request });
     });
 
   tool('get_context', 'read',
@@ -136,7 +137,8 @@ export function registerTools(server: McpServer, deps: ToolDeps): void {
     async (input, caller) => {
       const userId = userOf(input.user_id, caller);
       const request = check('Context', { user_id: userId, query: input.query, token_budget: input.token_budget, format: input.format, stream_id: caller.stream_id });
-      return memoryContext(services, caller.principal, { request });
+      return leader.read(userId, caller.credentials, () => memoryContext(services, caller.principal, { request }),
+        { method: 'POST', path: '/v1/memory/context', body: request });
     });
 
   tool('forget', 'write',
@@ -173,9 +175,10 @@ export function registerTools(server: McpServer, deps: ToolDeps): void {
     },
     async (input, caller) => {
       const userId = userOf(input.user_id, caller);
+      const path = `/v1/users/${encodeURIComponent(userId)}/tasks`;
       return input.ready_only
-        ? { tasks: await readyTaskList(services, caller.principal, { user_id: userId }) }
-        : { goals: await taskTrees(services, caller.principal, { user_id: userId }) };
+        ? { tasks: await leader.read(userId, caller.credentials, () => readyTaskList(services, caller.principal, { user_id: userId }), { method: 'GET', path: `${path}/ready` }) }
+        : { goals: await leader.read(userId, caller.credentials, () => taskTrees(services, caller.principal, { user_id: userId }), { method: 'GET', path: `${path}/tree` }) };
     });
 
   tool('update_task_status', 'write',

@@ -3,7 +3,10 @@
  * as the lines of an export file. Transport free: a principal and plain input in, an async iterable
  * of lines out, pulled by the caller (an HTTP response, a file) at its own pace. The scope check is
  * made before anything is read. Each shard is read from one LevelDB snapshot (store/export.ts), so
- * the lines of a shard are one applied state whatever is written meanwhile.
+ * the lines of a shard are one applied state whatever is written meanwhile. Every user's export reads a
+ * group this node does not hold (placement) from a node that holds it, from one snapshot there
+ * (cluster/remote-groups.ts); one user's export is served by a holder of the user's group already
+ * (the HTTP layer forwards the request there).
  */
 import {
   EXPORT_FORMAT, EXPORT_VERSION, openExportSnapshot, shardRecords, userRecords, type ExportHeader, type ExportRecord,
@@ -27,23 +30,31 @@ export async function exportLines(services: Services, principal: Principal, inpu
   if (userId === null) requireUnscoped(principal, 'Exporting every user');
   else await services.scope.authorizeUser(principal, { user_id: userId, write: false });
   const shards = userId === null ? services.shards.all() : [services.shards.forUser(userId)];
-  if (input.linearizable) for (const shard of shards) await shard.log.readBarrier();
+  // A group this node does not hold (placement) is read on a node that does, which makes its own barrier.
+  const remote = (shard: Shard) => userId === null && services.groups !== undefined && !services.groups.holds(shard.id) ? services.groups : null;
+  if (input.linearizable) for (const shard of shards) if (!remote(shard)) await shard.log.readBarrier();
   const header: ExportHeader = {
     kind: 'header', format: EXPORT_FORMAT, version: EXPORT_VERSION, exported_at: new Date().toISOString(), node_id: services.config.cluster.node_id,
     embedder: { id: services.providers.embedder.id, dimensions: services.providers.embedder.dimensions },
   };
-  return lines(header, shards, userId);
+  return lines(header, shards.map((shard) => {
+    const from = remote(shard);
+    return from ? () => from.groupRecords(shard.id, input.linearizable) : () => localRecords(shard, userId);
+  }));
 }
 
-async function* lines(header: ExportHeader, shards: Shard[], userId: string | null): AsyncGenerator<ExportLine> {
-  yield header;
-  for (const shard of shards) {
-    // one snapshot at a time, released however the consumer stops (end, error, client gone)
-    const snapshot = openExportSnapshot(shard.db);
-    try {
-      yield* userId === null ? shardRecords(shard.db, snapshot) : userRecords(shard.db, userId, snapshot);
-    } finally {
-      await snapshot.close();
-    }
+/** The records of one shard (or of one user in it) from one snapshot of this replica, released however the consumer stops. */
+async function* localRecords(shard: Shard, userId: string | null): AsyncGenerator<ExportRecord> {
+  const snapshot = openExportSnapshot(shard.db);
+  try {
+    yield* userId === null ? shardRecords(shard.db, snapshot) : userRecords(shard.db, userId, snapshot);
+  } finally {
+    await snapshot.close();
   }
+}
+
+async function* lines(header: ExportHeader, sources: (() => AsyncIterable<ExportRecord>)[]): AsyncGenerator<ExportLine> {
+  yield header;
+  // one shard at a time: each is one applied state (a snapshot here, or one on a node holding the group)
+  for (const source of sources) yield* source();
 }

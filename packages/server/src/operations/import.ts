@@ -4,7 +4,8 @@
  * kind's schema, the credentials' scope over its user and org) before it joins the chunk of its user's
  * shard; a chunk is proposed as one `import.records` command once it holds `import.chunk_records`
  * records or `import.chunk_bytes` bytes, and at the end. Reading waits while a chunk is proposed, so
- * memory holds at most a chunk per shard whatever the file's size. A bad line stops the import there:
+ * memory holds at most a chunk per shard whatever the file's size. A chunk is proposed on its shard's
+ * leader: here when this node leads it, else sent to it (cluster/remote-groups.ts). A bad line stops the import there:
  * nothing from it on is proposed (chunks proposed before it stay, and importing the corrected file
  * again skips them, since apply skips every record whose id is stored).
  */
@@ -71,7 +72,9 @@ export async function importFile(services: Services, principal: Principal, input
     chunks.delete(shard);
     const records = input.reembed ? await reembedded(chunk.records) : chunk.records;
     const command: ImportCommand = { type: 'import.records', at: new Date().toISOString(), records };
-    const answer = settle(await shard.log.propose(command));
+    const local = async () => settle(await shard.log.propose(command));
+    // on the group's leader, wherever it is (placement: this node may neither hold nor lead the group)
+    const answer = services.groups ? await services.groups.proposeImport(shard.id, command, local) : await local();
     for (const kind of EXPORT_KINDS) {
       counts[PLURAL[kind]] += answer.imported[kind];
       skipped[PLURAL[kind]] += answer.skipped[kind];

@@ -73,16 +73,22 @@ export async function previewSemantic(services: Services, principal: Principal, 
   return previewView(plan, unitView);
 }
 
-/** The plan by id: in the user's shard, else (to answer 403 rather than 404) in another shard's replica. */
-async function findPlan(services: Services, userId: string, planId: string): Promise<SemanticPlanRecord | undefined> {
-  const own = await getSemanticPlan(services.shards.forUser(userId).db, planId);
+/**
+ * The plan by id: in the user's shard (this node holds it: the request was routed to its leader), else
+ * only whose it is, from another group (to answer 403 rather than 404), read where that group is held.
+ * Plan ids are UUIDs: anything else names no plan.
+ */
+async function findPlan(services: Services, userId: string, planId: string): Promise<SemanticPlanRecord | { user_id: string } | undefined> {
+  const home = services.shards.forUser(userId);
+  const own = await getSemanticPlan(home.db, planId);
   if (own) return own;
-  for (const shard of services.shards.all()) {
-    const found = await getSemanticPlan(shard.db, planId);
-    if (found) return found;
-  }
-  return undefined;
+  if (!UUID.test(planId)) return undefined;
+  const others = services.shards.all().map((s) => s.id).filter((g) => g !== home.id);
+  const owner = others.length > 0 ? (await services.reads.each('semanticPlanOwner', { plan_id: planId }, { groups: others })).find((u) => u !== null) : null;
+  return owner ? { user_id: owner } : undefined;
 }
+
+const UUID = /^[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}$/;
 
 /** Executes a previewed plan exactly as shown (confirm must be true); the plan is consumed. */
 export async function executeSemantic(services: Services, principal: Principal, userId: string, body: Body<'SemanticExecute'>) {
@@ -93,7 +99,7 @@ export async function executeSemantic(services: Services, principal: Principal, 
   const planId = body.plan_id.toLowerCase();
   const record = await findPlan(services, userId, planId);
   if (!record) throw notFound(`No plan '${body.plan_id}' to execute (unknown, expired or executed already); make a new preview.`);
-  if (record.user_id !== userId) throw forbidden('This plan belongs to another user.');
+  if (record.user_id !== userId || !('plan' in record)) throw forbidden('This plan belongs to another user.');
   // A plan about an org's memory of the user is executed only with credentials that may name that org.
   requireNamedOrgs(principal, [record.org_id]);
   const plan = record.plan as unknown as SemanticPlan;

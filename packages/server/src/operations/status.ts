@@ -1,17 +1,19 @@
 /**
- * The consolidation backlog (CONTRACT §6) and the events consolidation gave up on, over every shard.
- * Scoped credentials see only their own users' (CONTRACT §1).
+ * The consolidation backlog (CONTRACT §6) and the events consolidation gave up on, over every shard
+ * (each group read where it is held: services.reads). Scoped credentials see only their own users'
+ * (CONTRACT §1).
  */
-import { badRequest, pendingOfUsers, pendingSummary, type FailedRecord } from '@strata/store';
+import { badRequest, type FailedRecord } from '@strata/store';
 import type { Principal } from '../auth/principal';
+import type { ReadScope } from '../cluster/read-queries';
 import type { Services } from '../services';
+
+/** Whose backlog the credentials see, resolved by each group (cluster/read-queries.ts `ReadScope`, as ScopeGuard.usersInScope). */
+const scopeOf = (p: Principal): ReadScope => ({ org_id: p.org_id, user_ids: p.user_ids });
 
 /** Events accepted but not yet consolidated; ready once none are left. */
 export async function pendingStatus(services: Services, principal: Principal) {
-  const users = await services.scope.usersInScope(principal);
-  const summaries = await Promise.all(services.shards.all().map((s) => (users === null
-    ? pendingSummary(s.db)
-    : pendingOfUsers(s.db, users.filter((u) => services.shards.forUser(u).id === s.id)))));
+  const summaries = await services.reads.each('pending', { scope: scopeOf(principal) });
   const pending = summaries.reduce((n, s) => n + s.pending, 0);
   const failed = summaries.reduce((n, s) => n + s.failed, 0);
   const oldest = summaries.map((s) => s.oldest_accepted_at).filter((t): t is string => t !== null).sort()[0];
@@ -34,23 +36,21 @@ function parseCursor(value: string | null): { shard: number; seq: string } | nul
  */
 export async function failedEvents(services: Services, principal: Principal, input: { after: string | null; limit: number }) {
   const after = parseCursor(input.after);
-  const users = await services.scope.usersInScope(principal);
-  const visible = users === null ? () => true : (record: FailedRecord) => users.includes(record.user_id);
-  const out: (FailedRecord & { cursor: string })[] = [];
-  let more = false;
-  for (const shard of services.shards.all()) {
-    if (after && shard.id < after.shard) continue;
-    const range = after && shard.id === after.shard ? { gt: after.seq } : {};
-    for await (const [seq, record] of shard.db.failed.iterator(range)) {
-      if (!visible(record)) continue;
-      if (out.length === input.limit) {
-        more = true;
-        break;
-      }
-      out.push({ ...record, cursor: `${shard.id}.${seq}` });
-    }
-    if (more) break;
-  }
+  const scope = scopeOf(principal);
+  // Each group from the cursor's on gives its first `limit + 1` visible records (the cursor's group
+  // those after it): in group order, then seq order, the first `limit` are the page.
+  const ids = services.shards.all().map((s) => s.id);
+  const from = after && ids.includes(after.shard) ? after : null;
+  const rest = ids.filter((g) => !after || g > after.shard);
+  const limit = input.limit + 1;
+  const [first, others] = await Promise.all([
+    from ? services.reads.one(from.shard, 'failed', { after: from.seq, limit, scope }) : [],
+    rest.length > 0 ? services.reads.each('failed', { after: null, limit, scope }, { groups: rest }) : [],
+  ]);
+  const pages = [...(from ? [{ group: from.shard, records: first }] : []), ...rest.map((group, i) => ({ group, records: others[i] }))];
+  const all: (FailedRecord & { cursor: string })[] = pages.flatMap((p) => p.records.map((r) => ({ ...r.record, cursor: `${p.group}.${r.seq}` })));
+  const out = all.slice(0, input.limit);
+  const more = all.length > input.limit;
   return {
     failed: out.map((r) => ({ event_id: r.event_id, user_id: r.user_id, stream_id: r.stream_id, error: r.error, attempts: r.attempts, at: r.at })),
     next_cursor: more ? out[out.length - 1].cursor : null,

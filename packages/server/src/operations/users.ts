@@ -2,9 +2,10 @@
  * Users (CONTRACT §1, §15): the list of known users with what is stored for each, and the user →
  * organization record that decides what org-scoped keys may act on.
  */
-import { compareKeys, listUserIds, userCounts, userOrg } from '@strata/store';
+import { compareKeys } from '@strata/store';
 import type { Principal } from '../auth/principal';
 import { requireUnscoped } from '../auth/scope';
+import type { ReadResult } from '../cluster/read-queries';
 import type { Services } from '../services';
 import { checkIdentifier } from '../validation';
 
@@ -16,7 +17,8 @@ export interface ListUsersInput {
 
 /**
  * Known users in id order, over every shard, with their org and counts. Unscoped credentials see every
- * user with data or an org record; scoped ones see the users of their scope.
+ * user with data or an org record; scoped ones see the users of their scope. Each group is read where
+ * it is held (services.reads): its user ids first, then the org and counts of the page's users only.
  */
 export async function listUsers(services: Services, principal: Principal, input: ListUsersInput) {
   const { after, limit } = input;
@@ -24,17 +26,23 @@ export async function listUsers(services: Services, principal: Principal, input:
   let ids: string[];
   if (inScope === null) {
     // each shard gives its first `limit` users after the cursor: the first `limit` of their union are the page
-    const perShard = await Promise.all(services.shards.all().map((s) => listUserIds(s.db, after, limit + 1)));
+    const perShard = await services.reads.each('userIds', { after, limit: limit + 1 });
     ids = [...new Set(perShard.flat())].sort(compareKeys);
   } else {
     ids = [...new Set(inScope)].filter((u) => after === null || compareKeys(u, after) > 0).sort(compareKeys);
   }
   const page = ids.slice(0, limit);
-  const users = await Promise.all(page.map(async (user_id) => {
-    const db = services.shards.forUser(user_id).db;
-    const [org_id, counts] = await Promise.all([userOrg(db, user_id), userCounts(db, user_id)]);
-    return { user_id, org_id, counts };
+  // the page's users by group, each group asked once
+  const byGroup = new Map<number, string[]>();
+  for (const user of page) {
+    const g = services.shards.forUser(user).id;
+    byGroup.set(g, [...(byGroup.get(g) ?? []), user]);
+  }
+  const rows = new Map<string, ReadResult<'userRows'>[number]>();
+  await Promise.all([...byGroup].map(async ([g, users]) => {
+    for (const row of await services.reads.one(g, 'userRows', { user_ids: users })) rows.set(row.user_id, row);
   }));
+  const users = page.map((user_id) => rows.get(user_id)!);
   return { users, next_cursor: ids.length > limit ? page[page.length - 1] : null };
 }
 

@@ -10,7 +10,7 @@
  */
 import { randomUUID } from 'node:crypto';
 import {
-  compareKeys, conflict, getWebhook, listWebhooks, notFound, recentAttempts, settle, webhookState,
+  compareKeys, conflict, getWebhook, listWebhooks, notFound, settle,
   type WebhookAttempt, type WebhookFilterKind, type WebhookRecord,
 } from '@strata/store';
 import type { Principal } from '../auth/principal';
@@ -96,19 +96,20 @@ export async function deleteWebhook(services: Services, principal: Principal, in
 
 /**
  * `GET /v1/webhooks/:webhook_id/deliveries`: counters over every shard and the most recent attempts,
- * newest first (each shard keeps its last 100; they are replicated, so any node answers the same).
+ * newest first (each shard keeps its last 100; they are replicated, and each group is read on a node
+ * that holds it, so any node answers the same).
  */
 export async function webhookDeliveries(services: Services, principal: Principal, input: { webhook_id: string; limit: number }) {
   const w = await visibleWebhook(services, principal, input.webhook_id);
   const totals = { queued: 0, delivered: 0, dropped: 0, expired: 0 };
   const attempts: WebhookAttempt[] = [];
-  for (const shard of services.shards.all()) {
-    const st = await webhookState(shard.db, w.webhook_id);
+  // each group's outbox counters and attempts, read where the group is held
+  for (const st of await services.reads.each('webhookDeliveries', { webhook_id: w.webhook_id, limit: input.limit })) {
     totals.queued += st.queued;
     totals.delivered += st.delivered;
     totals.dropped += st.dropped;
     totals.expired += st.expired;
-    attempts.push(...(await recentAttempts(shard.db, w.webhook_id, input.limit)));
+    attempts.push(...st.attempts);
   }
   attempts.sort((a, b) => (a.at === b.at ? compareKeys(b.seq, a.seq) || b.attempt - a.attempt : a.at < b.at ? 1 : -1));
   return { webhook_id: w.webhook_id, ...totals, attempts: attempts.slice(0, input.limit).map(({ seq: _seq, ...a }) => a) };

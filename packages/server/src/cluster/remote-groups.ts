@@ -1,0 +1,173 @@
+/**
+ * A shard group's data where this node cannot reach it itself (placement, docs/cluster.md): a group
+ * other than 0 is on `cluster.replication_factor` nodes only, and every node opens every group, so the
+ * local replica of a group this node does not hold is empty or stale, and it can propose only to a
+ * group it leads. Two operations need more than one user's forwarded request:
+ *
+ * - an import (operations/import.ts) proposes each chunk to its group's leader: here when this node
+ *   leads it, else as a peer-signed `POST /v1/cluster/groups/:group_id/propose` on the leader
+ *   (routes/cluster-groups.ts), looked for again while it answers 503 or cannot be reached;
+ * - an export of every user (operations/export.ts) reads a group it does not hold from a node that
+ *   does: a peer-signed `GET /v1/cluster/groups/:group_id/records`, streamed, which the holder reads
+ *   from one LevelDB snapshot (so the group's lines are one applied state there, as they are here).
+ */
+import { Agent, request, type Dispatcher } from 'undici';
+import { StrataError, unavailable, type ExportRecord, type ImportAnswer, type ImportCommand } from '@strata/store';
+import { ndjsonLines } from '../operations/export-lines';
+import type { LeaderView } from './forward';
+import { BODY_SHA256_HEADER, importBody, proposePath, recordsPath, sha256Hex, signedDigest } from './group-wire';
+import { answerError, notSent, peerJson } from './peer-answer';
+import type { PeerSigner } from './peer-auth';
+
+export interface RemoteGroupsOptions {
+  /** where each group is (GroupRouting): held here, its voters, their URLs */
+  view: LeaderView;
+  /** the leader of a group, waited for until a deadline (Forwarder.leaderOf) */
+  leaderOf(shard: number, deadline: number): Promise<'self' | { id: number; url: string }>;
+  signer: Pick<PeerSigner, 'sign'>;
+  /** how long to look for a leader or a holder that answers (cluster.forward_timeout_ms) */
+  timeoutMs: number;
+  /** how long one proposal may take on the leader once sent (server.request_timeout_ms) */
+  requestTimeoutMs: number;
+  /** the longest line accepted from a holder's record stream */
+  maxLineBytes: number;
+  /** how often to look again while no node answers (ms) */
+  pollMs?: number;
+}
+
+const sleep = (ms: number) => new Promise((r) => setTimeout(r, ms));
+
+/** A refusal every node may give for a while (no leader, not the leader, not held, overloaded): ask again. */
+const passing = (err: unknown): err is StrataError => err instanceof StrataError && err.status === 503;
+
+export class RemoteGroups {
+  private readonly agent = new Agent({ keepAliveTimeout: 30_000, keepAliveMaxTimeout: 60_000, connections: 16, connectTimeout: 2000 });
+
+  constructor(private readonly opts: RemoteGroupsOptions) {}
+
+  /** This node serves the group's reads from its own replica. */
+  holds(shard: number): boolean {
+    return this.opts.view.holds ? this.opts.view.holds(shard) : true;
+  }
+
+  /**
+   * Proposes an `import.records` command to the group's leader and answers what it applied: `local`
+   * when this node leads the group, else the leader's propose route (the directory's leader first for a
+   * group not held here, then its other voters: one of them leads it). A 503 (an election, a leader that
+   * moved, too many writes waiting) or a leader that cannot be reached is asked again until the timeout.
+   * Asking again is safe: apply skips every record whose id is stored, so a chunk applied twice (a
+   * proposal whose outcome was unknown) only counts its records as skipped the second time.
+   */
+  async proposeImport(shard: number, command: ImportCommand, local: () => Promise<ImportAnswer>): Promise<ImportAnswer> {
+    const { view } = this.opts;
+    const deadline = Date.now() + this.opts.timeoutMs;
+    const path = proposePath(shard);
+    let body: Buffer | null = null;
+    let last: StrataError | null = null;
+    for (;;) {
+      const leader = await this.opts.leaderOf(shard, deadline);
+      if (leader === 'self') {
+        try {
+          return await local();
+        } catch (err) {
+          if (!passing(err) || Date.now() >= deadline) throw err;
+          last = err;
+        }
+      } else {
+        body ??= importBody(command);
+        const targets = [leader.id, ...(this.holds(shard) ? [] : (view.replicas?.(shard) ?? []).filter((id) => id !== leader.id))];
+        for (const id of targets) {
+          const url = id === leader.id ? leader.url : view.urlOf(id, shard);
+          if (!url) continue;
+          try {
+            return await this.post(url, path, body);
+          } catch (err) {
+            if (!passing(err)) throw err;
+            last = err;
+          }
+        }
+      }
+      if (Date.now() >= deadline) throw last ?? unavailable(`No leader of shard ${shard} took the import's chunk in time; import the file again (stored records are skipped).`, 'no_leader');
+      await sleep(this.opts.pollMs ?? 50);
+    }
+  }
+
+  /** One proposal on one node: its answer, or its refusal as the StrataError it was (503: try another). */
+  private async post(url: string, path: string, body: Buffer): Promise<ImportAnswer> {
+    const digest = sha256Hex(body);
+    let r: Dispatcher.ResponseData;
+    try {
+      r = await request(url.replace(/\/+$/, '') + path, {
+        method: 'POST', dispatcher: this.agent, body,
+        headers: { ...this.opts.signer.sign('POST', path, signedDigest(digest)), [BODY_SHA256_HEADER]: digest, 'content-type': 'application/x-ndjson' },
+        headersTimeout: this.opts.requestTimeoutMs, bodyTimeout: this.opts.requestTimeoutMs,
+      });
+    } catch (err) {
+      if (notSent(err)) throw unavailable(`Node ${url} could not be reached.`, 'no_leader');
+      // sent, and no answer: the chunk may or may not be stored (asking again is safe, see proposeImport)
+      throw unavailable(`The leader did not answer the import's chunk (${(err as Error).message}); it may or may not be stored.`, 'no_leader');
+    }
+    const parsed = peerJson(await r.body.text());
+    if (r.statusCode !== 200) throw answerError(r.statusCode, parsed, `The leader at ${url}`);
+    return parsed as ImportAnswer;
+  }
+
+  /**
+   * Every record of a group this node does not hold, read on a node that holds it (the directory's
+   * leader first, the next voter when one cannot be reached or answers 503), from one LevelDB snapshot
+   * there; with `linearizable`, that node first waits until its replica has applied everything
+   * committed. Pulled: the holder's stream waits (TCP back-pressure) while the caller does. A holder
+   * that fails after its first line cuts the stream, and this iterator throws: the records already
+   * produced cannot be taken back.
+   */
+  async *groupRecords(shard: number, linearizable: boolean): AsyncGenerator<ExportRecord> {
+    const { view } = this.opts;
+    const deadline = Date.now() + this.opts.timeoutMs;
+    const path = recordsPath(shard, linearizable);
+    let last: StrataError | null = null;
+    for (;;) {
+      for (const id of view.replicas?.(shard) ?? []) {
+        const url = view.urlOf(id, shard);
+        if (!url) continue;
+        let r: Dispatcher.ResponseData;
+        try {
+          r = await request(url.replace(/\/+$/, '') + path, {
+            method: 'GET', dispatcher: this.agent, headers: this.opts.signer.sign('GET', path, undefined),
+            headersTimeout: Math.max(1000, deadline - Date.now()), bodyTimeout: 0,
+          });
+        } catch (err) {
+          // a read: any node that did not answer is passed over for the next
+          last = unavailable(`Node ${id} did not answer for shard ${shard} (${(err as Error).message}).`, 'no_leader');
+          continue;
+        }
+        if (r.statusCode !== 200) {
+          const text = await r.body.text().catch(() => '');
+          let parsed: unknown = null;
+          try {
+            parsed = text ? JSON.parse(text) : null;
+          } catch {
+            parsed = { error: text };
+          }
+          const err = answerError(r.statusCode, parsed, `Node ${id}`);
+          if (!passing(err)) throw err;
+          last = err;
+          continue;
+        }
+        try {
+          for await (const l of ndjsonLines(r.body, this.opts.maxLineBytes)) yield JSON.parse(l.text) as ExportRecord;
+        } catch (err) {
+          throw err instanceof StrataError ? err : unavailable(`The records of shard ${shard} from node ${id} were cut off (${(err as Error).message}).`);
+        } finally {
+          r.body.destroy(); // nothing left to read when the stream ended; the connection closed when the caller stopped early
+        }
+        return;
+      }
+      if (Date.now() >= deadline) throw last ?? unavailable(`No node holding shard ${shard} is known; retry shortly.`, 'no_leader');
+      await sleep(this.opts.pollMs ?? 50);
+    }
+  }
+
+  async close(): Promise<void> {
+    await this.agent.close();
+  }
+}

@@ -1,0 +1,77 @@
+/**
+ * The checks of a shard-read request received from another node (cluster/shard-reads.ts,
+ * cluster/read-queries.ts): what the asking node sends parses back to the same arguments, and anything
+ * else is a 400 naming the field (the multi-process side is test/cluster/placement-reads.test.ts).
+ */
+import { StrataError } from '@strata/store';
+import { parseReadArgs, READ_QUERIES, type ReadName } from '../../src/cluster/read-queries';
+import { parseShardReadRequest } from '../../src/cluster/shard-reads';
+
+const PLAN = '6f1e2d3c-4b5a-4697-8877-665544332211';
+const query = { q: 'tide', contributor: null, source_type: null, sort: 'contributions_desc', limit: 5, cursor: { sort: 'contributions_desc', key: [3, '2026-01-01T00:00:00.000Z'], id: PLAN } };
+
+/** Arguments as each call site sends them. */
+const SENT: Record<ReadName, unknown> = {
+  usersOfOrg: { org_id: 'acme' },
+  userOrg: { user_id: 'ana' },
+  userHasData: { user_id: 'ana' },
+  userIds: { after: null, limit: 51 },
+  userRows: { user_ids: ['ana', 'bob'] },
+  pending: { scope: { org_id: null, user_ids: null } },
+  failed: { after: '000000000000000000042', limit: 101, scope: { org_id: 'acme', user_ids: ['ana'] } },
+  orgKnowledgePage: { org_id: 'acme', query },
+  orgKnowledgePartial: { org_id: 'acme' },
+  orgKnowledgeItem: { org_id: 'acme', id: PLAN },
+  orgIndexEntries: { org_id: 'acme' },
+  webhookDeliveries: { webhook_id: PLAN, limit: 50 },
+  semanticPlanOwner: { plan_id: PLAN },
+};
+
+function status(fn: () => unknown): number | 'ok' {
+  try {
+    fn();
+    return 'ok';
+  } catch (err) {
+    if (err instanceof StrataError) return err.status;
+    throw err;
+  }
+}
+
+describe('shard-read requests', () => {
+  it('parses what a node sends: every registered read, its arguments through JSON unchanged', () => {
+    expect(Object.keys(SENT).sort()).toEqual(Object.keys(READ_QUERIES).sort());
+    for (const [name, args] of Object.entries(SENT)) {
+      const wire = JSON.parse(JSON.stringify({ query: name, args, groups: [2, 0], linearizable: true }));
+      const req = parseShardReadRequest(wire, 3);
+      expect(req).toEqual({ query: name, args, groups: [2, 0], linearizable: true });
+      expect([name, parseReadArgs(req.query, req.args)]).toEqual([name, args]);
+    }
+    expect(parseShardReadRequest({ query: 'pending', args: { scope: { org_id: null, user_ids: null } }, groups: [1] }, 2).linearizable).toBe(false);
+  });
+
+  it('answers 400 for a request that does not fit, never anything else', () => {
+    const bad: unknown[] = [
+      null, [], 'pending', 7, {}, { query: 'nope', args: {}, groups: [0] }, { query: 'toString', args: {}, groups: [0] }, { query: 'pending', args: {} },
+      { query: 'pending', args: {}, groups: [] }, { query: 'pending', args: {}, groups: [3] }, { query: 'pending', args: {}, groups: [-1] },
+      { query: 'pending', args: {}, groups: [1, 1] }, { query: 'pending', args: {}, groups: ['0'] }, { query: 'pending', args: {}, groups: [0, 1, 2, 0] },
+      { query: 'pending', args: {}, groups: [0], linearizable: 1 },
+    ];
+    for (const body of bad) expect([JSON.stringify(body), status(() => parseShardReadRequest(body, 3))]).toEqual([JSON.stringify(body), 400]);
+  });
+
+  it('answers 400 for arguments that do not fit each read', () => {
+    const bad: [ReadName, unknown][] = [
+      ['usersOfOrg', null], ['usersOfOrg', []], ['usersOfOrg', {}], ['usersOfOrg', { org_id: '' }], ['usersOfOrg', { org_id: 'x'.repeat(8193) }],
+      ['userOrg', { user_id: 5 }], ['userIds', { after: null, limit: 0 }], ['userIds', { after: 3, limit: 5 }], ['userIds', { after: null, limit: 1.5 }],
+      ['userRows', { user_ids: null }], ['userRows', { user_ids: [''] }], ['pending', { scope: null }], ['pending', {}],
+      ['pending', { scope: { org_id: 3, user_ids: null } }], ['pending', { scope: { org_id: null, user_ids: 'ana' } }], ['pending', { scope: { org_id: null } }],
+      ['failed', { after: 'x', limit: 5, scope: { org_id: null, user_ids: null } }], ['failed', { after: null, limit: 5 }],
+      ['orgKnowledgePage', { org_id: 'acme' }], ['orgKnowledgePage', { org_id: 'acme', query: { ...query, sort: 'sideways' } }],
+      ['orgKnowledgePage', { org_id: 'acme', query: { ...query, limit: 0 } }], ['orgKnowledgePage', { org_id: 'acme', query: { ...query, q: 3 } }],
+      ['orgKnowledgePage', { org_id: 'acme', query: { ...query, cursor: { sort: 'topic_asc', key: ['a'], id: PLAN } } }],
+      ['orgKnowledgePage', { org_id: 'acme', query: { ...query, cursor: 'abc' } }],
+      ['orgKnowledgeItem', { org_id: 'acme' }], ['webhookDeliveries', { webhook_id: PLAN, limit: 0 }], ['semanticPlanOwner', { plan_id: null }],
+    ];
+    for (const [name, args] of bad) expect([name, JSON.stringify(args), status(() => parseReadArgs(name, args))]).toEqual([name, JSON.stringify(args), 400]);
+  });
+});
