@@ -41,10 +41,10 @@ export function startWriters(cluster: TestCluster, via: number[], user = (i: num
 }
 
 /** Every acknowledged event is on the node exactly once, under its acknowledged id; nothing appears twice. */
-export async function checkExactlyOnce(url: string, writers: Writer[]): Promise<string[]> {
+export async function checkExactlyOnce(url: string, writers: Writer[], query = ''): Promise<string[]> {
   const problems: string[] = [];
   for (const w of writers) {
-    const events = await listEvents(url, w.user, w.stream);
+    const events = await listEvents(url, w.user, w.stream, query);
     const seen = new Map<string, number>();
     for (const e of events) seen.set(e.content, (seen.get(e.content) ?? 0) + 1);
     for (const [content, n] of seen) if (n > 1) problems.push(`${url}: '${content}' stored ${n} times`);
