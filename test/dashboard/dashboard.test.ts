@@ -75,7 +75,8 @@ describeWithBrowser('dashboard in a headless browser', () => {
     shots = target ? resolve(REPO_ROOT, target) : mkdtempSync(join(tmpdir(), 'strata-dashboard-'));
     mkdirSync(shots, { recursive: true });
     server = await startServer({
-      env: { STRATA_API_KEY: KEY, STRATA_ADMIN_PASSWORD: PASSWORD, STRATA__CONSOLIDATION__INTERVAL_MS: '50', STRATA__EMBEDDING__PROVIDER: 'hashing' },
+      // three shard groups, so the overview has a placement to show (all on this one node)
+      env: { STRATA_API_KEY: KEY, STRATA_ADMIN_PASSWORD: PASSWORD, STRATA__CONSOLIDATION__INTERVAL_MS: '50', STRATA__EMBEDDING__PROVIDER: 'hashing', STRATA_SHARDS: '3' },
     });
     // Seeded through the API as an agent would: facts, org knowledge, a goal with tasks; then a correction.
     await ingest('I live in Lisbon.');
@@ -159,6 +160,8 @@ describeWithBrowser('dashboard in a headless browser', () => {
     await page.click('button[type="submit"]');
     await page.waitForSelector(`table.users a[href="/dashboard/users/${USER}"]`);
     await waitForText('Shard 0'); // cluster status
+    await waitForText('Placement'); // the directory of the other groups
+    expect(await page.$$eval('table.placement tbody tr', (rows) => rows.map((r) => [...r.querySelectorAll('td')].slice(0, 2).map((c) => c.textContent)))).toEqual([['1', '1'], ['2', '1']]);
     await waitForText('Pending events');
     expect(await page.evaluate(`sessionStorage.getItem(${JSON.stringify(TOKEN_KEY)})`)).toMatch(/^ey/);
     const text = await bodyText();

@@ -78,7 +78,7 @@ function Cluster({ state }) {
   return html`<section class="card" aria-labelledby="cluster-h">
     <h2 id="cluster-h">Cluster${data ? html` <small class="muted">(seen from node ${data.node_id})</small>` : null}</h2>
     <${ErrorNote} error=${error} />
-    ${!data ? html`<${Loading} />` : data.shards.map((s) => html`
+    ${!data ? html`<${Loading} />` : data.shards.filter((s) => s.holds !== false).map((s) => html`
       <div class="shard">
         <h3>Shard ${s.shard_id}</h3>
         <dl class="stats compact">
@@ -100,7 +100,34 @@ function Cluster({ state }) {
           </tr>`)}</tbody>
         </table></div>
       </div>`)}
+    ${data ? html`<${Placement} placement=${data.placement} />` : null}
   </section>`;
+}
+
+/**
+ * Where every shard group but 0 lives (the placement directory): shard 0 is on every node, each other
+ * group on replication_factor nodes; the groups this node holds are detailed above.
+ */
+function Placement({ placement }) {
+  if (!placement || placement.groups.length === 0) return null;
+  const round = placement.last_round;
+  return html`<div class="shard">
+    <h3>Placement</h3>
+    <p class="muted small">Each shard group but 0 on ${placement.replication_factor} nodes.${round
+      ? ` Last round ${new Date(round.at).toLocaleTimeString()}: ${round.moves_in_flight} move(s) in flight, ${round.under_replicated} group(s) short of replicas.`
+      : ''}</p>
+    <div class="table-wrap"><table class="placement">
+      <caption class="visually-hidden">Placement of the shard groups</caption>
+      <thead><tr><th scope="col">Shard</th><th scope="col">Voters</th><th scope="col">Learners</th><th scope="col">Leader</th><th scope="col">Move</th></tr></thead>
+      <tbody>${placement.groups.map((g) => html`<tr>
+        <td>${g.group_id}</td>
+        <td>${g.voters.join(', ')}</td>
+        <td>${g.learners.length ? g.learners.join(', ') : '—'}</td>
+        <td>${g.leader ?? 'none'}</td>
+        <td>${g.move ? `to node ${g.move.to}${g.move.from === null ? '' : ` from node ${g.move.from}`} (${g.move.reason})` : '—'}</td>
+      </tr>`)}</tbody>
+    </table></div>
+  </div>`;
 }
 
 /** Every user in pages (GET /v1/users), with totals over the pages loaded so far. */
