@@ -506,7 +506,7 @@ export class StrataClient {
     return this.call<ClusterInitializeResponse>('POST', '/v1/cluster/initialize');
   }
 
-  /** Adds a node (`address`: its peer URL) to every shard group; any member passes it to the leader. */
+  /** Adds a node (`address`: its peer URL) to the cluster (shard 0; the placement then moves replicas to it); any member passes it to the leader. */
   clusterJoin(nodeId: number, address: string) {
     return this.call<ClusterJoinResponse>('POST', '/v1/cluster/join', { node_id: nodeId, address });
   }

@@ -29,7 +29,7 @@ export function registerCluster(program: Command): void {
 
   cluster
     .command('status')
-    .description("this node's view of every shard group: leader, term, role, indexes, members")
+    .description("this node's view of the shard groups it holds (leader, term, role, indexes, members) and the placement of all")
     .action(connected(async ({ client, out }) => {
       const status = await client.clusterStatus();
       out.result(status, () => clusterLines(status));
@@ -37,7 +37,7 @@ export function registerCluster(program: Command): void {
 
   cluster
     .command('init')
-    .description('initialize every shard group with the configured members (idempotent; for raft.auto_initialize = false)')
+    .description('initialize shard 0 with the configured members and every other group on its initial voters (idempotent; for raft.auto_initialize = false)')
     .action(connected(async ({ client, out }) => {
       const answer = await client.clusterInitialize();
       out.result(answer, () => [`${answer.status.replace('_', ' ')} (node ${answer.node_id}): ${answer.shards.map((s) => `shard ${s.shard_id} ${s.status.replace('_', ' ')}`).join(', ')}`]);
@@ -45,7 +45,7 @@ export function registerCluster(program: Command): void {
 
   cluster
     .command('join')
-    .description('add a node to every shard group: it catches up as a learner, then votes')
+    .description('add a node to the cluster (shard 0: learner, then voter); the placement then moves replicas to it')
     .argument('<node_id>', 'the new node\'s id (a positive integer)', nodeId)
     .argument('<address>', "the new node's peer URL, e.g. http://10.0.0.4:3000")
     .action(connected(async ({ client, out }, command) => {
@@ -56,7 +56,7 @@ export function registerCluster(program: Command): void {
 
   cluster
     .command('remove')
-    .description('remove a node from every shard group (leadership is handed over first when it leads)')
+    .description('remove a node from the cluster (shard 0); the placement then drains its replicas of the other groups')
     .argument('<node_id>', "the node's id", nodeId)
     .action(connected(async ({ client, out }, command) => {
       const [id] = command.processedArgs as [number];

@@ -57,12 +57,12 @@ export function clusterRoutes(deps: { auth: AuthService; cluster: ClusterService
   return [
     {
       method: 'post', path: '/v1/cluster/initialize', tag: 'cluster', auth: 'admin', writes: false,
-      summary: 'Initialize every shard group with the configured members (idempotent; for raft.auto_initialize = false).',
+      summary: 'Initialize shard 0 with the configured members and every other group on its initial voters (idempotent; for raft.auto_initialize = false).',
       handler: async () => cluster.initialize(),
     },
     {
       method: 'post', path: '/v1/cluster/join', tag: 'cluster', auth: 'public', writes: false,
-      summary: 'Add a node to every shard group (learner, then voter once caught up). Admin credentials, or a join request signed with the cluster secret.',
+      summary: 'Add a node to the cluster: to shard 0 (learner, then voter once caught up), after which the placement moves replicas of the other groups to it. Admin credentials, or a join request signed with the cluster secret.',
       handler: async (ctx) => {
         // Credentials before the body: unauthenticated callers learn nothing about what a valid join
         // looks like. A signature covers the body's fields, so it can only be checked on a body that
@@ -83,7 +83,7 @@ export function clusterRoutes(deps: { auth: AuthService; cluster: ClusterService
     },
     {
       method: 'delete', path: '/v1/cluster/nodes/:node_id', tag: 'cluster', auth: 'admin', writes: false,
-      summary: 'Remove a node from every shard group (leadership is handed over first when it leads); 404 when not a member.',
+      summary: 'Remove a node from the cluster: from shard 0 (leadership handed over first when it leads), after which the placement drains its replicas of the other groups; 404 when not a member.',
       handler: async (ctx) => {
         const id = /^[0-9]{1,9}$/.test(ctx.params.node_id) ? Number(ctx.params.node_id) : NaN; // decimal only: not 0x2, 2e0
         if (!(id >= 1)) throw badRequest('invalid_id', 'node_id must be a positive integer.') as StrataError;
