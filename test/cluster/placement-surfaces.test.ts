@@ -13,7 +13,7 @@ import { BODY_SHA256_HEADER, importBody, proposePath, recordsPath, sha256Hex, si
 import { PeerSigner } from '../../packages/server/src/cluster/peer-auth';
 import { shardOf } from '../../packages/server/src/shards';
 import { API_KEY, SECRET, api, listEvents, newStream, waitFor, type TestCluster } from '../helpers/cluster';
-import { startPlaced, type Placed } from '../helpers/placement';
+import { startPlaced, statusOf, type Placed } from '../helpers/placement';
 
 jest.setTimeout(120_000);
 
@@ -190,10 +190,21 @@ describe(`placement surfaces: ${NODES} nodes, ${SHARDS} groups, replication ${RF
       return { status: res.status, text: await res.text() };
     };
     const chunk = (user: string) => importBody({ type: 'import.records', at, records: [recordOf(user) as never] });
+    /**
+     * The group's leader now, by its own word. Not the directory's from the start of the suite: the
+     * placement balances leaders after the first elections, so leadership may have moved since.
+     */
+    const leaderNow = (g: Placed) => waitFor(`the leader of shard ${g.group_id}`, async () => {
+      for (const v of g.voters) {
+        const own = (await statusOf(cluster, v)).shards.find((x) => x.shard_id === g.group_id);
+        if (own?.role === 'leader') return v;
+      }
+      return undefined;
+    }, 20_000, 100);
 
     it('refuses a request not signed with the cluster secret (401)', async () => {
       const g = groups[0];
-      const leader = cluster.node(g.leader!).url;
+      const leader = cluster.node(await leaderNow(g)).url;
       const user = users.get(g.group_id)![0];
       for (const by of [null, forger]) {
         expect(await propose(leader, g.group_id, chunk(user), by)).toMatchObject({ status: 401, body: { code: 'unauthenticated' } });
@@ -210,7 +221,7 @@ describe(`placement surfaces: ${NODES} nodes, ${SHARDS} groups, replication ${RF
 
     it('refuses a signed proposal with a bad body (400), naming the line', async () => {
       const g = groups[0];
-      const leader = cluster.node(g.leader!).url;
+      const leader = cluster.node(await leaderNow(g)).url;
       const user = users.get(g.group_id)![0];
       const other = users.get(groups[1].group_id)![0];
       const bad = async (text: string) => propose(leader, g.group_id, Buffer.from(text), signer);
@@ -227,10 +238,18 @@ describe(`placement surfaces: ${NODES} nodes, ${SHARDS} groups, replication ${RF
     it("proposes a signed chunk on the group's leader only, and serves a group's records only where it is held (503 elsewhere)", async () => {
       const g = groups[0];
       const user = users.get(g.group_id)![0];
-      const follower = g.voters.find((v) => v !== g.leader)!;
       const away = cluster.live().find((n) => !g.voters.includes(n.id))!;
-      expect(await propose(cluster.node(follower).url, g.group_id, chunk(user), signer)).toMatchObject({ status: 503, body: { code: 'no_leader' } });
-      expect(await propose(cluster.node(g.leader!).url, g.group_id, chunk(user), signer)).toMatchObject({ status: 200, body: { imported: { event: 1 } } });
+      // asked again if leadership moves between finding the leader and proposing
+      const follower = await waitFor('a proposal refused by a follower and taken by the leader', async () => {
+        const leader = await leaderNow(g);
+        const other = g.voters.find((v) => v !== leader)!;
+        const refused = await propose(cluster.node(other).url, g.group_id, chunk(user), signer);
+        expect(refused).toMatchObject({ status: 503, body: { code: 'no_leader' } });
+        const taken = await propose(cluster.node(leader).url, g.group_id, chunk(user), signer);
+        if (taken.status === 503) return undefined;
+        expect(taken).toMatchObject({ status: 200, body: { imported: { event: 1 } } });
+        return other;
+      }, 30_000, 200);
       expect((await records(away.url, g.group_id, signer)).status).toBe(503);
       const held = await records(cluster.node(follower).url, g.group_id, signer);
       expect(held.status).toBe(200);
