@@ -261,7 +261,7 @@ export class StrataNode {
       mounts: [mountDashboard, ...(config.mcp.enabled ? [(express: Express) => {
         mcp = mountMcp(express, {
           services, auth, validator, bodyLimit: config.server.body_limit,
-          leader: forwardingGate(forwarder, shards.length, config.cluster.forward_timeout_ms, routing),
+          leader: forwardingGate(forwarder, shards.length, config.cluster.forward_timeout_ms),
         });
       }] : [])],
       bodyLimit: config.server.body_limit, rateLimitPerSecond: config.server.rate_limit_per_s,

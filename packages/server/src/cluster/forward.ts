@@ -6,6 +6,7 @@
  */
 import type { Request, Response } from 'express';
 import { pipeline } from 'node:stream/promises';
+import { setTimeout as sleep } from 'node:timers/promises';
 import { Agent, request, type Dispatcher } from 'undici';
 import { StrataError, unavailable } from '@strata/store';
 import { sendJson } from '../http/json-reply';
@@ -65,7 +66,6 @@ export interface ForwarderOptions {
   tracing?: Tracing;
 }
 
-const sleep = (ms: number) => new Promise((r) => setTimeout(r, ms));
 
 export class Forwarder {
   private readonly agent = new Agent({ keepAliveTimeout: 30_000, keepAliveMaxTimeout: 60_000, connections: 64, connectTimeout: 2000 });
@@ -131,30 +131,53 @@ export class Forwarder {
     return url ? { id, url } : null;
   }
 
-  private holds(shard: number): boolean {
+  /** This node serves the group's reads (without placement: every group is here). */
+  holds(shard: number): boolean {
     return this.opts.view.holds ? this.opts.view.holds(shard) : true;
   }
 
   /**
    * A read of one user's data: served here when this node holds the user's group, else by one of the
-   * group's voters (the directory's leader first; the next one when a node cannot be reached). A read
-   * forwarded to a node that does not hold the group (the directory moved on meanwhile) is refused
-   * with 503 rather than answered from a replica that is not there.
+   * group's voters (onHolders). A read forwarded to a node that does not hold the group (the directory
+   * moved on meanwhile) is refused with 503 rather than answered from a replica that is not there.
    */
   async read(shard: number, req: Request, res: Response, local: () => Promise<void>): Promise<void> {
     if (this.holds(shard)) return local();
     if (req.headers[HOP_HEADER] !== undefined) throw notHeld(shard);
     const deadline = Date.now() + this.opts.timeoutMs;
+    await this.onHolders(shard, deadline, async (url) => {
+      await (req.method === 'GET' ? this.relay(url, req, res, deadline) : this.send(url, req, res, deadline, false));
+      return true;
+    });
+  }
+
+  /**
+   * A JSON read asked of a node holding the group (the MCP tools' reads): its answer; a node answering
+   * 503 (no longer holding the group, or without a leader) is passed over like one not reached.
+   */
+  async callHolder(shard: number, method: string, path: string, headers: Record<string, string>, body: unknown): Promise<{ status: number; body: unknown }> {
+    const deadline = Date.now() + this.opts.timeoutMs;
+    return this.onHolders(shard, deadline, async (url) => {
+      const answer = await this.call(url, method, path, headers, body, deadline);
+      return answer.status === 503 ? undefined : answer;
+    });
+  }
+
+  /**
+   * Tries the group's voters (the directory's leader first), round after round until the deadline:
+   * `attempt` answers, or says to go on (undefined, or an error raised before anything was sent).
+   * An error after sending ends it with 503: a read may be asked again, of the client's choosing.
+   */
+  private async onHolders<T>(shard: number, deadline: number, attempt: (url: string) => Promise<T | undefined>): Promise<T> {
     for (;;) {
       for (const id of this.opts.view.replicas?.(shard) ?? []) {
         const url = this.opts.view.urlOf(id, shard);
         if (!url) continue;
         try {
-          await (req.method === 'GET' ? this.relay(url, req, res, deadline) : this.send(url, req, res, deadline, false));
-          return;
+          const answer = await attempt(url);
+          if (answer !== undefined) return answer;
         } catch (err) {
           if (err instanceof StrataError) throw err;
-          // sent, but no answer (a timeout, a reset): a read may be asked again, of this client's choosing
           if (!notSent(err)) throw notHeld(shard);
         }
       }

@@ -5,6 +5,7 @@
  * `?shard_id=`). Join and remove change the node set, which is shard 0's membership (on every node);
  * the other groups follow it through the placement loop (placement/executor.ts).
  */
+import { setTimeout as sleep } from 'node:timers/promises';
 import { createHmac, randomBytes, timingSafeEqual } from 'node:crypto';
 import { ReplayGuard } from '@strata/raft';
 import { NotLeaderStrataError, StrataError, badRequest, conflict, isErrorCode, notFound, unavailable } from '@strata/store';
@@ -99,8 +100,6 @@ export function parseMembers(body: unknown): { id: number; url: string }[] {
   if (!ok) throw badRequest('validation_failed', 'members must be a non-empty list of {id, url}.');
   return (m as { id: number; url: string }[]).map((x) => ({ id: x.id, url: x.url }));
 }
-
-const sleep = (ms: number) => new Promise((r) => setTimeout(r, ms));
 
 export class ClusterService {
   readonly joins: JoinSigner;

@@ -11,6 +11,7 @@
  *   does: a peer-signed `GET /v1/cluster/groups/:group_id/records`, streamed, which the holder reads
  *   from one LevelDB snapshot (so the group's lines are one applied state there, as they are here).
  */
+import { setTimeout as sleep } from 'node:timers/promises';
 import { Agent, request, type Dispatcher } from 'undici';
 import { StrataError, unavailable, type ExportRecord, type ImportAnswer, type ImportCommand } from '@strata/store';
 import { ndjsonLines } from '../operations/export-lines';
@@ -34,8 +35,6 @@ export interface RemoteGroupsOptions {
   /** how often to look again while no node answers (ms) */
   pollMs?: number;
 }
-
-const sleep = (ms: number) => new Promise((r) => setTimeout(r, ms));
 
 /** A refusal every node may give for a while (no leader, not the leader, not held, overloaded): ask again. */
 const passing = (err: unknown): err is StrataError => err instanceof StrataError && err.status === 503;

@@ -163,12 +163,10 @@ export class ClusterRuntime {
 
   /** True when this node holds no Raft state at all (never initialized, never joined). */
   isBlank(): boolean {
-    return this.shardIds().every((id) => this.groupIsBlank(id));
-  }
-
-  groupIsBlank(id: number): boolean {
-    const s = this.group(id).status();
-    return s.lastIndex === 0 && s.members.length === 0;
+    return this.shardIds().every((id) => {
+      const s = this.group(id).status();
+      return s.lastIndex === 0 && s.members.length === 0;
+    });
   }
 
   /** Mount point for peer traffic on the API server. */

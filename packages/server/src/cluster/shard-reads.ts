@@ -8,6 +8,7 @@
  * asked of its next replica; when no holder answers within `cluster.forward_timeout_ms`: 503. Where
  * every group is held here (one node, or replication on every node) nothing leaves the node.
  */
+import { setTimeout as sleep } from 'node:timers/promises';
 import { badRequest, StrataError, unavailable } from '@strata/store';
 import type { ShardRouter } from '../shards';
 import type { Forwarder } from './forward';
@@ -47,8 +48,6 @@ export interface ShardReadRequest {
 
 /** One group's part of the answer: its result, or why this node could not give it (the asker tries another). */
 export type GroupAnswer = { group: number; ok: true; value: unknown } | { group: number; ok: false; code: string; error: string };
-
-const sleep = (ms: number) => new Promise((r) => setTimeout(r, ms));
 
 export class ShardReads {
   private peers: ReadPeers | null = null;

@@ -4,6 +4,7 @@
  * others wait to be contacted. Then the admin account is created through the log by whichever node
  * leads shard 0 (the single-node case waits for it, so the node serves with its admin in place).
  */
+import { setTimeout as sleep } from 'node:timers/promises';
 import type { Logger } from 'pino';
 import { request } from 'undici';
 import { StrataError } from '@strata/store';
@@ -12,8 +13,6 @@ import { ADMIN } from '../auth/service';
 import type { Shard } from '../shards';
 import { JoinSigner, type ClusterService } from './membership';
 import { startPlan, type ClusterRuntime } from './runtime';
-
-const sleep = (ms: number) => new Promise((r) => setTimeout(r, ms));
 
 export interface StartHandle {
   /** resolves when the background loops have ended (after stop()) */

@@ -6,9 +6,8 @@
  * write reaching a follower is forwarded (cluster/forward.ts); a read runs here when this node holds the
  * group, else its REST request goes to a node that does, as a REST read would.
  */
-import { unavailable } from '@strata/store';
-import type { Forwarder, LeaderView } from '../cluster/forward';
-import { answerError, notSent } from '../cluster/peer-answer';
+import type { Forwarder } from '../cluster/forward';
+import { answerError } from '../cluster/peer-answer';
 import { shardOf } from '../shards';
 
 export interface RestEquivalent {
@@ -35,13 +34,7 @@ export interface LeaderGate {
 /** A node without peers proposes and reads everything itself. */
 export const SINGLE_NODE: LeaderGate = { write: (_userId, _credentials, local) => local(), read: (_userId, _credentials, local) => local() };
 
-const sleep = (ms: number) => new Promise((r) => setTimeout(r, ms));
-
-/**
- * `view` tells where each group is (GroupRouting); without one (or without `holds` in it) every group
- * is read here.
- */
-export function forwardingGate(forwarder: Forwarder, shards: number, timeoutMs: number, view?: LeaderView): LeaderGate {
+export function forwardingGate(forwarder: Forwarder, shards: number, timeoutMs: number): LeaderGate {
   return {
     async write(userId, credentials, local, rest) {
       const deadline = Date.now() + timeoutMs;
@@ -52,40 +45,13 @@ export function forwardingGate(forwarder: Forwarder, shards: number, timeoutMs: 
       return answer.body as never;
     },
 
-    /**
-     * A node holding the group: the directory's leader first, then the group's other voters, the next
-     * one when a node cannot be reached or answers 503 (it no longer holds the group, or has no leader),
-     * round after round until the timeout.
-     */
+    /** A node holding the group (Forwarder.callHolder: the directory's leader first, then the other voters). */
     async read(userId, credentials, local, rest) {
       const shard = shardOf(userId, shards);
-      if (!view?.holds || view.holds(shard)) return local();
-      const deadline = Date.now() + timeoutMs;
-      let last: Error | null = null;
-      for (;;) {
-        for (const id of view.replicas?.(shard) ?? []) {
-          const url = view.urlOf(id, shard);
-          if (!url) continue;
-          let answer;
-          try {
-            answer = await forwarder.call(url, rest.method, rest.path, credentials, rest.body, deadline);
-          } catch (err) {
-            if (!notSent(err)) throw unavailable(`Node ${id}, holding shard ${shard}, did not answer the read in time; retry.`, 'no_leader');
-            last = err as Error;
-            continue;
-          }
-          if (answer.status === 503) {
-            last = answerError(answer.status, answer.body, `Node ${id}`);
-            continue;
-          }
-          if (answer.status >= 400) throw answerError(answer.status, answer.body, `Node ${id}`);
-          return answer.body as never;
-        }
-        if (Date.now() >= deadline) {
-          throw unavailable(`No node holding shard ${shard} answered${last ? ` (${last.message})` : ''}; retry shortly.`, 'no_leader');
-        }
-        await sleep(25);
-      }
+      if (forwarder.holds(shard)) return local();
+      const answer = await forwarder.callHolder(shard, rest.method, rest.path, credentials, rest.body);
+      if (answer.status >= 400) throw answerError(answer.status, answer.body, 'The node holding the shard');
+      return answer.body as never;
     },
   };
 }

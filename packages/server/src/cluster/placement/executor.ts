@@ -168,9 +168,15 @@ export class PlacementExecutor {
       at: new Date(now).toISOString(),
       nodes: nodeStatus.map((n) => ({ node_id: n.id, up: n.down_since === null, down_since: n.down_since === null ? null : new Date(n.down_since).toISOString() })),
       steps: steps.map((s, i) => ({ ...s, ...outcomes[i] })),
-      moves_in_flight: views.filter((v) => v.move !== null).length + steps.filter((s, i) => s.kind === 'add_learner' && outcomes[i].outcome === 'done').length,
+      // after this round's steps: a move begun counts, a move completed does not
+      moves_in_flight: views.filter((v) => (changed.get(v.id) ?? v).move !== null).length,
       under_replicated: views.filter((v) => v.voters.filter((n) => this.downSince.get(n) === undefined && nodes.includes(n)).length < o.replication_factor).length,
     };
+  }
+
+  /** A node's URL: from shard 0's membership, else (a node removed from it, still draining) the group's. */
+  private urlOf(nodeId: number): string | null {
+    return this.deps.rt.urlOf(nodeId, 0) ?? this.leaving.get(nodeId) ?? null;
   }
 
   /** A node's report of its groups (null when it did not answer: the failure detector notes it). */
@@ -180,7 +186,7 @@ export class PlacementExecutor {
     if (nodeId === rt.config.cluster.node_id) {
       shards = this.deps.localStatus().shards;
     } else {
-      const url = rt.urlOf(nodeId, 0) ?? this.leaving.get(nodeId) ?? null;
+      const url = this.urlOf(nodeId);
       const path = '/v1/cluster/status';
       const timeout = Math.max(500, Math.min(2000, rt.config.cluster.placement_interval_ms));
       try {
@@ -197,11 +203,10 @@ export class PlacementExecutor {
 
   /** One step on the group's leader; a failure is left to the next round (the planner sees what did commit). */
   private async carryOut(step: Step, view: GroupView): Promise<{ outcome: 'done' | 'failed'; error?: string }> {
-    const { rt, fwd, signer, logger } = this.deps;
-    const urlOf = (id: number) => rt.urlOf(id, 0) ?? this.leaving.get(id) ?? null;
-    const leaderUrl = view.leader === null ? null : urlOf(view.leader);
+    const { fwd, signer, logger } = this.deps;
+    const leaderUrl = view.leader === null ? null : this.urlOf(view.leader);
     const node = step.kind === 'transfer_leader' ? step.to : step.node;
-    const body = { kind: step.kind, node, url: urlOf(node) };
+    const body = { kind: step.kind, node, url: this.urlOf(node) };
     const path = `/v1/cluster/groups/${step.group}/steps`;
     let error: string | undefined;
     try {
