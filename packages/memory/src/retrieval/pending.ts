@@ -2,8 +2,9 @@
  * Read-your-writes for retrieval (CONTRACT §3 `include_pending`): events accepted and not yet
  * consolidated are searched as raw hits, so what was just said is found at once. A raw hit is the
  * event as a unit of level 0 (`id` the event id, `references` [the event id]); once consolidation has
- * applied, the event is no longer pending and the units made from it answer instead (the same apply
- * removes the pending entry and adds the units, so a reader never sees both).
+ * applied, the event is no longer pending and the units made from it answer instead. A query reads the
+ * pending events before the index (so an event consolidated meanwhile is in one or the other, maybe both)
+ * and keeps one result per source event (the server's collapseBySource), so never both answer.
  */
 import type { EventRecord, MemoryUnit } from '@strata/store';
 import { TextIndex, VectorIndex } from '@strata/store/indexes';

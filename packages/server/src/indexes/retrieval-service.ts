@@ -12,7 +12,7 @@
  * per-org version from the holder's indexes; not done yet).
  */
 import { retrieval, type Embedder } from '@strata/memory';
-import { badRequest, getEvent, payloadTooLarge, recentPendingOfUser, type MemoryUnit, type StateDb } from '@strata/store';
+import { badRequest, getEvent, payloadTooLarge, recentPendingOfUser, type EventRecord, type MemoryUnit, type StateDb } from '@strata/store';
 import type { TextIndex, VectorIndex } from '@strata/store/indexes';
 import type { Config } from '../config';
 import type { Metrics } from '../metrics';
@@ -80,9 +80,13 @@ export interface RetrievalServiceOptions {
 
 const invalid = (path: string, message: string) => badRequest('validation_failed', `${path.slice(1)} ${message}.`, [{ path, message }]);
 
-/** One result per source event of L1 units (the statements split out of one turn), see FusionOptions.collapseKey. */
+/**
+ * One result per source event (see FusionOptions.collapseKey): of the L1 units split out of one turn,
+ * and of those units and the raw hit of that turn (an event consolidated while a query read it is in
+ * both the pending set and the index; a raw hit's references are [its event id]).
+ */
 export const collapseBySource = (u: { level: number; user_id: string; references?: string[] }): string | null =>
-  u.level === 1 && u.references && u.references.length > 0 ? `${u.user_id}\u0000${u.references[0]}` : null;
+  u.level <= 1 && u.references && u.references.length > 0 ? `${u.user_id}\u0000${u.references[0]}` : null;
 
 export class RetrievalService {
   /** event id → its embedding, for pending events searched raw (insertion order: oldest first) */
@@ -147,20 +151,23 @@ export class RetrievalService {
       const barriers = new Set([home, ...localOrg]);
       await Promise.all([...barriers].map((s) => s.log.readBarrier()));
     }
-    const [[user, orgSets, remoteSets], vectors] = await Promise.all([
+    // The pending events are read BEFORE the user's index: the index awaits every command applied before
+    // it is asked, so an event consolidated in between is in the index, and nothing falls between the two
+    // reads (read after, an event consolidated while the index loaded was in neither). Such an event may
+    // then be in both: collapseBySource keeps one of the two (never both answer).
+    const pendingEvents = body.include_pending === false ? null : await stages.time('pending', () => this.pendingEventsOf(home.db, userId));
+    const [[user, orgSets, remoteSets], vectors, pending] = await Promise.all([
       stages.time('index_load', () => Promise.all([
         this.indexesOf(home.id).forUser(userId),
         Promise.all(localOrg.map((s) => this.indexesOf(s.id).forOrg(body.org_id!))),
         remoteOrg.length > 0 ? this.remoteOrgSets(body.org_id!, remoteOrg, home.id, linearizable) : [],
       ])),
       stages.time('embed', () => this.options.embedder.embed([query])),
+      pendingEvents ? this.pendingSetOf(pendingEvents) : null,
     ]);
     // in shard order, wherever each came from: the same sources in the same order on every node
     const setOf = new Map<number, UnitSet | undefined>([...localOrg.map((s, i) => [s.id, orgSets[i]] as const), ...remoteOrg.map((g, i) => [g, remoteSets[i]] as const)]);
     const orgs = orgShards.map((s) => setOf.get(s.id)).filter((s): s is UnitSet => !!s && s.size > 0);
-    // Read after the user's index: an event whose units the index holds is no longer pending (one apply
-    // does both), so a unit and the raw hit of its event never answer together.
-    const pending = body.include_pending === false ? null : await stages.time('pending', () => this.pendingSet(home.db, userId));
 
     const userUnits = user.units; // read once: called for every candidate of every list
     const getUnit = (id: string): MemoryUnit | RawHit | undefined => {
@@ -226,14 +233,19 @@ export class RetrievalService {
     return Promise.all(wire.map((entries) => (entries.length > 0 ? this.indexesOf(home).unitSetOf(indexEntriesOf(entries, embedder)) : undefined)));
   }
 
-  /** The user's most recent pending text and JSON events, indexed for this query. */
-  private async pendingSet(db: StateDb, userId: string): Promise<retrieval.PendingSet> {
+  /** The user's most recent pending text and JSON events. */
+  private async pendingEventsOf(db: StateDb, userId: string): Promise<EventRecord[]> {
+    const entries = await recentPendingOfUser(db, userId, PENDING_SEARCHED);
+    if (entries.length === 0) return [];
+    return (await Promise.all(entries.map((e) => getEvent(db, userId, e.event_id))))
+      .filter((e): e is NonNullable<typeof e> => e !== undefined && isSearchablePending(e));
+  }
+
+  /** Pending events indexed for this query (their vectors cached: an event's content never changes). */
+  private async pendingSetOf(events: EventRecord[]): Promise<retrieval.PendingSet> {
     const { embedder } = this.options;
     const set = new PendingSet(embedder.dimensions);
-    const entries = await recentPendingOfUser(db, userId, PENDING_SEARCHED);
-    if (entries.length === 0) return set;
-    const events = (await Promise.all(entries.map((e) => getEvent(db, userId, e.event_id))))
-      .filter((e): e is NonNullable<typeof e> => e !== undefined && isSearchablePending(e));
+    if (events.length === 0) return set;
     const missing = events.filter((e) => !this.pendingVectors.has(e.event_id));
     if (missing.length > 0) {
       const vectors = await embedder.embed(missing.map((e) => e.content));
