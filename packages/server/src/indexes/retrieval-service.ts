@@ -156,15 +156,17 @@ export class RetrievalService {
     // reads (read after, an event consolidated while the index loaded was in neither). Such an event may
     // then be in both: collapseBySource keeps one of the two (never both answer).
     const pendingEvents = body.include_pending === false ? null : await stages.time('pending', () => this.pendingEventsOf(home.db, userId));
-    const [[user, orgSets, remoteSets], vectors, pending] = await Promise.all([
+    // one embedder call (one round trip to a remote embedder): the query and the pending events not embedded before
+    const unembedded = pendingEvents?.filter((e) => !this.pendingVectors.has(e.event_id)) ?? [];
+    const [[user, orgSets, remoteSets], vectors] = await Promise.all([
       stages.time('index_load', () => Promise.all([
         this.indexesOf(home.id).forUser(userId),
         Promise.all(localOrg.map((s) => this.indexesOf(s.id).forOrg(body.org_id!))),
         remoteOrg.length > 0 ? this.remoteOrgSets(body.org_id!, remoteOrg, home.id, linearizable) : [],
       ])),
-      stages.time('embed', () => this.options.embedder.embed([query])),
-      pendingEvents ? this.pendingSetOf(pendingEvents) : null,
+      stages.time('embed', () => this.options.embedder.embed([query, ...unembedded.map((e) => e.content)])),
     ]);
+    const pending = pendingEvents ? this.pendingSetOf(pendingEvents, unembedded, vectors.slice(1)) : null;
     // in shard order, wherever each came from: the same sources in the same order on every node
     const setOf = new Map<number, UnitSet | undefined>([...localOrg.map((s, i) => [s.id, orgSets[i]] as const), ...remoteOrg.map((g, i) => [g, remoteSets[i]] as const)]);
     const orgs = orgShards.map((s) => setOf.get(s.id)).filter((s): s is UnitSet => !!s && s.size > 0);
@@ -241,21 +243,19 @@ export class RetrievalService {
       .filter((e): e is NonNullable<typeof e> => e !== undefined && isSearchablePending(e));
   }
 
-  /** Pending events indexed for this query (their vectors cached: an event's content never changes). */
-  private async pendingSetOf(events: EventRecord[]): Promise<retrieval.PendingSet> {
-    const { embedder } = this.options;
-    const set = new PendingSet(embedder.dimensions);
-    if (events.length === 0) return set;
-    const missing = events.filter((e) => !this.pendingVectors.has(e.event_id));
-    if (missing.length > 0) {
-      const vectors = await embedder.embed(missing.map((e) => e.content));
-      missing.forEach((e, i) => this.pendingVectors.set(e.event_id, vectors[i]));
-      for (const id of this.pendingVectors.keys()) {
-        if (this.pendingVectors.size <= PENDING_VECTOR_CACHE) break;
-        this.pendingVectors.delete(id);
-      }
+  /**
+   * Pending events indexed for this query. `embedded` are those just embedded (with `vectors`), the others'
+   * vectors are cached from earlier queries (an event's content never changes).
+   */
+  private pendingSetOf(events: EventRecord[], embedded: EventRecord[], vectors: Float32Array[]): retrieval.PendingSet {
+    const set = new PendingSet(this.options.embedder.dimensions);
+    const fresh = new Map(embedded.map((e, i) => [e.event_id, vectors[i]]));
+    for (const [id, vector] of fresh) this.pendingVectors.set(id, vector);
+    for (const id of this.pendingVectors.keys()) {
+      if (this.pendingVectors.size <= PENDING_VECTOR_CACHE) break;
+      this.pendingVectors.delete(id);
     }
-    for (const e of events) set.add(rawHitOf(e), this.pendingVectors.get(e.event_id) ?? null);
+    for (const e of events) set.add(rawHitOf(e), fresh.get(e.event_id) ?? this.pendingVectors.get(e.event_id) ?? null);
     return set;
   }
 

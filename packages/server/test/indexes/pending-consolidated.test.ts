@@ -81,8 +81,9 @@ describe('include_pending while the event is consolidated', () => {
   };
 
   // The consolidation lands after some turns of the event loop from the start of the retrieval, or while
-  // the query is embedded (after the reads began): with the index refreshed before the retrieval ranks
-  // (the event then is both pending as read and in the index), or not yet (in neither, read the old way).
+  // the query is embedded (after the pending read, alongside the index load): with the index refreshed
+  // before the retrieval ranks (the event is then both pending as read and in the index: fails without
+  // the collapse), or not yet (read in the other order, in neither: fails with the index read first).
   type Landing = number | 'embed' | 'embed, index refreshed';
   const landings: [string, Landing][] = [
     ...Array.from({ length: 12 }, (_, t) => [`after ${t} ticks`, t] as [string, Landing]),
