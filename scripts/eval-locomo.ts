@@ -19,10 +19,10 @@
 import { spawn, type ChildProcess } from 'node:child_process';
 import { randomBytes } from 'node:crypto';
 import { mkdirSync, mkdtempSync, rmSync, writeFileSync } from 'node:fs';
-import { createServer } from 'node:net';
 import { tmpdir } from 'node:os';
 import { dirname, join, resolve } from 'node:path';
 import { getEncoding } from 'js-tiktoken';
+import { freePort } from './lib/processes';
 import type { MemoryUnit } from '../packages/store/src/types';
 import { TextIndex } from '../packages/store/src/indexes/text-index';
 import { VectorIndex } from '../packages/store/src/indexes/vector-index';
@@ -359,16 +359,6 @@ async function evaluateServer(api: Api, convs: LocomoConversation[], opts: Optio
 
 // ---------------------------------------------------------------- server process (--start-server)
 
-async function freePort(): Promise<number> {
-  return new Promise((res, rej) => {
-    const srv = createServer();
-    srv.once('error', rej);
-    srv.listen(0, '127.0.0.1', () => {
-      const port = (srv.address() as { port: number }).port;
-      srv.close(() => res(port));
-    });
-  });
-}
 
 async function startServer(keptDir: string | null): Promise<{ url: string; apiKey: string; child: ChildProcess; dataDir: string }> {
   const port = await freePort();

@@ -10,12 +10,16 @@ import { resolve } from 'node:path';
 export const ROOT = resolve(__dirname, '..', '..');
 export const sleep = (ms: number) => new Promise((r) => setTimeout(r, ms));
 
-export async function freePort(): Promise<number> {
-  const s = net.createServer();
-  await new Promise<void>((r) => s.listen(0, '127.0.0.1', () => r()));
-  const port = (s.address() as net.AddressInfo).port;
-  await new Promise<void>((r) => s.close(() => r()));
-  return port;
+/** A TCP port free on 127.0.0.1 right now (the benchmarks', the evaluation's and the fault tests' processes). */
+export function freePort(): Promise<number> {
+  return new Promise((resolve, reject) => {
+    const s = net.createServer();
+    s.once('error', reject);
+    s.listen(0, '127.0.0.1', () => {
+      const port = (s.address() as net.AddressInfo).port;
+      s.close(() => resolve(port));
+    });
+  });
 }
 
 /** Polls `url` (with `headers`) until `ok` says so, or throws after `ms`. */

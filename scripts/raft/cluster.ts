@@ -1,19 +1,8 @@
 /** Parent side of a multi-process Raft cluster on 127.0.0.1 (used by the 3-process test and the benchmark). */
 import { fork, type ChildProcess } from 'node:child_process';
-import { createServer } from 'node:net';
 import { join } from 'node:path';
+import { freePort } from '../lib/processes';
 
-export async function freePort(): Promise<number> {
-  return new Promise((resolve, reject) => {
-    const s = createServer();
-    s.once('error', reject);
-    s.listen(0, '127.0.0.1', () => {
-      const a = s.address();
-      const port = typeof a === 'object' && a ? a.port : 0;
-      s.close(() => resolve(port));
-    });
-  });
-}
 
 export class ProcNode {
   child: ChildProcess | null = null;

@@ -4,20 +4,14 @@
  * proxy i>j, so a partition is a matter of proxy modes), plus the HTTP helpers the tests share.
  */
 import { randomUUID } from 'node:crypto';
-import net from 'node:net';
+import { freePort } from '../../scripts/lib/processes';
 import { FaultProxy } from './fault-proxy';
 import { removeDir, startServer, tempDir, type ServerProcess } from './server-process';
 
 export const API_KEY = 'cluster-test-admin-key';
 export const SECRET = 'cluster-test-secret-0123456789';
 
-export async function freePort(): Promise<number> {
-  const server = net.createServer();
-  await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', () => resolve()));
-  const port = (server.address() as net.AddressInfo).port;
-  await new Promise<void>((resolve) => server.close(() => resolve()));
-  return port;
-}
+export { freePort };
 
 export const sleep = (ms: number) => new Promise((r) => setTimeout(r, ms));
 
