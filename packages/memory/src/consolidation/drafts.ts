@@ -8,6 +8,7 @@ import { classifyNoise } from './noise';
 import { splitStatements } from './split';
 import { resolveSpeaker } from './speaker';
 import { classifyMemoryType, hasStepMarkers, isHowTo } from './classify';
+import { assistantChatter, joinFragments, namesUsedIn, openingName, resolvePronoun, stripLeadIn } from './discourse';
 
 export interface StatementDraft {
   event: EventRecord;
@@ -47,7 +48,24 @@ export function participantNames(events: EventRecord[]): Set<string> {
   return names;
 }
 
-export function draftEvent(event: EventRecord, names: ReadonlySet<string>, textOptions: TextOptions = DEFAULT_TEXT_OPTIONS): DraftResult {
+/**
+ * What a turn's statements need from earlier turns: the names the conversation uses, and per stream the
+ * person the last statement was about (for "she"/"he" opening the next one).
+ */
+export interface DiscourseState {
+  names: ReadonlySet<string>;
+  lastSubject: Map<string, string | null>;
+}
+
+export function newDiscourseState(events: EventRecord[]): DiscourseState {
+  return { names: namesUsedIn(events.filter((e) => e.content_type === 'text').map((e) => e.content)), lastSubject: new Map() };
+}
+
+function isAssistantTurn(event: EventRecord, speaker: string | null): boolean {
+  return speaker === 'assistant' || (event.role === 'assistant' && (speaker === null || speaker === event.agent_id));
+}
+
+export function draftEvent(event: EventRecord, names: ReadonlySet<string>, textOptions: TextOptions = DEFAULT_TEXT_OPTIONS, discourse?: DiscourseState): DraftResult {
   const et = eventText(event, textOptions);
   const who = resolveSpeaker(event, et.text);
   const drafts: StatementDraft[] = [];
@@ -60,14 +78,30 @@ export function draftEvent(event: EventRecord, names: ReadonlySet<string>, textO
   // A how-to with steps is one procedure: its steps mean something only together and in order.
   const statements = hasStepMarkers(who.text) && isHowTo(who.text) ? [who.text] : splitStatements(who.text);
   const reasons: string[] = [];
-  for (const s of statements) {
+  const assistant = isAssistantTurn(event, who.speaker);
+  const kept: string[] = [];
+  for (const raw of statements) {
+    const s = stripLeadIn(raw);
     const verdict = classifyNoise(s, names);
     if (verdict.noise) {
       reasons.push(verdict.reason);
       continue;
     }
+    const chatter = assistant ? assistantChatter(s, discourse?.names ?? names) : null;
+    if (chatter) {
+      reasons.push(chatter);
+      continue;
+    }
+    kept.push(s);
+  }
+  const known = discourse?.names ?? names;
+  let about = discourse?.lastSubject.get(event.stream_id) ?? null;
+  for (const joined of joinFragments(kept)) {
+    const s = resolvePronoun(joined, about);
+    about = openingName(joined, known) ?? (s === joined ? null : about);
     drafts.push({ ...base, text: cut(s), memoryType: classifyMemoryType(event, s), assets: et.assets });
   }
+  discourse?.lastSubject.set(event.stream_id, about);
   // A photo shared with a text turn (LoCoMo's `blip_caption`, a client's `caption`) is memory of its own.
   const caption = mediaDescription(event.metadata);
   if (caption) {
@@ -102,9 +136,10 @@ function cmp(a: string, b: string): number {
 
 export function draftEvents(events: EventRecord[], textOptions: TextOptions = DEFAULT_TEXT_OPTIONS): DraftResult {
   const names = participantNames(events);
+  const discourse = newDiscourseState(events);
   const out: DraftResult = { drafts: [], dropped: [] };
   for (const e of orderEvents(events)) {
-    const r = draftEvent(e, names, textOptions);
+    const r = draftEvent(e, names, textOptions, discourse);
     out.drafts.push(...r.drafts);
     out.dropped.push(...r.dropped);
   }

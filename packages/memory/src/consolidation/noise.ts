@@ -1,7 +1,13 @@
 /**
  * Step 2: denoising. A statement made only of greetings, fillers, acknowledgements and small talk
  * carries nothing worth remembering. Anything with a number, or any content word outside those lists,
- * is kept ("ok, my flight is at 9" stays).
+ * is kept ("ok, my flight is at 9" stays), except three kinds of turn that carry words but state
+ * nothing about anyone:
+ *  - a bare question ("how did it go?", "what's your current pace?"): it asks, it does not tell. A
+ *    request ("can you move my flight to May 5?") and "guess what, I got the job?" are kept;
+ *  - a reaction ("oh no :( at least she stays in the family", "so proud of you!!", "good luck with the
+ *    move"): an interjection or a wish aimed at the listener, with no "I" and no name of its own;
+ *  - a fragment of three words or fewer with no name, number or "I" ("Pictures please", "Respect.").
  */
 
 export type NoiseVerdict = { noise: false } | { noise: true; reason: string };
@@ -31,7 +37,19 @@ const FILLER_WORDS = new Set([
   'excellent', 'agree', 'sweet', 'neat', 'indeed', 'totally', 'absolutely', 'definitely', 'exactly', 'agreed', 'true', 'correct',
   'so', 'really', 'very', 'too', 'just', 'well', 'and', 'that', "that's", 'is', 'it', "it's", 'you', 'all', 'man', 'dude',
   'again', 'much', 'lot', 'a', 'the', 'there', 'guys', 'everyone', 'buddy', 'friend',
+  'congrats', 'congratulations', 'respect', 'jealous', 'ugh', 'yikes', 'oops', 'damn', 'gosh', 'jeez', 'wtf', 'what', 'whoa',
+  'coach', 'doc', 'mate', 'bro', 'sis', 'babe', 'folks', 'team', 'pal', 'fam', 'haha', 'ha', 'xd', 'xoxo', 'love', 'hugs', 'please', 'pls',
+  'morning', 'evening', 'afternoon', 'night', 'noted', 'understood', 'brilliant', 'lovely', 'cute', 'adorable', 'proud', 'yess', 'yesss', 'wooo', 'ooh', 'oooh', 'hahah', 'ahh', 'aha',
 ]);
+
+/** Words that open a reaction: an exclamation about what the other person said. */
+const INTERJECTION = /^(?:oh+|ohh+|aw+|aww+|omg|wow|whoa|woah|yikes|ugh|oops|damn|gosh|jeez|lol|haha\w*|hehe|yay|woo+|ooh+|no way|oh no|oh wow|nooo+|what|wait|hmm+|ah+|ahh+|ha)\b/i;
+/** A wish or praise aimed at the listener ("so proud of you", "good luck with the move", "hope you feel better"). */
+const TO_LISTENER = /^(?:(?:i'?m |i am )?(?:so |really |very |super )?(?:proud|happy|glad|jealous|sorry) (?:of|for) (?:you|u)\b|good luck\b|best of luck\b|fingers crossed\b|hope (?:you|u|it|that)\b|you (?:deserve|got) (?:it|this)\b|you'?(?:ll| will) (?:do great|be fine|love it)\b|(?:that|this) (?:sounds|looks|is) (?:so |really )?(?:great|amazing|awesome|fun|nice|lovely|cool|hard|rough|tough)\b|sounds (?:like )?(?:a )?(?:great|amazing|awesome|fun|nice|lovely|cool|hard|rough|tough|plan)\b|enjoy\b|have fun\b|safe travels\b|get well soon\b|feel better\b|miss (?:you|u)\b|can'?t wait\b|tell me (?:more|everything)\b|keep (?:me|us) posted\b)/i;
+/** "I", "my", "we": the speaker tells something of their own. */
+const FIRST_PERSON = /\b(?:i|i'm|i've|i'll|i'd|me|my|mine|we|we're|we've|our|us)\b/i;
+/** Questions that tell something ("guess what? I got the job", "did I tell you I moved?") or ask for something ("can you move my flight"). */
+const TELLING_QUESTION = /^(?:(?:can|could|would|will) you\b|please\b|did i (?:tell|mention)\b|have i (?:told|mentioned)\b|guess what\b|you know what\b|remember (?:when|that)\b)/i;
 
 /** Emoji, symbols and punctuation do not count as content. */
 const NON_WORD = /[^\p{L}\p{N}'\s]/gu;
@@ -43,6 +61,14 @@ const NON_WORD = /[^\p{L}\p{N}'\s]/gu;
 export function classifyNoise(statement: string, names: ReadonlySet<string> = new Set()): NoiseVerdict {
   const raw = statement.replace(/[\u2018\u2019]/g, "'").trim();
   if (raw === '') return { noise: true, reason: 'empty' };
+  const words = fillerVerdict(raw, names);
+  if (words.noise) return words;
+  const shape = classifyShape(raw, names);
+  return shape ? { noise: true, reason: shape } : { noise: false };
+}
+
+/** Made only of filler phrases and words (and names of participants)? Anything with a number is not. */
+function fillerVerdict(raw: string, names: ReadonlySet<string>): NoiseVerdict {
   if (/\d/.test(raw)) return { noise: false };
   let norm = ` ${raw.toLowerCase().replace(NON_WORD, ' ').replace(/\s+/g, ' ').trim()} `;
   if (norm.trim() === '') return { noise: true, reason: 'only symbols or emoji' };
@@ -62,4 +88,31 @@ export function classifyNoise(statement: string, names: ReadonlySet<string> = ne
     ? 'acknowledgement or small talk'
     : 'greeting';
   return { noise: true, reason: `${kind} without information` };
+}
+
+/** Capitalized words after the first one that are not known participants: names of people, places, things. */
+function ownNames(text: string, names: ReadonlySet<string>): string[] {
+  const tokens = text.split(/\s+/).map((t) => t.replace(/^[^\p{L}\p{N}]+|[^\p{L}\p{N}]+$/gu, '')).filter((t) => t !== '');
+  return tokens.slice(1).filter((t) => /^\p{Lu}\p{Ll}/u.test(t) && !names.has(t) && t !== 'I');
+}
+
+/**
+ * Questions, reactions and short fragments (see the header): the reason, or null for a statement. These
+ * carry words outside the filler lists, so the word check below would keep them.
+ */
+function classifyShape(raw: string, names: ReadonlySet<string>): string | null {
+  const text = raw.replace(/^(?:[^\p{L}\p{N}]+)/u, '');
+  const lower = text.toLowerCase();
+  const hasNumber = /\d/.test(text);
+  const own = ownNames(text, names);
+  if (/\?\s*["')\]]*\s*$/.test(text) && !TELLING_QUESTION.test(lower)) return 'a question without information';
+  if (!FIRST_PERSON.test(lower) && !hasNumber && own.length === 0) {
+    if (INTERJECTION.test(lower) || TO_LISTENER.test(lower)) return 'a reaction without information';
+    const words = lower.replace(/[^\p{L}\p{N}'\s]/gu, ' ').split(/\s+/).filter((w) => w !== '' && !names.has(w));
+    // A short capitalized answer ("Berlin.", "Vegetarian.") may be all a reply says: only lowercase
+    // fragments and ones made of filler words go.
+    if (words.length <= 3 && !/^\p{Lu}\p{Ll}+$/u.test((text.split(/\s+/)[0] ?? '').replace(/[^\p{L}]+$/u, ''))) return 'a fragment without information';
+    if (words.length <= 3 && words.every((w) => FILLER_WORDS.has(w) || /^(?:so|too|pics?|pictures?|photos?|news|wait|nice|name|again)$/.test(w))) return 'a fragment without information';
+  }
+  return null;
 }

@@ -16,7 +16,8 @@ import { resolveTemporal } from './temporal';
 import { FACT_ANNOTATION, extractSubjectAttribute, isBackReference, normalizeValue, type SubjectAttribute } from './subject';
 import { normalizeSubject } from './speaker';
 import { reinforceImportance, scoreImportance } from './importance';
-import { draftEvents, type StatementDraft } from './drafts';
+import { draftEvents, newDiscourseState, type StatementDraft } from './drafts';
+import { endingNames, slotAttributes, slotOf, type Slot } from './updates';
 import { llmDrafts } from './llm-extract';
 import { assertPlanCoversEvents } from './invariants';
 import type { ConsolidationInput, ConsolidationOptions, ConsolidationPlan, NewUnit, Reinforcement, Retirement } from './types';
@@ -37,6 +38,8 @@ interface Prepared {
   validTime: string;
   keywords: string[];
   fact: SubjectAttribute | null;
+  /** who and which single-valued facets the statement speaks of, and whether it announces a change (updates.ts) */
+  slot: Slot | null;
   importance: number;
 }
 
@@ -60,6 +63,7 @@ export async function planConsolidation(input: ConsolidationInput): Promise<Cons
 
   // 6-8, 11: content, valid time, keywords, subject/attribute, importance.
   const previousFact = new Map<string, SubjectAttribute>(); // per speaker, for "actually, it's Y"
+  const names = newDiscourseState(input.events).names;
   const prepared: Prepared[] = front.drafts.map((d) => {
     const t = resolveTemporal(d.text, d.event.valid_time);
     const subject = normalizeSubject(d.speaker);
@@ -78,7 +82,8 @@ export async function planConsolidation(input: ConsolidationInput): Promise<Cons
       text: t.text, entityCount: namedEntities(t.text).length, hasDate: t.expressions.length > 0,
       hasSubjectAttribute: fact !== null, procedural: d.memoryType === 'procedural',
     });
-    return { draft: d, content, validTime: t.validTime, keywords, fact, importance };
+    const slot = fact ? null : slotOf(d.text, subject, names);
+    return { draft: d, content, validTime: t.validTime, keywords, fact, slot, importance };
   });
 
   // The vectors, in one call.
@@ -89,6 +94,7 @@ export async function planConsolidation(input: ConsolidationInput): Promise<Cons
   const byFactKey = new Map<string, number>(); // subject|attribute → index in `planned` of the current one
   const reinforced = new Map<string, { refs: string[]; base: number; count: number }>();
   const retired = new Map<string, Retirement>();
+  const plannedCue = new Map<string, 'update' | 'end'>(); // this batch's new units that announced a change
   const edge = (source: string, target: string, relation: Relation, weight: number): Edge => ({
     edge_id: input.newId(), user_id: userId, source_id: source, target_id: target, relation, weight, created_at: input.now,
   });
@@ -127,6 +133,23 @@ export async function planConsolidation(input: ConsolidationInput): Promise<Cons
       }
     }
 
+    // 8b: updates said in passing (updates.ts): a change cue retires the subject's current statements on the facet.
+    if (!p.fact && p.slot?.cue) {
+      const slot = p.slot;
+      const attrs = slotAttributes(slot);
+      const sameEvent = (u: MemoryUnit) => u.references.includes(eventId);
+      const retirable = (u: MemoryUnit) => isCurrent(u) && u.subject === slot.subject && u.attribute !== null && attrs.includes(u.attribute)
+        // an ending retires only what it names; an update retires the rest, but not a sibling clause of
+        // its own turn, unless that sibling is the ending of the old value ("sold the bike, I take the train now")
+        && (slot.cue === 'end' ? endingNames(p.draft.text, withoutPrefix(u)) && !sameEvent(u) : !sameEvent(u) || plannedCue.get(u.id) === 'end');
+      for (const q of planned) if (retirable(q.unit) && !supersedes.includes(q.unit)) supersedes.push(q.unit);
+      for (const attr of attrs) {
+        for (const u of sortById(await input.findBySubjectAttribute(userId, slot.subject, attr))) {
+          if (retirable(u) && !supersedes.some((x) => x.id === u.id)) supersedes.push(u);
+        }
+      }
+    }
+
     // 9: duplicates, by similarity, among this batch's new units and existing current units.
     const similar = (await input.findSimilar(userId, vec, opts.candidateK)).filter((s) => isCurrent(s.unit) && s.unit.level === 1);
     const batchSimilar = planned
@@ -150,10 +173,11 @@ export async function planConsolidation(input: ConsolidationInput): Promise<Cons
       id: input.newId(), user_id: userId, stream_id: e.stream_id, org_id: e.org_id, agent_id: e.agent_id, level: 1,
       memory_type: p.draft.memoryType, content: p.content, keywords: p.keywords, speaker: p.draft.speaker,
       valid_time: p.validTime, transaction_time: input.now, references: [eventId], assets: p.draft.assets,
-      importance: p.importance, subject: p.fact?.subject ?? null, attribute: p.fact?.attribute ?? null,
+      importance: p.importance, subject: p.fact?.subject ?? p.slot?.subject ?? null, attribute: p.fact?.attribute ?? p.slot?.facets[0] ?? null,
       retired_at: null, retired_reason: null, superseded_by: null,
     };
     planned.push({ unit, vector: vec, fact: p.fact });
+    if (p.slot?.cue) plannedCue.set(unit.id, p.slot.cue);
     if (p.fact) byFactKey.set(`${p.fact.subject}|${p.fact.attribute}`, planned.length - 1);
 
     for (const old of supersedes) {

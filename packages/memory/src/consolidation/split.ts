@@ -51,7 +51,11 @@ function push(out: string[], s: string): void {
 
 /** Personal subjects that open an independent clause. "it"/"that" are left out on purpose: they point back. */
 const CLAUSE_SUBJECT = /^(?:I|we|he|she|they|you|my\s+\p{L}+|our\s+\p{L}+|his\s+\p{L}+|her\s+\p{L}+|their\s+\p{L}+)\b(?!\s+(?:and|or)\b)/u;
-const CONJUNCTION = /(?:,\s*(?:and|but|so|yet)|;\s*(?:and|but|so)?)\s+/g;
+const CONJUNCTION = /(?:,\s*(?:and|but|so|yet)?|;\s*(?:and|but|so)?)\s+/g;
+/** A left side opened by one of these is a subordinate clause ("When I got home, I cooked"): never cut after it. */
+const SUBORDINATE = /^(?:when|whenever|if|because|since|after|before|while|although|though|as|once|until|unless|whether|even if|even though|now that|so that)\b/i;
+/** A comma splice ("I sold the bike, I take the train now") is cut only before "I" or "we" opening a clause of its own. */
+const SPLICE_SUBJECT = /^(?:I|we)\b(?!\s+(?:and|or)\b)(?!\s+(?:mean|guess|think|suppose|hope|know)\b)/u;
 
 /** Splits one sentence into independent clauses, conservatively; each part keeps its own subject. */
 export function splitClauses(sentence: string, minWords = 3): string[] {
@@ -63,6 +67,8 @@ export function splitClauses(sentence: string, minWords = 3): string[] {
     const left = sentence.slice(start, m.index).trim();
     const right = sentence.slice(m.index + m[0].length);
     if (!CLAUSE_SUBJECT.test(right)) continue;
+    const bareComma = /^,\s*$/.test(m[0]);
+    if (bareComma && (!SPLICE_SUBJECT.test(right) || SUBORDINATE.test(left))) continue;
     if (wordCount(left) < minWords || wordCount(firstClause(right)) < minWords) continue;
     if (!hasVerbAfterSubject(left)) continue;
     parts.push(left);

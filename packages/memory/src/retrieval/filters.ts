@@ -9,11 +9,12 @@
  *   when it has none.
  * - Point in time (`as_of`, transaction time): units created after it are hidden; units retired
  *   (superseded or forgotten) after it are shown; units retired at or before it are hidden. Without
- *   `as_of`, retired units are hidden.
+ *   `as_of`, retired units are hidden, except superseded ones when `include_superseded` (a question
+ *   about an earlier value).
  */
 import type { RetrievalUnit } from './types';
 
-export type FilterableUnit = Pick<RetrievalUnit, 'user_id' | 'stream_id' | 'org_id' | 'valid_time' | 'transaction_time' | 'retired_at'>;
+export type FilterableUnit = Pick<RetrievalUnit, 'user_id' | 'stream_id' | 'org_id' | 'valid_time' | 'transaction_time' | 'retired_at' | 'retired_reason'>;
 
 export interface RetrievalScope {
   user_id: string;
@@ -24,6 +25,11 @@ export interface RetrievalScope {
   start_time?: string | null;
   end_time?: string | null;
   as_of?: string | null;
+  /**
+   * Also units retired because a newer value replaced them (not forgotten ones), for questions about
+   * before (intent.ts): set by the pipeline from the query, not a request field.
+   */
+  include_superseded?: boolean;
 }
 
 /** Milliseconds of an RFC 3339 time; throws on garbage so a bad bound is never silently ignored. */
@@ -95,13 +101,14 @@ export function buildUnitFilter(scope: RetrievalScope): (unit: FilterableUnit) =
   const userId = scope.user_id;
   const orgId = scope.org_id ?? null;
   const streamId = scope.stream_id ?? null;
+  const superseded = scope.include_superseded === true;
   return (unit) => {
     if (!isAccessible(unit, userId, orgId)) return false;
     if (streamOnly && unit.stream_id !== streamId) return false;
     if (asOf) {
       if (cmpTime(unit.transaction_time, asOf.iso, asOf.ms) > 0) return false;
       if (unit.retired_at && cmpTime(unit.retired_at, asOf.iso, asOf.ms) <= 0) return false;
-    } else if (unit.retired_at) return false;
+    } else if (unit.retired_at && !(superseded && unit.retired_reason === 'superseded')) return false;
     if (start || end) {
       const v = unit.valid_time;
       const t = v && (CANONICAL.test(v) || !Number.isNaN(Date.parse(v))) ? v : unit.transaction_time;

@@ -22,6 +22,8 @@ import { effectiveImportance, storedImportance } from './decay';
 import { effectiveTimeMs } from './filters';
 import { expandGraph, type ExpansionOptions } from './graph';
 import { isNamedSpeaker, isQuestion, normalizeSpeaker, type TimeRange } from './query';
+import { kindFactor, type QueryIntent } from './intent';
+import { changeCue } from '../text';
 import type { Neighbors, RankedList, RetrievalUnit, ScoredUnit, ScoreSignals } from './types';
 
 export interface FusionOptions {
@@ -85,6 +87,30 @@ export interface FusionOptions {
    * none of them is scaled by `factor`.
    */
   timeFocus?: { ranges: TimeRange[]; factor: number } | null;
+  /**
+   * What the query asks for (intent.ts): the kind of answer (a time, a number, a person) and which
+   * version of a fact. Versions of one fact are candidates with the same subject and attribute. For a
+   * question about now, older versions and statements that a value ended are scaled by
+   * `VERSION_FACTOR`; for one about before, the newest version of a fact that has older ones is.
+   */
+  answerFocus?: QueryIntent | null;
+}
+
+/** Scale of a version of a fact the question does not ask about (see `answerFocus`). */
+export const VERSION_FACTOR = 0.75;
+/** Scale of a superseded unit for a past-tense question that does not say "before" (intent.ts `past`). */
+export const PAST_SUPERSEDED_FACTOR = 0.9;
+
+/** The change a unit's content announces, computed once per unit record (records are replaced, never changed). */
+const UNIT_CUES = new WeakMap<object, ReturnType<typeof changeCue>>();
+function unitCue(unit: RetrievalUnit): ReturnType<typeof changeCue> {
+  let c = UNIT_CUES.get(unit);
+  if (c === undefined) UNIT_CUES.set(unit, (c = changeCue(unit.content)));
+  return c;
+}
+
+function versionKey(unit: RetrievalUnit): string | null {
+  return unit.subject && unit.attribute && unit.level === 1 ? `${unit.subject}\u0000${unit.attribute}` : null;
 }
 
 export interface FusionInput<U extends RetrievalUnit> {
@@ -199,6 +225,19 @@ export function fuse<U extends RetrievalUnit>(input: FusionInput<U>): ScoredUnit
   const insightFactor = Math.min(1, Math.max(0, o.insightFactor ?? 1));
   const timeFocus = o.timeFocus && o.timeFocus.ranges.length > 0 && o.timeFocus.factor < 1
     ? { ranges: o.timeFocus.ranges, factor: Math.max(0, o.timeFocus.factor) } : null;
+  const intent = o.answerFocus ?? null;
+  // Versions of one fact among the candidates: the newest time and how many there are, per subject+attribute.
+  const newest = new Map<string, { t: number; n: number }>();
+  if (intent) {
+    for (const id of fused.keys()) {
+      const u = visible(id);
+      const key = u && versionKey(u);
+      if (!u || !key) continue;
+      const t = effectiveTimeMs(u);
+      const v = newest.get(key);
+      newest.set(key, { t: v ? Math.max(v.t, t) : t, n: (v?.n ?? 0) + 1 });
+    }
+  }
   const scored: ScoredUnit<U>[] = [];
   for (const [id, f] of fused) {
     const unit = visible(id);
@@ -224,6 +263,26 @@ export function fuse<U extends RetrievalUnit>(input: FusionInput<U>): ScoredUnit
     if (questionFactor < 1 && unit.level === 1 && isQuestion(unit.content)) {
       score *= questionFactor;
       boosts.push('question');
+    }
+    if (intent) {
+      const kf = kindFactor(intent.kind, unit.content);
+      if (kf < 1) {
+        score *= kf;
+        boosts.push(`not_${intent.kind}`);
+      }
+      const key = versionKey(unit);
+      const group = key ? newest.get(key) : undefined;
+      const older = !!group && effectiveTimeMs(unit) < group.t;
+      if (intent.tense === 'current' && (older || unitCue(unit) === 'end')) {
+        score *= VERSION_FACTOR;
+        boosts.push('earlier_version');
+      } else if (intent.tense === 'history' && group && group.n > 1 && !older && unit.retired_at === null) {
+        score *= VERSION_FACTOR;
+        boosts.push('current_version');
+      } else if (intent.tense === 'past' && unit.retired_at) {
+        score *= PAST_SUPERSEDED_FACTOR;
+        boosts.push('superseded');
+      }
     }
     if (focus && isNamedSpeaker(unit.speaker) && !focus.named.has(normalizeSpeaker(unit.speaker))) {
       score *= focus.factor;

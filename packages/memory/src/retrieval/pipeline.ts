@@ -13,6 +13,7 @@ import { fuse, type FusionOptions } from './fusion';
 import { MAX_GRAPH_DEPTH } from './graph';
 import { facetsOf, type Facet } from '../text';
 import { isNamedSpeaker, queryTimeRanges, speakersNamedIn } from './query';
+import { queryIntent, type QueryIntent } from './intent';
 import type { Neighbors, RankedList, RetrievalUnit, ScoredUnit } from './types';
 
 export interface RetrieveRequest extends RetrievalScope {
@@ -55,7 +56,7 @@ export interface RetrievalConfig {
   candidates?: number;
   /** the `retrieval.max_limit` of the configuration (default 100) */
   maxLimit?: number;
-  fusion?: Omit<FusionOptions, 'now' | 'limit' | 'minScore' | 'graphDepth' | 'agentId' | 'streamId' | 'scope' | 'graphWeight' | 'speakerFocus' | 'timeFocus'>;
+  fusion?: Omit<FusionOptions, 'now' | 'limit' | 'minScore' | 'graphDepth' | 'agentId' | 'streamId' | 'scope' | 'graphWeight' | 'speakerFocus' | 'timeFocus' | 'answerFocus'>;
   /**
    * Scale of units said by another person than the one(s) the query names (default
    * DEFAULT_SPEAKER_FACTOR; 1 turns it off). See query.ts.
@@ -63,6 +64,8 @@ export interface RetrievalConfig {
   speakerFactor?: number;
   /** Scale of units outside the dates a query names (default DEFAULT_DATE_FACTOR; 1 turns it off). See query.ts. */
   dateFactor?: number;
+  /** false: no ranking by the kind of answer and the time the query asks about (intent.ts); default on */
+  answerFocus?: boolean;
 }
 
 /** LoCoMo dev, L1-evidence recall@10 by factor: see docs/retrieval-tuning.md. */
@@ -194,6 +197,7 @@ interface SearchPlan<U extends RetrievalUnit> {
   idFilter: (id: string) => boolean;
   /** idFilter's verdicts, one per id */
   verdicts: Map<string, boolean>;
+  intent: QueryIntent;
 }
 
 function vectorSearchOptions(plan: SearchPlan<RetrievalUnit>, ix: VectorIndex): { filter: (id: string) => boolean; among?: Set<string> } {
@@ -211,7 +215,9 @@ function planSearch<U extends RetrievalUnit>(sources: RetrievalSources<U>, reque
   if (!(limit >= 1)) throw new RangeError('limit must be ≥ 1');
   const weights = { ...DEFAULT_WEIGHTS, ...config.weights };
   const candidates = config.candidates ?? Math.min(300, Math.max(50, 3 * limit));
-  const accept = buildUnitFilter(request);
+  const intent = queryIntent(request.query);
+  // An earlier value is in memory as a superseded unit: searched only when the question may want it.
+  const accept = buildUnitFilter({ ...request, include_superseded: intent.tense !== 'current' && !request.as_of });
   // One verdict per id per request: the vector search, the text search and fusion ask about the same ids.
   const verdicts = new Map<string, boolean>();
   const restrict = sources.restrictTo;
@@ -225,7 +231,7 @@ function planSearch<U extends RetrievalUnit>(sources: RetrievalSources<U>, reque
     }
     return ok;
   };
-  return { sources, request, config, limit, weights, candidates, idFilter, verdicts };
+  return { sources, request, config, limit, weights, candidates, idFilter, verdicts, intent };
 }
 
 /** The text searches, the lists, fusion and arbitration, given the vector hits. */
@@ -292,6 +298,7 @@ function finishRetrieval<U extends RetrievalUnit>(
       limit: arbitration ? limit * 3 : limit,
       speakerFocus,
       timeFocus: { ranges: queryTimeRanges(request.query), factor: config.dateFactor ?? DEFAULT_DATE_FACTOR },
+      answerFocus: config.answerFocus === false ? null : plan.intent,
     },
   });
   stages?.end('fuse');

@@ -22,7 +22,7 @@ export type RetrievalUnit = Pick<
   | 'retired_at'
   | 'superseded_by'
 > &
-  Partial<Pick<MemoryUnit, 'references' | 'speaker'>> & {
+  Partial<Pick<MemoryUnit, 'references' | 'speaker' | 'retired_reason'>> & {
     /** 1 fact or procedure, 2 insight; 0 an event not consolidated yet, searched raw (pending.ts) */
     level: number;
     /** when retrieval last returned the unit (its stats, attached by the derived indexes), if known */

@@ -12,7 +12,19 @@
 import { stem } from './stem';
 import { words } from './words';
 
-export type Facet = 'residence' | 'occupation' | 'employer' | 'allergy' | 'birthday' | 'pet' | 'family' | 'hobby' | 'preference' | 'age';
+export type Facet = 'residence' | 'occupation' | 'employer' | 'allergy' | 'birthday' | 'pet' | 'family' | 'hobby' | 'preference' | 'age'
+  | 'diet' | 'drink' | 'commute' | 'schedule' | 'relationship' | 'education' | 'health' | 'travel' | 'contact';
+
+/**
+ * Facets a person holds one value of at a time: a new value replaces the old one (consolidation's
+ * updates). Pets, family, hobbies, allergies and likes accumulate instead.
+ */
+export const SINGLE_VALUED_FACETS: ReadonlySet<Facet> = new Set<Facet>(['residence', 'occupation', 'employer', 'diet', 'drink', 'commute', 'schedule', 'relationship', 'education', 'travel', 'contact', 'age']);
+
+/** Facets that are one fact for updates: a new job at a new employer replaces both the old job and the old employer. */
+export function facetGroup(f: Facet): Facet[] {
+  return f === 'occupation' || f === 'employer' ? ['occupation', 'employer'] : [f];
+}
 
 /** Multi-word triggers, matched on the lowercased text before single words (they disambiguate "living"). */
 const PHRASES: [RegExp, Facet][] = [
@@ -26,14 +38,21 @@ const PHRASES: [RegExp, Facet][] = [
   [/\bwas born\b|\bborn (?:on|in)\b/, 'birthday'],
   [/\bfree time\b|\bspare time\b|\bfor fun\b|\bon (?:the )?weekends?\b|\bthe weekends?\b/, 'hobby'],
   [/\byears? old\b|\bhow old\b/, 'age'],
+  [/\b(?:get|gets|getting|got|go|goes|going|went)\s+to\s+(?:work|the office|school|uni|campus)\b|\bwalks? to work\b/, 'commute'],
+  [/\b(?:handed in|gave|give) (?:my|his|her|their) notice\b|\blaid off\b|\bday job\b|\bnew job\b|\bfull[- ]time\b|\bpart[- ]time\b/, 'occupation'],
+  [/\bbroke up\b|\bsplit up\b|\bmoving in together\b|\bmoved in together\b|\bgot engaged\b|\bgot married\b|\bseeing someone\b/, 'relationship'],
+  [/\bphone number\b|\bemail address\b|\bmobile number\b|\bnew number\b/, 'contact'],
+  [/\bplant[- ]based\b|\bgluten[- ]free\b|\bdairy[- ]free\b|\bcut out (?:meat|sugar|dairy|carbs)\b/, 'diet'],
   [/\bwould (?:rather|choose)\b|\bgoes for\b|\bgo for\b/, 'preference'],
 ];
 
 /** Single-word triggers, by stem. */
 const WORDS: Record<Facet, string[]> = {
   residence: ['live', 'lives', 'home', 'hometown', 'apartment', 'flat', 'house', 'city', 'address', 'reside', 'neighborhood', 'neighbourhood'],
-  occupation: ['job', 'profession', 'career', 'occupation', 'employed', 'profession'],
-  employer: ['employer', 'company', 'firm'],
+  occupation: ['job', 'profession', 'career', 'occupation', 'employed', 'profession', 'work', 'works', 'working', 'worked', 'hired', 'shift', 'boss',
+    'office', 'quit', 'resigned', 'promoted', 'promotion', 'colleague', 'colleagues', 'coworker', 'coworkers', 'salary', 'freelance', 'freelancer',
+    'intern', 'internship', 'retired', 'unemployed', 'firm', 'startup', 'manager', 'position', 'role'],
+  employer: ['employer', 'company'],
   allergy: ['allergic', 'allergy', 'allergies', 'allergen', 'intolerant', 'intolerance', 'anaphylaxis'],
   birthday: ['birthday', 'birthdate', 'born', 'birth'],
   pet: ['pet', 'pets', 'dog', 'dogs', 'cat', 'cats', 'puppy', 'kitten', 'parrot', 'rabbit', 'hamster', 'tortoise', 'turtle', 'goldfish'],
@@ -42,6 +61,21 @@ const WORDS: Record<Facet, string[]> = {
   hobby: ['hobby', 'hobbies', 'pastime', 'weekend', 'weekends'],
   preference: ['prefer', 'prefers', 'preferred', 'preference', 'choose', 'choice'],
   age: ['age', 'aged'],
+  diet: ['diet', 'vegetarian', 'vegan', 'keto', 'paleo', 'pescatarian', 'carnivore', 'fasting', 'calories', 'carbs', 'meat', 'macros'],
+  drink: ['coffee', 'tea', 'decaf', 'espresso', 'latte', 'cappuccino', 'matcha', 'beer', 'wine', 'alcohol', 'sober', 'soda', 'juice', 'smoothie',
+    'drink', 'drinks', 'drinking', 'caffeine', 'oat', 'chai', 'cocktail', 'whisky', 'whiskey'],
+  commute: ['commute', 'commuting', 'bike', 'bicycle', 'car', 'train', 'bus', 'tram', 'subway', 'metro', 'scooter', 'motorbike', 'motorcycle',
+    'carpool', 'drive', 'driving', 'ferry', 'cycle'],
+  schedule: ['monday', 'tuesday', 'wednesday', 'thursday', 'friday', 'saturday', 'sunday', 'mondays', 'tuesdays', 'wednesdays', 'thursdays',
+    'fridays', 'saturdays', 'sundays', 'weekdays', 'schedule', 'shifts', 'nights', 'mornings', 'evenings', 'routine'],
+  relationship: ['girlfriend', 'boyfriend', 'partner', 'dating', 'married', 'engaged', 'fiance', 'fiancee', 'divorced', 'single', 'relationship', 'ex'],
+  education: ['school', 'university', 'college', 'course', 'degree', 'studying', 'student', 'graduated', 'graduate', 'academy', 'exam', 'bootcamp',
+    'semester', 'class', 'classes', 'major', 'thesis', 'diploma', 'certificate', 'enrolled', 'studies'],
+  health: ['injury', 'injured', 'sprained', 'doctor', 'medication', 'meds', 'sick', 'surgery', 'healed', 'pregnant', 'therapy', 'physio',
+    'diagnosed', 'hospital', 'dose', 'symptoms', 'prescription', 'pills'],
+  travel: ['flight', 'flights', 'fly', 'flying', 'trip', 'booking', 'hotel', 'seat', 'ticket', 'tickets', 'airport', 'layover', 'itinerary', 'departure',
+    'return', 'reservation', 'check-in', 'boarding'],
+  contact: ['phone', 'email', 'mobile', 'number', 'e-mail'],
 };
 
 /**
@@ -74,4 +108,23 @@ export function facetsOf(text: string): Set<Facet> {
   }
   if (liking && out.size === 0) out.add('preference');
   return out;
+}
+
+/** The facets of `text` in the order they first appear (the first is the one a statement is mostly about). */
+export function facetsInOrder(text: string): Facet[] {
+  const lower = text.toLowerCase();
+  const at = new Map<Facet, number>();
+  const note = (f: Facet, i: number) => { if (!at.has(f) || i < (at.get(f) as number)) at.set(f, i); };
+  for (const [re, facet] of PHRASES) {
+    const m = new RegExp(re.source).exec(lower);
+    if (m) note(facet, m.index);
+  }
+  let pos = 0;
+  for (const w of words(lower)) {
+    const i = lower.indexOf(w, pos);
+    if (i >= 0) pos = i + w.length;
+    const facet = BY_STEM.get(stem(w));
+    if (facet) note(facet, Math.max(0, i));
+  }
+  return [...at.entries()].sort((a, b) => a[1] - b[1]).map(([f]) => f);
 }

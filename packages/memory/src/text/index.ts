@@ -8,3 +8,4 @@ export * from './stopwords';
 export * from './stem';
 export * from './attributes';
 export * from './facets';
+export * from './changes';

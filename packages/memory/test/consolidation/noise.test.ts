@@ -21,6 +21,6 @@ describe('classifyNoise', () => {
     expect(classifyNoise('Hey Mel! Good to see you! How have you been?', new Set(['Mel'])).noise).toBe(true);
     expect(classifyNoise('Totally agree, Mel.', new Set(['Mel'])).noise).toBe(true);
     // Without knowing Mel is a participant the name is a content word, and it is kept.
-    expect(classifyNoise('Hey Mel! Good to see you! How have you been?').noise).toBe(false);
+    expect(classifyNoise('Hey Mel! Good to see you!').noise).toBe(false);
   });
 });

@@ -1,0 +1,134 @@
+/**
+ * Turn-level discourse, between splitting (split.ts) and the unit: what a statement needs from its
+ * neighbours to stand alone as memory.
+ *
+ *  - Lead-ins ("Big news here too: I passed the test") announce the statement: they are cut off, so
+ *    the unit is the fact, not the announcement.
+ *  - Fragments ("Station 7, starting Monday." after "Graduated from the academy today!") join the
+ *    statement they belong to: alone they are an orphan no question finds.
+ *  - "She" or "he" opening a statement points to the person the previous statement was about ("Miso
+ *    turned out to be allergic-trigger central for Min, so she lives with my sister Dae now"): the name
+ *    is written beside the pronoun ("She (Miso) lives …"), so the unit says whom it is about.
+ *  - An assistant's pleasantries and its narration of its own work ("Happy to help, Rui!", "Looking for
+ *    flights now.", "Noted, the plan follows your new days.") state nothing about the user or the world.
+ */
+
+import { STOPWORDS } from '../text';
+
+/** Words that announce news rather than state it, in a lead-in before a colon. */
+const LEAD_IN = /^(?:(?:big|good|great|bad|sad|some|quick|small|little|fun|random|exciting|huge|other|more|latest)\s+)*(?:news|update|updates|thing|things|fact|heads[- ]up|announcement|confession|question|story|status)\b|^(?:btw|fyi|so|well|also|oh and|and|anyway|guess what|ps|p\.s\.|update|news|reminder|note to self)\b/i;
+
+/** "Big news here too: I passed …" → "I passed …"; other statements unchanged. */
+export function stripLeadIn(statement: string): string {
+  const m = /^([^:]{1,48}):\s+(\S.*)$/u.exec(statement);
+  if (!m) return statement;
+  const [, left, right] = m;
+  if (/\d/.test(left) || left.split(/\s+/).length > 6 || right.split(/\s+/).length < 3) return statement;
+  if (!LEAD_IN.test(left.trim())) return statement;
+  return right.charAt(0).toUpperCase() + right.slice(1);
+}
+
+/** Subjects and verbs that make a statement a clause; without either it is a fragment. */
+const SUBJECT_WORD = /\b(?:i|i'm|i've|i'll|i'd|you|you're|he|he's|she|she's|we|we're|they|they're|it|it's|this|that|there|there's|here's|who|which)\b/i;
+const FINITE_VERB = /\b(?:am|is|are|was|were|be|been|has|have|had|do|does|did|can|could|will|would|shall|should|may|might|must|got|get|gets|go|goes|went|make|makes|made|take|takes|took|love|loves|like|likes|want|wants|need|needs|live|lives|work|works|start|starts|say|says|said|know|knows|think|thinks|feel|feels|\w+ed)\b/i;
+
+/** A short statement with neither a subject nor a finite verb ("Station 7, starting Monday.", "New year, new plan."). */
+export function isFragment(statement: string): boolean {
+  const words = statement.split(/\s+/).filter((w) => /[\p{L}\p{N}]/u.test(w));
+  return words.length > 0 && words.length <= 5 && !SUBJECT_WORD.test(statement) && !FINITE_VERB.test(statement);
+}
+
+/** Fragments joined to the statement before them (or after, for a turn's first statement). */
+export function joinFragments(statements: string[]): string[] {
+  const out: string[] = [];
+  let pendingHead: string | null = null;
+  for (const s of statements) {
+    if (isFragment(s) && statements.length > 1) {
+      if (out.length > 0) out[out.length - 1] = `${out[out.length - 1]} ${s}`;
+      else pendingHead = pendingHead ? `${pendingHead} ${s}` : s;
+      continue;
+    }
+    out.push(pendingHead ? `${pendingHead} ${s}` : s);
+    pendingHead = null;
+  }
+  if (pendingHead) out.push(pendingHead);
+  return out;
+}
+
+const MONTHS_DAYS = /^(?:January|February|March|April|May|June|July|August|September|October|November|December|Jan|Feb|Mar|Apr|Jun|Jul|Aug|Sep|Sept|Oct|Nov|Dec|Monday|Tuesday|Wednesday|Thursday|Friday|Saturday|Sunday|Christmas|Easter)$/;
+
+/** Capitalized words in the middle of sentences: the names a conversation uses (people, pets, places). */
+export function namesUsedIn(texts: string[]): Set<string> {
+  const names = new Set<string>();
+  for (const text of texts) {
+    for (const sentence of text.split(/[.!?:]\s+|\n+/)) {
+      const tokens = sentence.trim().split(/\s+/).map((w) => w.replace(/^[^\p{L}]+|[^\p{L}]+$/gu, '').replace(/'s$/, ''));
+      for (let i = 0; i < tokens.length; i++) {
+        const t = tokens[i];
+        if (!/^\p{Lu}\p{Ll}+$/u.test(t) || MONTHS_DAYS.test(t)) continue;
+        // A sentence's first word is capitalized anyway: a name only when a verb follows it ("Miso turned out").
+        if (i === 0 && (STOPWORDS.has(t.toLowerCase()) || /(?:ing|ed|ly)$/.test(t) || !FINITE_VERB.test(tokens[1] ?? ''))) continue;
+        names.add(t);
+      }
+    }
+  }
+  return names;
+}
+
+/**
+ * The person (or pet) a statement is about when a name opens it: "Miso turned out …", "My sister Dae
+ * moved …", "Omar got …". `names` are the names the conversation uses.
+ */
+export function openingName(statement: string, names: ReadonlySet<string>): string | null {
+  const m = /^(?:(?:my|our|his|her|their)\s+(?:\p{Ll}+\s+){0,2})?(\p{Lu}\p{Ll}+)(?:'s)?\b/u.exec(statement.trim());
+  if (!m || !names.has(m[1])) return null;
+  return m[1];
+}
+
+const PRONOUN_OPENER = /^(she|he)(?:'s|'d|'ll)?\b/i;
+
+/** "She lives with my sister" → "She (Miso) lives with my sister" when `antecedent` is known. */
+export function resolvePronoun(statement: string, antecedent: string | null): string {
+  if (!antecedent) return statement;
+  const m = PRONOUN_OPENER.exec(statement);
+  if (!m) return statement;
+  return `${statement.slice(0, m[0].length)} (${antecedent})${statement.slice(m[0].length)}`;
+}
+
+/** An assistant's politeness before the substance: "Done,", "Sure!", "Happy to help, Rui!", "Hello Fatima,". */
+const ASSISTANT_OPENER = /^(?:(?:sure|okay|ok|noted|got it|understood|will do|absolutely|of course|certainly|no problem|perfect|great|excellent|wonderful|awesome|fantastic|alright|all right|thanks|thank you|you're welcome|my pleasure|happy to help|glad to help|happy to|glad to hear(?: that)?|great question|love (?:that|this)(?: goal| idea| plan)?|sounds (?:good|great)|(?:i'?m |i am )?(?:so |very |really |truly )?sorry(?: to hear(?: that)?)?|oh no|congrats|congratulations|welcome(?: back)?|hi|hello|hey|dear|good (?:morning|afternoon|evening)|that'?s (?:great|fantastic|wonderful|amazing|awesome|good) (?:news|to hear)?)(?:,?\s+\p{Lu}\p{Ll}+)?[,.!:;—-]*\s*)+/iu;
+/** What follows a politeness when it is still politeness: "for contacting Nordwind Air support", "to meet you". */
+const PLEASANTRY_REST = /^(?:for (?:contacting|reaching out|getting in touch|sharing|your (?:patience|message|question|understanding)|waiting|letting (?:me|us) know|the update|asking|being)|to (?:meet|hear|help|see)|about (?:that|this|the (?:trouble|delay|wait|inconvenience))|on (?:the|your) (?:new )?\p{L}+[!.]?$|that'?s (?:a lot|hard|tough|great|fantastic|wonderful|amazing))/iu;
+/** An assistant's own work, told as done or committed ("I've added", "is booked", "I'll move"): the world changed. */
+const ACTION = /\b(?:booked|added|changed|moved|cancel(?:l)?ed|removed|saved|scheduled|rescheduled|requested|ordered|sent|updated|renewed|switched|upgraded|downgraded|registered|confirmed|set up|created|refunded|credited|charged|reserved|paid|issued|applied|activated|deactivated|replaced|noted down|reminder|will (?:arrive|ship|be)|ships?|arrives?|expires?|due)\b/i;
+/** The assistant speaks of the user: "your plan", "you're on", "you have". */
+const ABOUT_USER = /\b(?:your|you're|you are|you have|you've|you'll|you were|you need|you can't|you should)\b/i;
+/** The assistant narrating its own work or asking to wait. */
+const SELF_NARRATION = /^(?:(?:i'?m|i am|we'?re|we are)\s+(?:now\s+)?(?:looking|checking|searching|pulling|working|on it|going to|looking into)|let me\b|let's see\b|one (?:moment|sec(?:ond)?)\b|just a (?:moment|sec(?:ond)?)\b|give me a (?:moment|sec(?:ond)?)\b|(?:looking|checking|searching)\b|i'?ll (?:look|check|search|find|get back|see)\b|anything else\b|is there anything else\b|let me know\b|feel free\b|hope (?:this|that) helps\b|have a (?:great|good|nice|lovely)\b|enjoy\b)/i;
+/** Echoes of what the user just said ("the plan follows your new days"): a remark on the user's words with no value of its own. */
+const ECHO = /^(?:the plan (?:follows|reflects|is updated|has been updated)|i'?ve noted|i have noted|that'?s noted|i'?ll remember|i will remember|i'?ll keep (?:that|it) in mind)\b/i;
+
+/** Capitalized words past the first that are not among `ignore` (the people talking). */
+function properNouns(text: string, ignore: ReadonlySet<string>): string[] {
+  return text.split(/\s+/).slice(1).map((t) => t.replace(/^[^\p{L}]+|[^\p{L}]+$/gu, '')).filter((t) => /^\p{Lu}/u.test(t) && t !== 'I' && !ignore.has(t));
+}
+
+/**
+ * Why an assistant's statement is not memory, or null when it states something about the user or the
+ * world: a number, an action done or committed, the user's own things ("your flight"), or something
+ * named. Advice and encouragement ("an internal move is a low-risk way to get experience") carry none
+ * of these and stay in L0. `people` are the names of the conversation (vocatives such as "Rui").
+ */
+export function assistantChatter(statement: string, people: ReadonlySet<string> = new Set()): string | null {
+  const vocative = /^\p{Lu}\p{Ll}+,\s+/u.exec(statement);
+  const bare = vocative && people.has(vocative[0].replace(/,\s+$/, '')) ? statement.slice(vocative[0].length) : statement;
+  const rest = bare.replace(ASSISTANT_OPENER, '').trim();
+  if (rest === '' || /^[^\p{L}\p{N}]*$/u.test(rest) || PLEASANTRY_REST.test(rest)) return 'an assistant pleasantry';
+  if (/\d/.test(rest)) return null;
+  if (SELF_NARRATION.test(rest)) return 'an assistant describing its own work';
+  if (ECHO.test(rest)) return 'an assistant acknowledgement';
+  if (ACTION.test(rest) || ABOUT_USER.test(rest)) return null;
+  const named = properNouns(rest, people);
+  if (named.length > 0 && rest.split(/\s+/).length >= 4) return null;
+  return 'an assistant remark without information about the user';
+}

@@ -1,0 +1,64 @@
+/**
+ * Updates said in passing: "I switched to decaf", "sold the bike, I take the train now", "Settled in
+ * Vienna now", "I quit the cafe last week". No "my X is Y" pattern (subject.ts) reads these, yet each
+ * gives a new value of a fact its speaker (or a person it names) holds one value of at a time.
+ *
+ * A statement is read as a slot: who it is about (the subject), which single-valued facets it speaks of
+ * (text/facets.ts: residence, work, diet, drink, commute, schedule, …), and a change cue:
+ *  - `update`: a new value holds from now on ("now", "these days", "switched", "moved", "new",
+ *    "instead", "started"): every current statement of the subject on that facet is retired;
+ *  - `end`: an old value stopped ("quit", "sold", "left", "no longer", "broke up"): only the current
+ *    statements that name what ended are retired (they share a content word with the statement).
+ * Without a cue nothing is retired: "I love my job at the cafe" adds to "I work at the cafe".
+ */
+import { facetGroup, facetsInOrder, SINGLE_VALUED_FACETS, STOPWORDS, stemPlural, words, type Facet } from '../text';
+import { openingName } from './discourse';
+import { changeCue, type ChangeCue } from '../text';
+
+export { changeCue, type ChangeCue };
+
+export interface Slot {
+  /** normalized subject: the speaker's (`user` for the owner) or the named person's lowercased name */
+  subject: string;
+  /** single-valued facets the statement speaks of, first mentioned first */
+  facets: Facet[];
+  cue: ChangeCue | null;
+}
+
+
+/** "She (Miso) lives …": the name consolidation wrote beside a pronoun (discourse.ts). */
+const RESOLVED_PRONOUN = /^(?:she|he)(?:'s|'d|'ll)? \((\p{Lu}[\p{L}'-]*)\)/iu;
+
+/**
+ * The slot of a statement, or null when it speaks of no single-valued facet. `speakerSubject` is the
+ * normalized speaker (speaker.ts normalizeSubject); `names` are the names the conversation uses.
+ */
+export function slotOf(text: string, speakerSubject: string, names: ReadonlySet<string>): Slot | null {
+  const facets = facetsInOrder(text).filter((f) => SINGLE_VALUED_FACETS.has(f));
+  if (facets.length === 0) return null;
+  const named = RESOLVED_PRONOUN.exec(text)?.[1] ?? openingName(text, names);
+  const subject = named && named.toLowerCase() !== speakerSubject ? named.toLowerCase() : speakerSubject;
+  return { subject, facets, cue: changeCue(text) };
+}
+
+/** Every attribute a slot's update may retire (a new job replaces the old occupation and employer). */
+export function slotAttributes(slot: Slot): string[] {
+  return [...new Set(slot.facets.flatMap(facetGroup))];
+}
+
+const CUE_WORDS = new Set(['quit', 'quitting', 'resigned', 'retired', 'sold', 'selling', 'left', 'leaving', 'longer', 'anymore', 'stopped',
+  'dropped', 'gave', 'giving', 'broke', 'split', 'finished', 'handed', 'laid', 'cancelled', 'canceled', 'moved', 'lost', 'ended', 'last',
+  'week', 'month', 'year', 'today', 'yesterday', 'ago', 'finally', 'just', 'really', 'officially']);
+
+/** Content words of a statement (stems), without stopwords, cue words and the speaker prefix. */
+function objectStems(text: string): Set<string> {
+  const body = text.replace(/^[\p{Lu}][\p{L}'.-]*(?:\s[\p{Lu}][\p{L}'.-]*)?:\s+/u, '');
+  return new Set(words(body.toLowerCase()).filter((w) => w.length > 2 && !STOPWORDS.has(w) && !CUE_WORDS.has(w) && !/^\d/.test(w)).map(stemPlural));
+}
+
+/** Does an ending ("I quit the cafe") name what `old` states ("Long shift at the cafe")? */
+export function endingNames(ending: string, old: string): boolean {
+  const a = objectStems(ending);
+  for (const w of objectStems(old)) if (a.has(w)) return true;
+  return false;
+}

@@ -1,0 +1,69 @@
+/**
+ * What kind of answer a question wants, beyond its words: the memory that *states* the asked thing,
+ * not one that only shares the person's name or the topic.
+ *
+ * - Time: "now", "these days", "still", a present-tense question (the default) wants the value that
+ *   holds today; "before", "used to", "originally", "old", "previous", "ex" want an earlier value, and
+ *   a past-tense question ("What car did Kofi have?") may be answered by one. Superseded memories are
+ *   searched only for those two (`tense`), and earlier versions are scaled down for the first.
+ * - Kind of answer: a "when" question is answered by a statement that carries a time (a date, a
+ *   weekday, "yesterday", "in June"); "how much / how many / what number" by one with a number; "who"
+ *   by one that names someone. A candidate without what the question asks for is scaled down: a
+ *   bounded demotion, never a filter.
+ *
+ * Pure functions over plain text; the factors are applied in fusion (fusion.ts `answerFocus`).
+ */
+import { asksAboutHistory } from './arbitration';
+import { isQuestion } from './query';
+
+export type Tense = 'current' | 'past' | 'history';
+export type AnswerKind = 'time' | 'number' | 'person' | null;
+
+export interface QueryIntent {
+  tense: Tense;
+  kind: AnswerKind;
+}
+
+const PAST_VERB = /\b(?:did|was|were|had|used to|went|got|became|made|took)\b/i;
+const PRESENT = /\b(?:now|these days|nowadays|currently|at the moment|still|today|is|are|am|does|do|has|have)\b/i;
+const EARLIER = /\b(?:ex|ex-\w+|old|older|former|formerly|previous|previously|before|originally|original|used to|earlier|first|initially|prior|last (?:one|time))\b/i;
+
+export function queryIntent(query: string): QueryIntent {
+  const q = query.normalize('NFKC').replace(/\s+/g, ' ').trim();
+  let tense: Tense = 'current';
+  if (asksAboutHistory(q) || EARLIER.test(q)) tense = 'history';
+  else if (PAST_VERB.test(q) && !/\b(?:now|these days|currently|still)\b/i.test(q)) tense = 'past';
+  else if (!PRESENT.test(q) && PAST_VERB.test(q)) tense = 'past';
+  return { tense, kind: answerKind(q) };
+}
+
+function answerKind(q: string): AnswerKind {
+  const lower = q.toLowerCase();
+  if (/^(?:when|what time|what date|which day|what day|how long ago|since when|by when)\b|\b(?:what|which) (?:date|day|time|month|year)\b|\bwhen\b/.test(lower)) return 'time';
+  if (/^(?:how (?:much|many|often|far|long|old|fast|big|heavy|tall))\b|\b(?:what|which) (?:number|price|amount|dose|size|score|pace|speed|percentage|rate|fee|premium|balance|salary)\b|\bhow much\b|\bhow many\b/.test(lower)) return 'number';
+  if (/^(?:who|whom|whose)\b|\bwho\b|\bwhat(?:'s| is) the name\b|\bwhat is (?:his|her|their) name\b/.test(lower)) return 'person';
+  return null;
+}
+
+const MONTH_OR_DAY = /\b(?:jan(?:uary)?|feb(?:ruary)?|mar(?:ch)?|apr(?:il)?|may|june?|july?|aug(?:ust)?|sep(?:t(?:ember)?)?|oct(?:ober)?|nov(?:ember)?|dec(?:ember)?|mon(?:day)?s?|tue(?:s(?:day)?)?s?|wed(?:nesday)?s?|thu(?:rs(?:day)?)?s?|fri(?:day)?s?|sat(?:urday)?s?|sun(?:day)?s?|weekend|tonight|tomorrow|yesterday|today|last (?:week|month|year|night)|next (?:week|month|year)|this (?:week|month|year|morning|evening|afternoon)|(?:\d+|a|two|three|few) (?:days?|weeks?|months?|years?) ago|in (?:the )?(?:spring|summer|autumn|fall|winter)|morning|evening|noon|midnight|o'clock|am|pm)\b/i;
+
+/** Does the statement say when (a date, a weekday or month, a relative day, a clock time)? */
+export function carriesTime(content: string): boolean {
+  return /\d/.test(content) || MONTH_OR_DAY.test(content);
+}
+
+/** Does the statement name someone or something (a capitalized word past the first, the speaker prefix aside)? */
+export function namesSomeone(content: string): boolean {
+  const body = content.replace(/^[\p{Lu}][\p{L}'.-]*(?:\s[\p{Lu}][\p{L}'.-]*)?:\s+/u, '');
+  return body.split(/\s+/).slice(1).some((t) => /^[("']?\p{Lu}\p{Ll}/u.test(t));
+}
+
+/** Bounded demotions of an answer's form (see the header); 1 when the statement has what is asked. */
+export const KIND_FACTOR = 0.7;
+
+export function kindFactor(kind: AnswerKind, content: string): number {
+  if (kind === null || isQuestion(content)) return 1;
+  if (kind === 'time') return carriesTime(content) ? 1 : KIND_FACTOR;
+  if (kind === 'number') return /\d/.test(content) ? 1 : KIND_FACTOR;
+  return namesSomeone(content) ? 1 : KIND_FACTOR;
+}

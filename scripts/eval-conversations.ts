@@ -1,0 +1,78 @@
+/**
+ * The conversation suite (`npm run eval:conversations`): top-1 and top-3 of retrieval on plain questions
+ * about realistic chats (scripts/lib/conversations.ts), stale facts left current, the small-talk share of
+ * L1 units, and whether the context of time questions is dated and carries the current value. Starts its
+ * own node on a fresh data directory unless --url is given. Figures go to bench-results/conversations.json.
+ *
+ *   node --import tsx scripts/eval-conversations.ts [--file test/conversations/suite.json ...]
+ *        [--embedder local|hashing] [--all-at-once] [--url URL --api-key KEY] [--misses] [--units]
+ */
+import { mkdirSync, writeFileSync } from 'node:fs';
+import { dirname, resolve } from 'node:path';
+import { StrataClient } from '@strata/client';
+import { removeDir, startServer, type ServerProcess } from '../test/helpers/server-process';
+import { loadSuite, runSuite, type Suite } from './lib/conversations';
+
+function arg(name: string, fallback: string): string {
+  const i = process.argv.indexOf(`--${name}`);
+  return i >= 0 && process.argv[i + 1] !== undefined ? process.argv[i + 1] : fallback;
+}
+
+function args(name: string): string[] {
+  const out: string[] = [];
+  process.argv.forEach((a, i) => { if (a === `--${name}` && process.argv[i + 1]) out.push(process.argv[i + 1]); });
+  return out;
+}
+
+const DEFAULT_FILES = ['test/conversations/dev.json', 'test/conversations/suite.json'];
+
+async function main(): Promise<void> {
+  const files = args('file').length > 0 ? args('file') : DEFAULT_FILES;
+  const suite: Suite = { conversations: files.flatMap((f) => loadSuite(resolve(f)).conversations) };
+  const embedder = arg('embedder', 'local');
+  const out = resolve(arg('out', resolve(__dirname, '../bench-results/conversations.json')));
+  const url = arg('url', '');
+  const key = arg('api-key', process.env.STRATA_API_KEY ?? 'conversations-admin-key');
+  let server: ServerProcess | null = null;
+  if (!url) {
+    const env: Record<string, string> = { STRATA_API_KEY: key, STRATA__CONSOLIDATION__INTERVAL_MS: '50', STRATA__EMBEDDING__PROVIDER: embedder };
+    for (const kv of args('env')) { const [k, ...v] = kv.split('='); env[k] = v.join('='); }
+    server = await startServer({ env, timeoutMs: 120_000 });
+  }
+  const client = new StrataClient({ baseUrl: url || server!.url, apiKey: key });
+  try {
+    const started = Date.now();
+    const s = await runSuite(client, suite, { perSession: !process.argv.includes('--all-at-once'), progress: (m) => process.stderr.write(`${m}\n`) });
+    console.log(`conversations ${suite.conversations.length} (${files.join(', ')}), ${s.questions} questions, ${((Date.now() - started) / 1000).toFixed(1)} s`);
+    console.log(`  top-1 ${s.top1.toFixed(3)}   top-3 ${s.top3.toFixed(3)}`);
+    for (const [kind, v] of Object.entries(s.by_kind).sort()) console.log(`  ${kind.padEnd(13)} top-1 ${v.top1.toFixed(3)}  top-3 ${v.top3.toFixed(3)}  (${v.questions})`);
+    console.log(`  stale facts left current: ${s.stale_left_current} of ${s.stale_questions}; stale ranked above the answer: ${s.stale_above_answer}`);
+    console.log(`  filler: ${s.filler_units} of ${s.l1_units} L1 units (${(s.filler_share * 100).toFixed(1)}%)`);
+    console.log(`  time-question contexts dated and current: ${s.time_contexts_ok} of ${s.time_contexts}`);
+    if (process.argv.includes('--misses')) {
+      for (const r of s.results.filter((x) => x.rank !== 1)) {
+        console.log(`  miss [${r.conversation} ${r.kind}] ${r.q}  want /${r.answer}/ rank ${r.rank ?? '-'}${r.staleAbove ? ' STALE-ABOVE' : ''}`);
+        r.top.forEach((t, i) => console.log(`       ${i + 1}. ${t.slice(0, 160)}`));
+      }
+      for (const r of s.results.filter((x) => x.contextDated === false || x.contextCurrent === false)) console.log(`  context [${r.conversation}] ${r.q}: dated ${r.contextDated} current ${r.contextCurrent}`);
+    }
+    if (process.argv.includes('--units')) {
+      for (const u of s.stale_units) console.log(`  stale: ${u}`);
+      for (const u of s.filler) console.log(`  filler: ${u}`);
+    }
+    if (process.argv.includes('--dump')) for (const u of s.units) console.log(`  unit: ${u}`);
+    mkdirSync(dirname(out), { recursive: true });
+    writeFileSync(out, JSON.stringify({ files, embedder: url ? 'as configured' : embedder, ...s }, null, 2) + '\n');
+  } finally {
+    await client.close();
+    if (server) {
+      await server.stop();
+      removeDir(server.dataDir);
+    }
+  }
+}
+
+main().catch((err) => {
+  console.error(err);
+  process.exit(1);
+});
