@@ -28,7 +28,8 @@ const DEFAULT_FILES = ['test/conversations/dev.json', 'test/conversations/suite.
 
 async function main(): Promise<void> {
   const files = args('file').length > 0 ? args('file') : DEFAULT_FILES;
-  const suite: Suite = { conversations: files.flatMap((f) => loadSuite(resolve(f)).conversations) };
+  const only = args('only');
+  const suite: Suite = { conversations: files.flatMap((f) => loadSuite(resolve(f)).conversations).filter((c) => only.length === 0 || only.includes(c.id)) };
   const embedder = arg('embedder', 'local');
   const out = resolve(arg('out', resolve(__dirname, '../bench-results/conversations.json')));
   const url = arg('url', '');
@@ -42,7 +43,7 @@ async function main(): Promise<void> {
   const client = new StrataClient({ baseUrl: url || server!.url, apiKey: key });
   try {
     const started = Date.now();
-    const s = await runSuite(client, suite, { perSession: !process.argv.includes('--all-at-once'), progress: (m) => process.stderr.write(`${m}\n`) });
+    const s = await runSuite(client, suite, { perSession: !process.argv.includes('--all-at-once'), progress: (m) => process.stderr.write(`${m}\n`), explain: process.argv.includes('--explain') });
     console.log(`conversations ${suite.conversations.length} (${files.join(', ')}), ${s.questions} questions, ${((Date.now() - started) / 1000).toFixed(1)} s`);
     console.log(`  top-1 ${s.top1.toFixed(3)}   top-3 ${s.top3.toFixed(3)}`);
     for (const [kind, v] of Object.entries(s.by_kind).sort()) console.log(`  ${kind.padEnd(13)} top-1 ${v.top1.toFixed(3)}  top-3 ${v.top3.toFixed(3)}  (${v.questions})`);

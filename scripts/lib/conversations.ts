@@ -132,6 +132,8 @@ export interface RunOptions {
   perSession?: boolean;
   timeoutMs?: number;
   userPrefix?: string;
+  /** print the ranking signals of the top results of each question missed at rank 1 */
+  explain?: boolean;
   progress?: (msg: string) => void;
 }
 
@@ -173,6 +175,11 @@ export async function runSuite(client: StrataClient, suite: Suite, options: RunO
       const res = await client.retrieve(users[i], streamOf(i), { query: q.q, limit: 10 });
       const top = res.results.map((r) => r.unit.content);
       const rank = top.findIndex((t) => answer.test(t));
+      if (options.explain && rank !== 0) {
+        const ex = await client.retrieve(users[i], streamOf(i), { query: q.q, limit: 6, explain: true } as Parameters<StrataClient['retrieve']>[2]);
+        console.log(`? ${q.q}  /${q.answer}/ rank ${rank + 1}`);
+        for (const r of ex.results) console.log(`   ${r.score.toFixed(3)} ${JSON.stringify((r as { why?: unknown }).why)}\n      ${r.unit.content.slice(0, 140)}`);
+      }
       const staleRank = stale ? top.findIndex((t) => stale.test(t) && !answer.test(t)) : -1;
       let contextDated: boolean | null = null;
       let contextCurrent: boolean | null = null;

@@ -13,6 +13,15 @@ export class StrataApiError extends Error {
 
 export type ContentType = 'text' | 'image' | 'audio' | 'video' | 'json';
 
+/** One message of a chat export (StrataClient.ingestChat). */
+export interface ChatExportMessage {
+  role: 'user' | 'assistant' | 'system' | 'tool' | 'developer' | 'function';
+  content: string | Array<{ type: 'text'; text: string }>;
+  name?: string;
+  /** RFC 3339, or Unix seconds or milliseconds */
+  timestamp?: string | number;
+}
+
 export interface EventInput {
   content: string;
   content_type?: ContentType | null;
@@ -332,6 +341,14 @@ export class StrataClient {
 
   ingestBatch(userId: string, streamId: string, events: EventInput[], options: { idempotencyKey?: string } = {}) {
     return this.call<{ status: 'accepted'; event_ids: string[]; count: number }>('POST', `${streamPath(userId, streamId)}/events/batch`, { events }, idem(options.idempotencyKey));
+  }
+
+  /**
+   * A chat export as one conversation: `[{role, content, name?, timestamp?}]` (OpenAI style), one event a
+   * message; `name` becomes `metadata.speaker` and `timestamp` the `valid_time`.
+   */
+  ingestChat(userId: string, streamId: string, messages: ChatExportMessage[], options: { idempotencyKey?: string } = {}) {
+    return this.call<{ status: 'accepted'; event_ids: string[]; count: number }>('POST', `${streamPath(userId, streamId)}/events/batch`, { messages }, idem(options.idempotencyKey));
   }
 
   listEvents(userId: string, streamId: string, options: { after?: string; limit?: number } = {}) {

@@ -2,6 +2,7 @@
 // is a namespace (its helpers, e.g. tokenizers and similarity functions, stay apart).
 export * from './providers/types';
 export * from './ingest/prepare-event';
+export * from './ingest/chat-export';
 export * from './embedding';
 export { OpenAiLlm } from './providers/openai-llm';
 export * as consolidation from './consolidation';

@@ -128,8 +128,16 @@ export const SCHEMAS = {
     },
   },
   EventBatch: {
-    type: 'object', required: ['events'],
-    properties: { events: { type: 'array', items: EVENT } },
+    type: 'object',
+    description: 'either `events` or `messages` (a chat export, one event a message)',
+    properties: {
+      events: { type: 'array', items: EVENT },
+      messages: {
+        type: 'array', minItems: 1,
+        description: 'a chat export: [{role, content, name?, timestamp?}] (OpenAI style); name becomes metadata.speaker, timestamp the valid_time',
+        items: { type: 'object' },
+      },
+    },
   },
   Retrieve: { type: 'object', required: ['query'], properties: RETRIEVE_FIELDS },
   Context: {

@@ -20,7 +20,7 @@ same<Equal<Body<'Event'>['content_type'], 'text' | 'image' | 'audio' | 'video' |
 same<Equal<Body<'Context'>['format'], 'text' | 'xml' | null | undefined>>();
 same<Equal<Body<'Context'>['user_id'], string>>();
 same<Equal<Body<'CreateApiKey'>['user_ids'], string[] | null | undefined>>();
-same<Equal<Body<'EventBatch'>['events'][number]['content'], string>>();
+same<Equal<NonNullable<Body<'EventBatch'>['events']>[number]['content'], string>>();
 same<Equal<Body<'SemanticExecute'>['confirm'], unknown>>();
 
 // A field the schema does not declare is let through by ajv, so it is `unknown`, never trusted as more.

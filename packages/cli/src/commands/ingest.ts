@@ -28,11 +28,11 @@ interface IngestOptions {
 export function registerIngest(program: Command): void {
   program
     .command('ingest')
-    .description('send events from a file or stdin: NDJSON (an event object a line, CONTRACT.md §2) or plain text (a text event a line)')
+    .description('send events from a file or stdin: NDJSON (an event object a line), plain text (a text event a line), or a chat export (a JSON array [{role, content, name?, timestamp?}], one event a message)')
     .argument('[file]', 'the input file; none or - reads stdin')
     .requiredOption('--user <user_id>', 'the user the events belong to')
     .option('--stream <stream_id>', 'the stream (a UUID) to add the events to (default: a new one, printed)', uuid)
-    .addOption(new Option('--format <format>', 'auto: NDJSON when the first line is a JSON object, else text').choices(['auto', 'ndjson', 'text']).default('auto'))
+    .addOption(new Option('--format <format>', 'auto: a chat export when the input starts with "[", NDJSON when the first line is a JSON object, else text').choices(['auto', 'ndjson', 'text', 'chat']).default('auto'))
     .option('--batch-size <n>', 'events per request (the server takes at most ingest.max_batch, 1000 by default)', integerIn(1, 100_000), 100)
     .option('--org <org_id>', 'org_id for events that name none')
     .option('--agent <agent_id>', 'agent_id for events that name none')
@@ -53,7 +53,7 @@ export function registerIngest(program: Command): void {
           current = batch;
           accepted += (await sendBatch(client, { user, stream }, batch)).length;
           batches++;
-          progress.advance(batch.events.length);
+          progress.advance(batch.lines.length);
         }
       } catch (err) {
         progress.abort();
@@ -70,8 +70,11 @@ export function registerIngest(program: Command): void {
 function annotate(err: unknown, batch: Batch | null, at: { user: string; stream: string; accepted: number }): Annotated {
   const notes: string[] = [];
   if (batch && err instanceof StrataApiError) {
-    const indexes = new Set((err.details ?? []).map((d) => /^\/events\/(\d+)/.exec(d.path)?.[1]).filter((i): i is string => i !== undefined));
-    for (const i of indexes) if (batch.lines[Number(i)] !== undefined) notes.push(`  /events/${i} is line ${batch.lines[Number(i)]} of the input`);
+    const kind = batch.messages ? 'messages' : 'events';
+    const indexes = new Set((err.details ?? []).map((d) => new RegExp(`^/${kind}/(\\d+)`).exec(d.path)?.[1]).filter((i): i is string => i !== undefined));
+    for (const i of indexes) {
+      if (batch.lines[Number(i)] !== undefined) notes.push(`  /${kind}/${i} is ${batch.messages ? 'message' : 'line'} ${batch.lines[Number(i)]} of the input`);
+    }
     if (indexes.size === 0 && (err.status === 400 || err.status === 413)) notes.push(`  the refused batch holds lines ${batch.lines[0]}-${batch.lines[batch.lines.length - 1]} of the input`);
   }
   if (at.accepted === 0) notes.push('Nothing was stored.');

@@ -1,12 +1,14 @@
 /** Groups events into batch requests, and names each batch with an Idempotency-Key. */
 import { createHash } from 'node:crypto';
-import type { EventInput } from '@strata/client';
+import type { ChatExportMessage, EventInput } from '@strata/client';
 import type { InputEvent } from './input';
 
 export interface Batch {
   /** input line of each event */
   lines: number[];
   events: EventInput[];
+  /** a chat export's messages (instead of `events`): sent as `messages`, the server makes the events */
+  messages?: ChatExportMessage[];
 }
 
 /**
@@ -16,18 +18,19 @@ export interface Batch {
 export async function* inBatches(source: AsyncIterable<InputEvent>, maxEvents: number, maxBytes: number): AsyncGenerator<Batch> {
   let batch: Batch = { lines: [], events: [] };
   let bytes = 0;
-  for await (const { line, event } of source) {
-    const size = Buffer.byteLength(JSON.stringify(event));
-    if (batch.events.length > 0 && (batch.events.length >= maxEvents || bytes + size > maxBytes)) {
+  for await (const { line, event, message } of source) {
+    const size = Buffer.byteLength(JSON.stringify(message ?? event));
+    if (batch.lines.length > 0 && (batch.lines.length >= maxEvents || bytes + size > maxBytes)) {
       yield batch;
       batch = { lines: [], events: [] };
       bytes = 0;
     }
     batch.lines.push(line);
-    batch.events.push(event);
+    if (message) (batch.messages ??= []).push(message);
+    else batch.events.push(event);
     bytes += size;
   }
-  if (batch.events.length > 0) yield batch;
+  if (batch.lines.length > 0) yield batch;
 }
 
 /**
@@ -36,5 +39,5 @@ export async function* inBatches(source: AsyncIterable<InputEvent>, maxEvents: n
  * the server's ingest.idempotency_ttl: batches already accepted are answered again, not stored twice.
  */
 export function idempotencyKey(batch: Batch): string {
-  return `strata-cli-${createHash('sha256').update(JSON.stringify([batch.lines[0], batch.events])).digest('hex')}`;
+  return `strata-cli-${createHash('sha256').update(JSON.stringify([batch.lines[0], batch.messages ?? batch.events])).digest('hex')}`;
 }

@@ -23,7 +23,10 @@ export async function sendBatch(client: StrataClient, target: Target, batch: Bat
   const key = idempotencyKey(batch);
   for (let attempt = 1; ; attempt++) {
     try {
-      return (await client.ingestBatch(target.user, target.stream, batch.events, { idempotencyKey: key })).event_ids;
+      const answer = batch.messages
+        ? await client.ingestChat(target.user, target.stream, batch.messages, { idempotencyKey: key })
+        : await client.ingestBatch(target.user, target.stream, batch.events, { idempotencyKey: key });
+      return answer.event_ids;
     } catch (err) {
       if (attempt >= ATTEMPTS || !retryable(err)) throw err;
       await sleep(delayMs(err, attempt));

@@ -13,7 +13,7 @@
  *    flights now.", "Noted, the plan follows your new days.") state nothing about the user or the world.
  */
 
-import { STOPWORDS } from '../text';
+import { facetsOf, SINGLE_VALUED_FACETS, STOPWORDS } from '../text';
 
 /** Words that announce news rather than state it, in a lead-in before a colon. */
 const LEAD_IN = /^(?:(?:big|good|great|bad|sad|some|quick|small|little|fun|random|exciting|huge|other|more|latest)\s+)*(?:news|update|updates|thing|things|fact|heads[- ]up|announcement|confession|question|story|status)\b|^(?:btw|fyi|so|well|also|oh and|and|anyway|guess what|ps|p\.s\.|update|news|reminder|note to self)\b/i;
@@ -52,6 +52,41 @@ export function joinFragments(statements: string[]): string[] {
     pendingHead = null;
   }
   if (pendingHead) out.push(pendingHead);
+  return out;
+}
+
+/** Openers that turn to another topic ("Also I dropped keto", "Btw the wedding moved"). */
+const TOPIC_SHIFT = /^(?:also|btw|by the way|oh and|and also|another thing|other news|in other news|ps|p\.s\.|separately|unrelated|anyway|on another note|plus)\b/i;
+/** Statements of one topic are kept together up to this many words: a turn is rarely longer about one thing. */
+const MAX_TOPIC_WORDS = 45;
+
+function singleValuedFacets(s: string): Set<string> {
+  return new Set([...facetsOf(s)].filter((f) => SINGLE_VALUED_FACETS.has(f)));
+}
+
+/**
+ * A turn's statements grouped by topic: a statement joins the one before it unless it turns to another
+ * topic (an opener such as "also", or a fact of another kind: "Ankle is healed, back to running!" then
+ * "I'm on a Mediterranean diet now"). Sentences of one topic read together ("heads up, deadline moved.
+ * Atlas now has to be done by April 30"): split apart, each loses what the other says. Facts of two kinds
+ * stay apart, so an update to one retires only that one.
+ */
+export function groupByTopic(statements: string[]): string[] {
+  const out: string[] = [];
+  let facets = new Set<string>();
+  for (const s of statements) {
+    const own = singleValuedFacets(s);
+    const prev = out.length > 0 ? out[out.length - 1] : null;
+    const otherKind = [...own].some((f) => !facets.has(f)) && facets.size > 0;
+    const fresh = own.size > 0 && facets.size === 0 && prev !== null && singleValuedFacets(prev).size === 0 && /\bI\b|\bmy\b/i.test(s) && prev.split(/\s+/).length > 6;
+    if (prev === null || TOPIC_SHIFT.test(s) || otherKind || fresh || (prev.split(/\s+/).length + s.split(/\s+/).length) > MAX_TOPIC_WORDS) {
+      out.push(s);
+      facets = own;
+    } else {
+      out[out.length - 1] = `${prev} ${s}`;
+      for (const f of own) facets.add(f);
+    }
+  }
   return out;
 }
 
@@ -124,8 +159,8 @@ export function assistantChatter(statement: string, people: ReadonlySet<string> 
   const bare = vocative && people.has(vocative[0].replace(/,\s+$/, '')) ? statement.slice(vocative[0].length) : statement;
   const rest = bare.replace(ASSISTANT_OPENER, '').trim();
   if (rest === '' || /^[^\p{L}\p{N}]*$/u.test(rest) || PLEASANTRY_REST.test(rest)) return 'an assistant pleasantry';
-  if (/\d/.test(rest)) return null;
   if (SELF_NARRATION.test(rest)) return 'an assistant describing its own work';
+  if (/\d/.test(rest)) return null;
   if (ECHO.test(rest)) return 'an assistant acknowledgement';
   if (ACTION.test(rest) || ABOUT_USER.test(rest)) return null;
   const named = properNouns(rest, people);

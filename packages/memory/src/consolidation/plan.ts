@@ -17,7 +17,7 @@ import { FACT_ANNOTATION, extractSubjectAttribute, isBackReference, normalizeVal
 import { normalizeSubject } from './speaker';
 import { reinforceImportance, scoreImportance } from './importance';
 import { draftEvents, newDiscourseState, type StatementDraft } from './drafts';
-import { endingNames, slotAttributes, slotOf, type Slot } from './updates';
+import { endingNames, recordKey, slotAttributes, slotOf, updatesTopic, type Slot } from './updates';
 import { llmDrafts } from './llm-extract';
 import { assertPlanCoversEvents } from './invariants';
 import type { ConsolidationInput, ConsolidationOptions, ConsolidationPlan, NewUnit, Reinforcement, Retirement } from './types';
@@ -70,7 +70,10 @@ export async function planConsolidation(input: ConsolidationInput): Promise<Cons
     let fact: SubjectAttribute | null = null;
     if (d.fact !== undefined) fact = d.fact && { subject: d.fact.subject.toLowerCase().trim(), attribute: d.fact.attribute.toLowerCase().trim(), value: normalizeValue(d.fact.value) };
     else if (d.memoryType === 'factual') fact = extractSubjectAttribute(d.text, subject, previousFact.get(subject) ?? null);
-    if (fact) previousFact.set(subject, fact);
+    // A tool's JSON output about a record (a booking, an order): a later output of the record replaces it.
+    const record = !fact && d.event.content_type === 'json' ? recordKey(d.event.content) : null;
+    if (record) fact = { subject: 'user', attribute: record, value: normalizeValue(t.text).slice(0, 200) };
+    if (fact && !record) previousFact.set(subject, fact);
     // "Actually, it's Denver" alone means nothing later: say which attribute it corrects.
     const annotation = fact && isBackReference(d.text) && !FACT_ANNOTATION.test(t.text) ? ` (${fact.attribute}: ${fact.value})` : '';
     const content = `${d.prefix}${t.text}${annotation}`;
@@ -127,9 +130,12 @@ export async function planConsolidation(input: ConsolidationInput): Promise<Cons
         supersedes.push(planned[inBatch].unit);
       } else {
         const existing = (await input.findBySubjectAttribute(userId, p.fact.subject, p.fact.attribute)).filter(isCurrent);
-        const same = existing.find((u) => existingValue(u, p.fact as SubjectAttribute) === p.fact?.value);
+        const isRecord = p.fact.attribute.startsWith('record ');
+        const same = existing.find((u) => (isRecord ? withoutPrefix(u) === p.content.slice(p.draft.prefix.length) : existingValue(u, p.fact as SubjectAttribute) === p.fact?.value));
         if (same) { reinforce(same, eventId); continue; }
-        supersedes.push(...sortById(existing));
+        // A record's later output replaces the earlier one only when it holds every field of it: a partial
+        // update ("status: changed") must not retire the fields it does not repeat.
+        supersedes.push(...sortById(isRecord ? existing.filter((u) => recordFieldsCovered(withoutPrefix(u), p.content)) : existing));
       }
     }
 
@@ -155,6 +161,15 @@ export async function planConsolidation(input: ConsolidationInput): Promise<Cons
     const batchSimilar = planned
       .map((q, j) => ({ j, unit: q.unit, similarity: cosine(vec, q.vector) }))
       .filter((s) => s.unit.retired_at === null);
+
+    // 8c: updates of a topic (updates.ts updatesTopic), among the statements most like this one.
+    if (!p.fact && p.slot?.cue !== 'end') {
+      const next = { text: p.draft.text, owner: ownerOf(p.draft.speaker, p.slot?.subject) };
+      for (const u of [...batchSimilar.map((s) => s.unit), ...similar.map((s) => s.unit)]) {
+        if (supersedes.some((x) => x.id === u.id) || u.references.includes(eventId) || !isCurrent(u) || u.memory_type !== 'factual') continue;
+        if (updatesTopic(next, { text: withoutPrefix(u), owner: ownerOf(u.speaker, u.subject) })) supersedes.push(u);
+      }
+    }
     if (supersedes.length === 0) {
       const canMerge = (u: MemoryUnit): boolean => normalizeSubject(u.speaker) === speakerKey && u.memory_type === p.draft.memoryType
         && compatibleText(u.content, p.content) && !conflictingFact(u, p.fact, speakerKey)
@@ -213,6 +228,24 @@ export async function planConsolidation(input: ConsolidationInput): Promise<Cons
   plan.retired = [...retired.values()];
   assertPlanCoversEvents(input.events, plan);
   return plan;
+}
+
+/** Field names of flattened JSON ("booking: ZX81K; seat: 23C" → booking, seat), array indexes aside. */
+function recordFields(text: string): Set<string> {
+  return new Set([...text.matchAll(/(?:^|;\s)([^:;]{1,80}):\s/g)].map((m) => m[1].replace(/\[\d+\]/g, '').trim()));
+}
+
+function recordFieldsCovered(old: string, next: string): boolean {
+  const have = recordFields(next);
+  for (const f of recordFields(old)) if (!have.has(f)) return false;
+  return true;
+}
+
+/** Whose statement it is: the subject when consolidation found one, else the speaker (an assistant speaks of the user). */
+function ownerOf(speaker: string | null, subject: string | null | undefined): string {
+  if (subject) return subject;
+  const s = normalizeSubject(speaker);
+  return s === 'assistant' || s === 'tool' || s === 'system' ? 'user' : s;
 }
 
 /** A unit's content without its "Speaker: " attribution. */

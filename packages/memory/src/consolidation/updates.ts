@@ -62,3 +62,52 @@ export function endingNames(ending: string, old: string): boolean {
   for (const w of objectStems(old)) if (a.has(w)) return true;
   return false;
 }
+
+/** Cues that a plan or date moved: one shared word ("the defense got pushed to August") is enough. */
+const RESCHEDULE = /\b(?:pushed|moved|rescheduled|postponed|brought forward|delayed|bumped|shifted|now on|now at|changed to)\b/i;
+const FIRST_PERSON = /\b(?:i|i'm|i've|i'll|i'd|me|my|we|we're|our|us)\b/i;
+
+/** Shared content stems of two statements (speaker prefixes, cue words and stopwords aside). */
+export function sharedStems(a: string, b: string): number {
+  const x = objectStems(a);
+  let n = 0;
+  for (const w of objectStems(b)) if (x.has(w)) n++;
+  return n;
+}
+
+/**
+ * An update said of a topic rather than a facet ("deadline moved. Atlas now has to be done by April
+ * 30" after "Atlas migration deadline is March 31"; "new wifi password: thistle-kettle-88"): the new
+ * statement announces a change and shares two content words with the old one, or one and says that a
+ * date or plan moved. Personal statements ("I", "my") must be the same person's; statements about a
+ * thing (a deadline, a password, a booking) may be told by anyone in the chat.
+ */
+export function updatesTopic(next: { text: string; owner: string }, old: { text: string; owner: string }): boolean {
+  if (changeCue(next.text) !== 'update') return false;
+  const personal = FIRST_PERSON.test(next.text) || FIRST_PERSON.test(old.text);
+  if (personal && next.owner !== old.owner) return false;
+  const shared = sharedStems(next.text, old.text);
+  return shared >= 2 || (shared >= 1 && RESCHEDULE.test(next.text));
+}
+
+/** Keys that name the record a JSON document is (a booking, an order, a policy), in document order. */
+const RECORD_KEY = /^(?:id|uuid|[a-z_]*_(?:id|number|no|ref|reference)|booking|pnr|order|account|policy|ticket|claim|reservation|confirmation|case|subscription|invoice|exchange|shipment|tracking|contract|appointment)$/i;
+
+/**
+ * The record a tool's JSON output is about ("booking ZX81K", "order 40-77182"): a later output of the
+ * same record is its current state, so it replaces the earlier one. Null for other documents.
+ */
+export function recordKey(json: string): string | null {
+  let value: unknown;
+  try {
+    value = JSON.parse(json);
+  } catch {
+    return null;
+  }
+  if (typeof value !== 'object' || value === null || Array.isArray(value)) return null;
+  for (const [k, v] of Object.entries(value as Record<string, unknown>)) {
+    if (!RECORD_KEY.test(k)) continue;
+    if ((typeof v === 'string' && v.trim() !== '' && v.length <= 128) || (typeof v === 'number' && Number.isFinite(v))) return `record ${k.toLowerCase()} ${String(v).trim().toLowerCase()}`;
+  }
+  return null;
+}

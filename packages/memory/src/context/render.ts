@@ -7,7 +7,11 @@
  *    is ≤ `token_budget`;
  *  - XML output is well-formed: every element closed, text and attributes escaped, characters XML
  *    forbids (controls, lone surrogates) removed, also when items are cut or dropped;
- *  - text output has one line per item: `- [L1 factual user] <content>`.
+ *  - text output has one line per item: `- [L1 factual user 2025-06-14 current] <content>`: the date the
+ *    memory is about (its valid time: when it was said or happened, not when it was stored) and whether
+ *    it still holds (`current`) or a newer value replaced it (`superseded`). Retrieval returns superseded
+ *    memories only for questions about before, so an LLM reading the context can tell which value holds
+ *    and since when. XML carries the same as `date` and `status` attributes.
  *
  * Strategy by budget: `dense_l2_l3` (≤ 160: goals, tasks and insights first, short lines, no extras),
  * `adaptive_compact` (≤ 480: by score, medium lines), `detailed_l1_first` (> 480: facts first, whole
@@ -34,6 +38,11 @@ export interface ContextUnit {
   assets?: Array<Pick<AssetRef, 'asset_id' | 'media_type' | 'url'>>;
   org_id?: string | null;
   agent_id?: string | null;
+  /** when it was said or happened (RFC 3339); the line's date */
+  valid_time?: string | null;
+  transaction_time?: string;
+  retired_at?: string | null;
+  retired_reason?: string | null;
 }
 
 export interface ContextHitInput {
@@ -233,8 +242,25 @@ function orderItems(hits: ContextHitInput[], goals: ContextGoal[], tasks: Contex
   }
 }
 
+/** The day a memory is about: its valid time, else the time it was stored; null when neither parses. */
+export function memoryDate(u: Pick<ContextUnit, 'valid_time' | 'transaction_time'>): string | null {
+  for (const t of [u.valid_time, u.transaction_time]) {
+    if (!t) continue;
+    const ms = Date.parse(t);
+    if (!Number.isNaN(ms)) return new Date(ms).toISOString().slice(0, 10);
+  }
+  return null;
+}
+
+/** `current`, or `superseded` when a newer value replaced it (a forgotten memory is never rendered). */
+export function memoryStatus(u: Pick<ContextUnit, 'retired_at' | 'retired_reason'>): 'current' | 'superseded' {
+  return u.retired_at && u.retired_reason !== 'forgotten' ? 'superseded' : 'current';
+}
+
 function memoryItem(h: ContextHitInput, strategy: ContextStrategy, format: ContextFormat): Item {
   const u = h.unit;
+  const date = memoryDate(u);
+  const status = memoryStatus(u);
   const domain = domainOf(u);
   const score = Math.round(Math.min(1, Math.max(0, Number.isFinite(h.score) ? h.score : 0)) * 1000) / 1000;
   const keywords = (u.keywords ?? []).map(oneLine).filter(Boolean);
@@ -248,7 +274,7 @@ function memoryItem(h: ContextHitInput, strategy: ContextStrategy, format: Conte
       hasExtras: keywords.length > 0 || assets.length > 0,
       hit,
       render: (c, extras) => {
-        let line = `- [L${u.level} ${u.memory_type} ${domain}] ${c}`;
+        let line = `- [L${u.level} ${u.memory_type} ${domain}${date ? ` ${date}` : ''} ${status}] ${c}`;
         if (extras && keywords.length) line += ` (keywords: ${keywords.join(', ')})`;
         if (extras && assets.length) line += ` (assets: ${assets.join(', ')})`;
         return line;
@@ -264,7 +290,7 @@ function memoryItem(h: ContextHitInput, strategy: ContextStrategy, format: Conte
     hasExtras: keywords.length > 0 || assets.length > 0,
     hit,
     render: (c, extras) => {
-      let attrs = `${idAttr} level="${u.level}" type="${u.memory_type}" domain="${domain}"${scoreAttr}`;
+      let attrs = `${idAttr} level="${u.level}" type="${u.memory_type}" domain="${domain}"${date ? ` date="${date}"` : ''} status="${status}"${scoreAttr}`;
       if (extras && keywords.length) attrs += ` keywords="${xmlEscape(keywords.join(', '))}"`;
       if (extras && assets.length) attrs += ` assets="${xmlEscape(assets.join(', '))}"`;
       return `<memory${attrs}>${xmlEscape(c)}</memory>`;

@@ -22,7 +22,7 @@ import { effectiveImportance, storedImportance } from './decay';
 import { effectiveTimeMs } from './filters';
 import { expandGraph, type ExpansionOptions } from './graph';
 import { isNamedSpeaker, isQuestion, normalizeSpeaker, type TimeRange } from './query';
-import { kindFactor, type QueryIntent } from './intent';
+import { kindFactor, matchedTerms, type QueryIntent } from './intent';
 import { changeCue } from '../text';
 import type { Neighbors, RankedList, RetrievalUnit, ScoredUnit, ScoreSignals } from './types';
 
@@ -226,18 +226,7 @@ export function fuse<U extends RetrievalUnit>(input: FusionInput<U>): ScoredUnit
   const timeFocus = o.timeFocus && o.timeFocus.ranges.length > 0 && o.timeFocus.factor < 1
     ? { ranges: o.timeFocus.ranges, factor: Math.max(0, o.timeFocus.factor) } : null;
   const intent = o.answerFocus ?? null;
-  // Versions of one fact among the candidates: the newest time and how many there are, per subject+attribute.
-  const newest = new Map<string, { t: number; n: number }>();
-  if (intent) {
-    for (const id of fused.keys()) {
-      const u = visible(id);
-      const key = u && versionKey(u);
-      if (!u || !key) continue;
-      const t = effectiveTimeMs(u);
-      const v = newest.get(key);
-      newest.set(key, { t: v ? Math.max(v.t, t) : t, n: (v?.n ?? 0) + 1 });
-    }
-  }
+  const versions = intent && intent.tense !== 'past' ? findVersions(fused, visible, intent, focus?.named ?? null) : null;
   const scored: ScoredUnit<U>[] = [];
   for (const [id, f] of fused) {
     const unit = visible(id);
@@ -270,13 +259,10 @@ export function fuse<U extends RetrievalUnit>(input: FusionInput<U>): ScoredUnit
         score *= kf;
         boosts.push(`not_${intent.kind}`);
       }
-      const key = versionKey(unit);
-      const group = key ? newest.get(key) : undefined;
-      const older = !!group && effectiveTimeMs(unit) < group.t;
-      if (intent.tense === 'current' && (older || unitCue(unit) === 'end')) {
+      if (intent.tense === 'current' && (versions?.earlier.has(unit.id) || unitCue(unit) === 'end')) {
         score *= VERSION_FACTOR;
         boosts.push('earlier_version');
-      } else if (intent.tense === 'history' && group && group.n > 1 && !older && unit.retired_at === null) {
+      } else if (intent.tense === 'history' && versions?.later.has(unit.id)) {
         score *= VERSION_FACTOR;
         boosts.push('current_version');
       } else if (intent.tense === 'past' && unit.retired_at) {
@@ -325,6 +311,48 @@ export function fuse<U extends RetrievalUnit>(input: FusionInput<U>): ScoredUnit
     out.push(s);
   }
   return out;
+}
+
+/** How many of the best candidates are compared for versions (a bounded amount of work per query). */
+const VERSION_POOL = 12;
+
+/**
+ * Versions of what the question asks about, among the best candidates: pairs of an earlier and a later
+ * statement (valid time) that speak of the same thing. Either explicitly (the same subject and
+ * attribute, consolidation's facts and updates) or by their words: the later one holds every query word
+ * the earlier one holds, or all but one of them and announces a change ("Atlas migration deadline is
+ * March 31" then "deadline moved. Atlas now has to be done by April 30"). When the query names people,
+ * both must be about the same person (every statement of a chat shares a name). A question about now
+ * wants the later one (`earlier` are scaled down), one about before the earlier (`later` are).
+ */
+function findVersions<U extends RetrievalUnit>(fused: Map<string, Fused>, visible: (id: string) => U | undefined, intent: QueryIntent, named: ReadonlySet<string> | null): { earlier: Set<string>; later: Set<string> } {
+  const earlier = new Set<string>();
+  const later = new Set<string>();
+  const terms = intent.terms.filter((t) => !named || !named.has(t));
+  const pool = [...fused.entries()].sort((a, b) => b[1].raw - a[1].raw || (a[0] < b[0] ? -1 : 1)).slice(0, VERSION_POOL)
+    .map(([id]) => visible(id)).filter((u): u is U => !!u && u.level === 1)
+    .map((u) => ({
+      u, t: effectiveTimeMs(u), key: versionKey(u), m: matchedTerms(u.content, terms), cue: unitCue(u),
+      who: u.subject ?? (u.speaker ? normalizeSpeaker(u.speaker) : null),
+    }));
+  const personal = !!named && named.size > 0;
+  for (const a of pool) {
+    for (const b of pool) {
+      if (b === a || !(b.t > a.t)) continue;
+      let same = a.key !== null && a.key === b.key && b.m.size > 0;
+      if (!same && a.m.size > 0 && (!personal || a.who === b.who)) {
+        let missing = 0;
+        for (const w of a.m) if (!b.m.has(w)) missing++;
+        same = missing === 0 || (missing === 1 && a.m.size >= 2 && b.cue !== null);
+      }
+      if (same) {
+        earlier.add(a.u.id);
+        later.add(b.u.id);
+      }
+    }
+  }
+  for (const id of earlier) later.delete(id); // a middle version is neither the first nor the last
+  return { earlier, later };
 }
 
 export function compareScored(a: ScoredUnit, b: ScoredUnit): number {

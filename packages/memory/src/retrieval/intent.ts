@@ -15,6 +15,7 @@
  */
 import { asksAboutHistory } from './arbitration';
 import { isQuestion } from './query';
+import { contentStems } from '../text';
 
 export type Tense = 'current' | 'past' | 'history';
 export type AnswerKind = 'time' | 'number' | 'person' | null;
@@ -22,6 +23,22 @@ export type AnswerKind = 'time' | 'number' | 'person' | null;
 export interface QueryIntent {
   tense: Tense;
   kind: AnswerKind;
+  /** the query's content words (stems), question words and tense words aside */
+  terms: string[];
+}
+
+const QUESTION_STEMS = new Set(contentStems('what which who whom whose when where why how now these days currently still today nowadays moment do does did is are was were have has had'));
+
+/** The query's content stems: what a statement on the same topic shares with it. */
+export function queryTerms(query: string): string[] {
+  return [...new Set(contentStems(query).filter((w) => !QUESTION_STEMS.has(w)))];
+}
+
+/** Which of `terms` a unit's own words hold (its speaker prefix aside). */
+export function matchedTerms(content: string, terms: readonly string[]): Set<string> {
+  const body = content.replace(/^[\p{Lu}][\p{L}'.-]*(?:\s[\p{Lu}][\p{L}'.-]*)?:\s+/u, '');
+  const own = new Set(contentStems(body));
+  return new Set(terms.filter((t) => own.has(t)));
 }
 
 const PAST_VERB = /\b(?:did|was|were|had|used to|went|got|became|made|took)\b/i;
@@ -34,7 +51,7 @@ export function queryIntent(query: string): QueryIntent {
   if (asksAboutHistory(q) || EARLIER.test(q)) tense = 'history';
   else if (PAST_VERB.test(q) && !/\b(?:now|these days|currently|still)\b/i.test(q)) tense = 'past';
   else if (!PRESENT.test(q) && PAST_VERB.test(q)) tense = 'past';
-  return { tense, kind: answerKind(q) };
+  return { tense, kind: answerKind(q), terms: queryTerms(q) };
 }
 
 function answerKind(q: string): AnswerKind {

@@ -42,7 +42,7 @@ describe('text rendering', () => {
     const h = hit({ content: 'Alice likes\ngreen tea', keywords: ['tea', 'drinks'], assets: [{ asset_id: 'ab'.repeat(32), media_type: 'image', url: null }] }, 0.9);
     const r = renderContext([h], { token_budget: 800 });
     expect(r.strategy).toBe('detailed_l1_first');
-    expect(r.context).toBe(`- [L1 factual user] Alice likes green tea (keywords: tea, drinks) (assets: image:${'ab'.repeat(6)})`);
+    expect(r.context).toBe(`- [L1 factual user current] Alice likes green tea (keywords: tea, drinks) (assets: image:${'ab'.repeat(6)})`);
     expect(r.used_token_estimate).toBe(tok.count(r.context));
     expect(r).toMatchObject({ format: 'text', matched_count: 1, included_count: 1, truncated: false, token_budget: 800 });
     expect(r.hits).toEqual([{ id: h.unit.id, level: 1, memory_type: 'factual', domain: 'user', score: 0.9 }]);
@@ -58,9 +58,22 @@ describe('text rendering', () => {
     expect(r.context.split('\n')).toEqual([
       '- [L3 goal in_progress 40%] Run a marathon',
       '- [L3 task pending 0%] Buy shoes',
-      '- [L2 factual user] an insight',
-      '- [L1 factual user] a fact',
+      '- [L2 factual user current] an insight',
+      '- [L1 factual user current] a fact',
     ]);
+  });
+
+  it('dates each memory by when it happened and says whether it still holds', () => {
+    const now = hit({ content: 'Lena lives in Vienna', valid_time: '2025-06-14T19:00:00Z', transaction_time: '2026-01-01T00:00:00.000Z', retired_at: null }, 0.9);
+    const before = hit({ content: 'Lena lives in Hamburg', valid_time: '2025-03-01T10:00:00Z', transaction_time: '2026-01-01T00:00:00.000Z', retired_at: '2026-01-01T00:00:00.000Z', retired_reason: 'superseded' }, 0.8);
+    const stored = hit({ content: 'no valid time', valid_time: null, transaction_time: '2026-02-03T04:05:06.000Z' }, 0.7);
+    expect(renderContext([now, before, stored], { token_budget: 800 }).context.split('\n')).toEqual([
+      '- [L1 factual user 2025-06-14 current] Lena lives in Vienna',
+      '- [L1 factual user 2025-03-01 superseded] Lena lives in Hamburg',
+      '- [L1 factual user 2026-02-03 current] no valid time',
+    ]);
+    const xml = parse(renderContext([now, before], { token_budget: 800, format: 'xml' }).context);
+    expect(xml.memory_context.memory.map((m: Record<string, string>) => [m.date, m.status])).toEqual([['2025-06-14', 'current'], ['2025-03-01', 'superseded']]);
   });
 
   it('puts facts first in the detailed strategy and orders by score', () => {

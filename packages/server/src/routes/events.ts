@@ -3,6 +3,8 @@ import { callerOf, pageParams, type RouteContext, type RouteSpec } from '../http
 import { ingestEvents, listStreamEvents, listStreams } from '../operations/events';
 import type { Services } from '../services';
 import { queryPage } from '../validation';
+import { chatToEvents } from '@strata/memory';
+import { badRequest } from '@strata/store';
 
 function idempotencyKey(ctx: RouteContext): string | null {
   const value = ctx.req.headers['idempotency-key'];
@@ -25,10 +27,11 @@ export function eventRoutes(services: Services): RouteSpec[] {
     },
     {
       method: 'post', path: `${base}/batch`, tag: 'ingest', auth: 'write', body: 'EventBatch', scope: 'operation',
-      summary: 'Accept a batch of events atomically (one invalid event rejects the batch, naming its index).',
+      summary: 'Accept a batch of events atomically (one invalid event rejects the batch, naming its index), or a chat export as `messages`.',
       handler: async (ctx) => {
         const { user_id, stream_id } = ctx.params;
-        const answer = await ingestEvents(services, callerOf(ctx), { user_id, stream_id, events: ctx.body.events, idempotency_key: idempotencyKey(ctx), batch: true });
+        const events = batchEvents(ctx.body as { events?: unknown[]; messages?: unknown[] });
+        const answer = await ingestEvents(services, callerOf(ctx), { user_id, stream_id, events, idempotency_key: idempotencyKey(ctx), batch: true });
         return { status: 'accepted', event_ids: answer.event_ids, count: answer.event_ids.length };
       },
     },
@@ -51,4 +54,21 @@ export function eventRoutes(services: Services): RouteSpec[] {
       handler: (ctx) => listStreams(services, callerOf(ctx), { user_id: ctx.params.user_id, ...queryPage(ctx.query, 100, 1000) }),
     },
   ];
+}
+
+/** The events of a batch body: `events` as given, or `messages` (a chat export) one event a message. */
+function batchEvents(body: { events?: unknown[]; messages?: unknown[] }): never[] {
+  const hasEvents = body.events !== undefined;
+  const hasMessages = body.messages !== undefined;
+  if (hasEvents === hasMessages) {
+    throw badRequest('validation_failed', 'Invalid request body: give either events (event objects) or messages (a chat export [{role, content, name?, timestamp?}]).',
+      [{ path: '/', message: hasEvents ? 'has both events and messages' : 'needs events or messages' }]);
+  }
+  if (hasEvents) return body.events as never[];
+  const chat = chatToEvents(body.messages, '/messages');
+  if (chat.events === null) {
+    const first = chat.errors[0];
+    throw badRequest('validation_failed', `Invalid chat export: ${first.path} ${first.message}.`, chat.errors);
+  }
+  return chat.events as never[];
 }
