@@ -17,6 +17,7 @@ import { FACT_ANNOTATION, extractSubjectAttribute, isBackReference, normalizeVal
 import { normalizeSubject } from './speaker';
 import { reinforceImportance, scoreImportance } from './importance';
 import { draftEvents, newDiscourseState, type StatementDraft } from './drafts';
+import { STATE_FACETS, type Facet } from '../text';
 import { endingNames, recordKey, slotAttributes, slotOf, updatesTopic, type Slot } from './updates';
 import { llmDrafts } from './llm-extract';
 import { assertPlanCoversEvents } from './invariants';
@@ -135,7 +136,7 @@ export async function planConsolidation(input: ConsolidationInput): Promise<Cons
         if (same) { reinforce(same, eventId); continue; }
         // A record's later output replaces the earlier one only when it holds every field of it: a partial
         // update ("status: changed") must not retire the fields it does not repeat.
-        supersedes.push(...sortById(isRecord ? existing.filter((u) => recordFieldsCovered(withoutPrefix(u), p.content)) : existing));
+        supersedes.push(...sortById(isRecord ? existing.filter((u) => recordFieldsCovered(withoutPrefix(u), p.content.slice(p.draft.prefix.length))) : existing));
       }
     }
 
@@ -144,12 +145,15 @@ export async function planConsolidation(input: ConsolidationInput): Promise<Cons
       const slot = p.slot;
       const attrs = slotAttributes(slot);
       const sameEvent = (u: MemoryUnit) => u.references.includes(eventId);
-      const retirable = (u: MemoryUnit) => isCurrent(u) && u.subject === slot.subject && u.attribute !== null && attrs.includes(u.attribute)
+      const retirable = (u: MemoryUnit) => isCurrent(u) && u.subject === slot.subject && u.attribute !== null
+        && (slot.cue === 'end' ? STATE_FACETS.has(u.attribute as Facet) : attrs.includes(u.attribute))
         // an ending retires only what it names; an update retires the rest, but not a sibling clause of
         // its own turn, unless that sibling is the ending of the old value ("sold the bike, I take the train now")
         && (slot.cue === 'end' ? endingNames(p.draft.text, withoutPrefix(u)) && !sameEvent(u) : !sameEvent(u) || plannedCue.get(u.id) === 'end');
       for (const q of planned) if (retirable(q.unit) && !supersedes.includes(q.unit)) supersedes.push(q.unit);
-      for (const attr of attrs) {
+      // An ending names what it ends, so any facet of the subject may hold it ("Long shift at the cafe" is
+      // about a schedule, "I quit the cafe" about work); an update retires its own facets only.
+      for (const attr of slot.cue === 'end' ? STATE_FACETS : attrs) {
         for (const u of sortById(await input.findBySubjectAttribute(userId, slot.subject, attr))) {
           if (retirable(u) && !supersedes.some((x) => x.id === u.id)) supersedes.push(u);
         }

@@ -31,7 +31,8 @@ export function resolveSpeaker(event: Pick<EventRecord, 'role' | 'agent_id' | 'm
     speaker = meta.trim();
     // The same name repeated as a prefix would be said twice.
     if (prefixed && prefixed[1].toLowerCase() === speaker.toLowerCase()) body = text.slice(prefixed[0].length);
-  } else if (prefixed && !/^(?:https?|mailto|Note|Re|Fwd|Subject|Step \d+)$/i.test(prefixed[1])) {
+  } else if (prefixed && !isAgentRole(event.role) && !/^(?:https?|mailto|Note|Re|Fwd|Subject|Step \d+)$/i.test(prefixed[1])) {
+    // An assistant's or a tool's "Booked: …" labels its own text; only people's turns carry a "Name:" of the speaker.
     speaker = prefixed[1];
     body = text.slice(prefixed[0].length);
   } else if (event.agent_id && event.role !== 'user') {
@@ -47,4 +48,9 @@ export function resolveSpeaker(event: Pick<EventRecord, 'role' | 'agent_id' | 'm
 export function normalizeSubject(speaker: string | null): string {
   if (!speaker || speaker === 'user') return 'user';
   return speaker.trim().toLowerCase().replace(/\s+/g, ' ');
+}
+
+function isAgentRole(role: string | null | undefined): boolean {
+  const r = role?.toLowerCase();
+  return r === 'assistant' || r === 'tool' || r === 'system';
 }

@@ -11,7 +11,7 @@
  *    statements that name what ended are retired (they share a content word with the statement).
  * Without a cue nothing is retired: "I love my job at the cafe" adds to "I work at the cafe".
  */
-import { facetGroup, facetsInOrder, SINGLE_VALUED_FACETS, STOPWORDS, stemPlural, words, type Facet } from '../text';
+import { facetGroup, facetsInOrder, STATE_FACETS, STOPWORDS, stemPlural, words, type Facet } from '../text';
 import { openingName } from './discourse';
 import { changeCue, type ChangeCue } from '../text';
 
@@ -34,7 +34,7 @@ const RESOLVED_PRONOUN = /^(?:she|he)(?:'s|'d|'ll)? \((\p{Lu}[\p{L}'-]*)\)/iu;
  * normalized speaker (speaker.ts normalizeSubject); `names` are the names the conversation uses.
  */
 export function slotOf(text: string, speakerSubject: string, names: ReadonlySet<string>): Slot | null {
-  const facets = facetsInOrder(text).filter((f) => SINGLE_VALUED_FACETS.has(f));
+  const facets = facetsInOrder(text).filter((f) => STATE_FACETS.has(f));
   if (facets.length === 0) return null;
   const named = RESOLVED_PRONOUN.exec(text)?.[1] ?? openingName(text, names);
   const subject = named && named.toLowerCase() !== speakerSubject ? named.toLowerCase() : speakerSubject;
@@ -67,6 +67,18 @@ export function endingNames(ending: string, old: string): boolean {
 const RESCHEDULE = /\b(?:pushed|moved|rescheduled|postponed|brought forward|delayed|bumped|shifted|now on|now at|changed to)\b/i;
 const FIRST_PERSON = /\b(?:i|i'm|i've|i'll|i'd|me|my|we|we're|our|us)\b/i;
 
+/** Specific values a statement gives: numbers, dates, codes and names past its first word ("March 31", "thistle-kettle-88", "Fibre 500"). */
+function valuesOf(text: string): Set<string> {
+  const body = text.replace(/^[\p{Lu}][\p{L}'.-]*(?:\s[\p{Lu}][\p{L}'.-]*)?:\s+/u, '');
+  const out = new Set<string>();
+  for (const m of body.matchAll(/[\p{L}\p{N}]*\d[\p{L}\p{N}:.,/-]*/gu)) out.add(m[0].toLowerCase().replace(/[.,]+$/, ''));
+  body.split(/\s+/).slice(1).forEach((t) => {
+    const w = t.replace(/^[^\p{L}]+|[^\p{L}]+$/gu, '');
+    if (/^\p{Lu}\p{Ll}+$/u.test(w) && !STOPWORDS.has(w.toLowerCase())) out.add(w.toLowerCase());
+  });
+  return out;
+}
+
 /** Shared content stems of two statements (speaker prefixes, cue words and stopwords aside). */
 export function sharedStems(a: string, b: string): number {
   const x = objectStems(a);
@@ -78,8 +90,10 @@ export function sharedStems(a: string, b: string): number {
 /**
  * An update said of a topic rather than a facet ("deadline moved. Atlas now has to be done by April
  * 30" after "Atlas migration deadline is March 31"; "new wifi password: thistle-kettle-88"): the new
- * statement announces a change and shares two content words with the old one, or one and says that a
- * date or plan moved. Personal statements ("I", "my") must be the same person's; statements about a
+ * statement announces a change, shares two content words with the old one (or one, and says that a
+ * date or plan moved), and both give a specific value (a number, a date, a name) that differs. Without
+ * values two statements on one topic are a story ("I started a new painting" after "I love painting"),
+ * not a replacement. Personal statements ("I", "my") must be the same person's; statements about a
  * thing (a deadline, a password, a booking) may be told by anyone in the chat.
  */
 export function updatesTopic(next: { text: string; owner: string }, old: { text: string; owner: string }): boolean {
@@ -87,7 +101,12 @@ export function updatesTopic(next: { text: string; owner: string }, old: { text:
   const personal = FIRST_PERSON.test(next.text) || FIRST_PERSON.test(old.text);
   if (personal && next.owner !== old.owner) return false;
   const shared = sharedStems(next.text, old.text);
-  return shared >= 2 || (shared >= 1 && RESCHEDULE.test(next.text));
+  if (!(shared >= 2 || (shared >= 1 && RESCHEDULE.test(next.text)))) return false;
+  const was = valuesOf(old.text);
+  const now = valuesOf(next.text);
+  if (was.size === 0 || now.size === 0) return false;
+  for (const v of now) if (!was.has(v)) return true;
+  return false;
 }
 
 /** Keys that name the record a JSON document is (a booking, an order, a policy), in document order. */

@@ -15,7 +15,7 @@
  */
 import { asksAboutHistory } from './arbitration';
 import { isQuestion } from './query';
-import { contentStems } from '../text';
+import { contentStems, STOPWORDS } from '../text';
 
 export type Tense = 'current' | 'past' | 'history';
 export type AnswerKind = 'time' | 'number' | 'person' | null;
@@ -72,7 +72,10 @@ export function carriesTime(content: string): boolean {
 /** Does the statement name someone or something (a capitalized word past the first, the speaker prefix aside)? */
 export function namesSomeone(content: string): boolean {
   const body = content.replace(/^[\p{Lu}][\p{L}'.-]*(?:\s[\p{Lu}][\p{L}'.-]*)?:\s+/u, '');
-  return body.split(/\s+/).slice(1).some((t) => /^[("']?\p{Lu}\p{Ll}/u.test(t));
+  const tokens = body.split(/\s+/);
+  const first = (tokens[0] ?? '').replace(/[^\p{L}]+$/u, '');
+  if (/^\p{Lu}\p{Ll}+$/u.test(first) && !STOPWORDS.has(first.toLowerCase())) return true;
+  return tokens.slice(1).some((t) => /^[("']?\p{Lu}\p{Ll}/u.test(t));
 }
 
 /** Bounded demotions of an answer's form (see the header); 1 when the statement has what is asked. */

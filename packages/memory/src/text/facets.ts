@@ -21,6 +21,14 @@ export type Facet = 'residence' | 'occupation' | 'employer' | 'allergy' | 'birth
  */
 export const SINGLE_VALUED_FACETS: ReadonlySet<Facet> = new Set<Facet>(['residence', 'occupation', 'employer', 'diet', 'drink', 'commute', 'schedule', 'relationship', 'education', 'travel', 'contact', 'age']);
 
+/**
+ * Facets that are a state a person is in (where they live, their work, diet, drink, commute, partner,
+ * contact details, age), as opposed to things they do or plan (a trip, a class, a schedule), which
+ * accumulate in a life's story: a change cue retires the old state (consolidation/updates.ts); a new
+ * trip or class does not retire the last one unless it gives a new date or value for the same thing.
+ */
+export const STATE_FACETS: ReadonlySet<Facet> = new Set<Facet>(['residence', 'occupation', 'employer', 'diet', 'drink', 'commute', 'relationship', 'contact', 'age']);
+
 /** Facets that are one fact for updates: a new job at a new employer replaces both the old job and the old employer. */
 export function facetGroup(f: Facet): Facet[] {
   return f === 'occupation' || f === 'employer' ? ['occupation', 'employer'] : [f];
@@ -67,7 +75,7 @@ const WORDS: Record<Facet, string[]> = {
   commute: ['commute', 'commuting', 'bike', 'bicycle', 'car', 'train', 'bus', 'tram', 'subway', 'metro', 'scooter', 'motorbike', 'motorcycle',
     'carpool', 'drive', 'driving', 'ferry', 'cycle'],
   schedule: ['monday', 'tuesday', 'wednesday', 'thursday', 'friday', 'saturday', 'sunday', 'mondays', 'tuesdays', 'wednesdays', 'thursdays',
-    'fridays', 'saturdays', 'sundays', 'weekdays', 'schedule', 'shifts', 'nights', 'mornings', 'evenings', 'routine'],
+    'fridays', 'saturdays', 'sundays', 'weekdays', 'schedule', 'nights', 'mornings', 'evenings', 'routine'],
   relationship: ['girlfriend', 'boyfriend', 'partner', 'dating', 'married', 'engaged', 'fiance', 'fiancee', 'divorced', 'single', 'relationship', 'ex'],
   education: ['school', 'university', 'college', 'course', 'degree', 'studying', 'student', 'graduated', 'graduate', 'academy', 'exam', 'bootcamp',
     'semester', 'class', 'classes', 'major', 'thesis', 'diploma', 'certificate', 'enrolled', 'studies'],

@@ -24,3 +24,21 @@ describe('classifyNoise', () => {
     expect(classifyNoise('Hey Mel! Good to see you!').noise).toBe(false);
   });
 });
+
+describe('classifyNoise: what carries words but states nothing', () => {
+  it.each([
+    ['How did it go?', 'a question without information'],
+    ["What's your current easy pace?", 'a question without information'],
+    ['Oh no :( at least she stays in the family', 'a reaction without information'],
+    ['So proud of you!!', 'a reaction without information'],
+    ['good luck with the move', 'a reaction without information'],
+    ['Pictures please', 'a fragment without information'],
+  ])('%s is noise: %s', (s, reason) => {
+    expect(classifyNoise(s)).toEqual({ noise: true, reason });
+  });
+
+  it.each(['Can you move my flight to October 5?', 'Guess what? I got the job!', 'Berlin.', 'Oh no, I lost my keys at the gym', 'Wow, Tom got the job'])(
+    '%s is kept', (s) => {
+      expect(classifyNoise(s).noise).toBe(false);
+    });
+});

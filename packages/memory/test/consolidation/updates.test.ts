@@ -1,0 +1,108 @@
+/**
+ * Updates said in passing (updates.ts) and turn-level discourse (discourse.ts), through the planner:
+ * what a user's chat changes, the old value retires; what it does not change, stays.
+ */
+import { planConsolidation, type ConsolidationInput, type ConsolidationPlan } from '../../src/consolidation';
+import { HashEmbedder } from './hash-embedder';
+import { MemoryFixture, counter, event } from './fixtures';
+
+const NOW = '2025-06-14T19:05:00.000Z';
+
+function setup() {
+  const mem = new MemoryFixture();
+  const newId = counter('u');
+  const run = async (events: ConsolidationInput['events']): Promise<ConsolidationPlan> => {
+    const plan = await planConsolidation({ events, now: NOW, newId, embedder: new HashEmbedder(), findSimilar: mem.findSimilar, findBySubjectAttribute: mem.findBySubjectAttribute });
+    mem.apply(plan);
+    return plan;
+  };
+  const current = () => [...mem.units.values()].filter((u) => u.retired_at === null).map((u) => u.content).sort();
+  return { mem, run, current };
+}
+
+const at = (day: string, i = 0) => ({ valid_time: `${day}T10:0${i}:00.000Z` });
+
+describe('updates said in passing', () => {
+  it('an implicit change of commute retires the old one ("sold the bike, I take the train now")', async () => {
+    const { run, current } = setup();
+    await run([event('I cycle to work every day, rain or shine.', at('2025-01-10')), event('I love my job at the library.', at('2025-01-10', 1))]);
+    const p = await run([event('Sold the bike last week, I take the train to work now.', at('2025-05-02'))]);
+    expect(p.retired).toHaveLength(1);
+    expect(current()).toEqual(['I love my job at the library.', 'Sold the bike last week (week of 2025-04-21). I take the train to work now.']);
+  });
+
+  it('an ending retires only what it names; a sentence holding two facts keeps the one that did not change', async () => {
+    const { run, current } = setup();
+    await run([event('Omar: Long shift at the cafe yesterday. Also I adopted a dog called Rufus.', { ...at('2025-03-01'), metadata: { speaker: 'Omar' } })]);
+    await run([event('Omar: I quit the cafe last week.', { ...at('2025-06-14'), metadata: { speaker: 'Omar' } })]);
+    expect(current()).toEqual(['Omar: Also I adopted a dog called Rufus.', 'Omar: I quit the cafe last week (week of 2025-06-02).']);
+  });
+
+  it('a named third person\'s change is theirs, not the speaker\'s', async () => {
+    const { run, mem } = setup();
+    await run([event('Lena: I live in Hamburg.', { ...at('2025-03-01'), metadata: { speaker: 'Lena' } }), event('Lena: Priya lives in Leeds.', { ...at('2025-03-01', 1), metadata: { speaker: 'Lena' } })]);
+    await run([event('Omar: Priya moved to Bristol now.', { ...at('2025-06-01'), metadata: { speaker: 'Omar' } })]);
+    const byContent = new Map([...mem.units.values()].map((u) => [u.content, u]));
+    expect(byContent.get('Lena: Priya lives in Leeds.')?.retired_at).not.toBeNull();
+    expect(byContent.get('Lena: I live in Hamburg.')?.retired_at).toBeNull();
+  });
+
+  it('a topic told anew by anyone in the chat retires its old value ("deadline moved")', async () => {
+    const { run, current } = setup();
+    await run([event('Priya: Atlas migration deadline is March 31.', { ...at('2025-02-01'), metadata: { speaker: 'Priya' } })]);
+    await run([event('Dmitri: heads up, deadline moved. Atlas now has to be done by April 30.', { ...at('2025-03-10'), metadata: { speaker: 'Dmitri' } })]);
+    expect(current()).toEqual(['Dmitri: heads up, deadline moved. Atlas now has to be done by April 30 (2025-04-30).']);
+  });
+
+  it('without a change cue nothing retires', async () => {
+    const { run, current } = setup();
+    await run([event('I work at the cafe on Main Street.', at('2025-01-01'))]);
+    await run([event('I really like my coworkers at the cafe.', at('2025-02-01'))]);
+    expect(current()).toHaveLength(2);
+  });
+
+  it("a tool's later output of the same record replaces it when it repeats every field, not when it is partial", async () => {
+    const { run, current } = setup();
+    const tool = (content: string, day: string) => event(content, { ...at(day), role: 'tool', content_type: 'json' });
+    await run([tool('{"booking":"ZX81K","date":"2025-10-03","seat":"23C","status":"confirmed"}', '2025-09-01')]);
+    await run([tool('{"booking":"ZX81K","status":"delayed"}', '2025-09-10')]);
+    expect(current()).toHaveLength(2);
+    await run([tool('{"booking":"ZX81K","date":"2025-10-05","seat":"19D","status":"changed"}', '2025-09-20')]);
+    expect(current().filter((c) => c.includes('23C'))).toEqual([]);
+  });
+});
+
+describe('turn-level discourse', () => {
+  it('keeps small talk, bare questions, reactions and assistant pleasantries out of memory, with the reason', async () => {
+    const { run } = setup();
+    const p = await run([
+      event('Jiho: WHAT. Congrats!!', { metadata: { speaker: 'Jiho' } }),
+      event('Lena: So proud of you!!', { metadata: { speaker: 'Lena' } }),
+      event('How did it go?'),
+      event('Happy to help, Rui! Looking for flights now.', { role: 'assistant' }),
+      event('Booked: Lisbon to Montreal on October 3, seat 23C.', { role: 'assistant' }),
+    ]);
+    expect(p.dropped.map((d) => d.reason)).toEqual([
+      'noise: acknowledgement or small talk without information',
+      'noise: a reaction without information',
+      'noise: a question without information',
+      'noise: an assistant pleasantry; an assistant describing its own work',
+    ]);
+    expect(p.units.map((u) => u.unit.content)).toEqual(['assistant: Booked: Lisbon to Montreal on October 3 (2023-10-03), seat 23C.']);
+  });
+
+  it('cuts lead-ins, joins fragments to their sentence, and names whom "she" is about', async () => {
+    const { run } = setup();
+    const p = await run([
+      event('Omar: Big news here too: I passed the fire academy entrance test.', { metadata: { speaker: 'Omar' } }),
+      event('Omar: Graduated from the academy today! Station 7, starting Monday.', { metadata: { speaker: 'Omar' } }),
+      event('Jiho: Sad update: Miso turned out to be allergic-trigger central for Min, so she lives with my sister Dae now.', { metadata: { speaker: 'Jiho' } }),
+    ]);
+    expect(p.units.map((u) => u.unit.content)).toEqual([
+      'Omar: I passed the fire academy entrance test.',
+      'Omar: Graduated from the academy today (2023-05-08)! Station 7, starting Monday.',
+      'Jiho: Miso turned out to be allergic-trigger central for Min.',
+      'Jiho: She (Miso) lives with my sister Dae now.',
+    ]);
+  });
+});

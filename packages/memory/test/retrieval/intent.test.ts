@@ -1,0 +1,46 @@
+import { carriesTime, kindFactor, queryIntent, KIND_FACTOR } from '../../src/retrieval/intent';
+import { buildUnitFilter } from '../../src/retrieval/filters';
+
+describe('query intent', () => {
+  it.each([
+    ['Which city does Lena live in now?', 'current'],
+    ['What does Omar do for work?', 'current'],
+    ['Where did Omar work before?', 'history'],
+    ['What was the original Atlas deadline?', 'history'],
+    ["What did Lucía's ex do for a living?", 'history'],
+    ['What car did Kofi have?', 'past'],
+    ['Who is Lucía dating now?', 'current'],
+  ])('%s asks about %s', (q, tense) => {
+    expect(queryIntent(q).tense).toBe(tense);
+  });
+
+  it.each([
+    ['When does Rui fly to Montreal?', 'time'],
+    ['What date is the exam?', 'time'],
+    ['How much does Seun pay per month now?', 'number'],
+    ['Who manages the team now?', 'person'],
+    ['Where does Ingrid live?', null],
+  ])('%s wants a %s', (q, kind) => {
+    expect(queryIntent(q).kind).toBe(kind);
+  });
+
+  it('scales down a statement without the kind of answer asked for, never one with it', () => {
+    expect(carriesTime('Training starts in August')).toBe(true);
+    expect(carriesTime('I passed the fire academy entrance test')).toBe(false);
+    expect(kindFactor('time', 'I passed the test')).toBe(KIND_FACTOR);
+    expect(kindFactor('time', 'Station 7, starting Monday')).toBe(1);
+    expect(kindFactor('number', 'It pays 27,500 AED a month')).toBe(1);
+    expect(kindFactor('person', 'Omar: Marcus takes over as our manager')).toBe(1);
+    expect(kindFactor('person', 'Omar: the new manager starts soon')).toBe(KIND_FACTOR);
+    expect(kindFactor(null, 'anything')).toBe(1);
+  });
+
+  it('searches superseded units (never forgotten ones) only when asked to', () => {
+    const base = { user_id: 'u', stream_id: 's', org_id: null, valid_time: '2025-01-01T00:00:00.000Z', transaction_time: '2025-01-01T00:00:00.000Z' };
+    const superseded = { ...base, retired_at: '2025-02-01T00:00:00.000Z', retired_reason: 'superseded' as const };
+    const forgotten = { ...base, retired_at: '2025-02-01T00:00:00.000Z', retired_reason: 'forgotten' as const };
+    expect(buildUnitFilter({ user_id: 'u' })(superseded)).toBe(false);
+    expect(buildUnitFilter({ user_id: 'u', include_superseded: true })(superseded)).toBe(true);
+    expect(buildUnitFilter({ user_id: 'u', include_superseded: true })(forgotten)).toBe(false);
+  });
+});

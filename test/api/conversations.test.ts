@@ -1,0 +1,45 @@
+/**
+ * The conversation suite (scripts/lib/conversations.ts, `npm run eval:conversations`) at fixed floors:
+ * realistic chats whose facts change over months, ingested session by session as an agent sends them
+ * into a node with the default (local) embedder, then asked what a user would ask. The floors sit a
+ * little under what the suite measures (docs/memory-quality.md), so a change that makes memory answer
+ * worse, lets small talk back in, leaves more old values current or takes the dates out of the context
+ * fails here.
+ */
+import { resolve } from 'node:path';
+import { StrataClient } from '@strata/client';
+import { loadSuite, runSuite, type Suite } from '../../scripts/lib/conversations';
+import { removeDir, startServer, type ServerProcess } from '../helpers/server-process';
+
+const KEY = 'conversations-test-admin-key';
+const FLOORS = { top1: 0.4, top3: 0.65, fillerShare: 0.03, staleLeftCurrent: 60, timeContextsOk: 38 };
+
+describe('conversation suite', () => {
+  let server: ServerProcess;
+  let client: StrataClient;
+
+  beforeAll(async () => {
+    server = await startServer({ env: { STRATA_API_KEY: KEY, STRATA__CONSOLIDATION__INTERVAL_MS: '50' }, timeoutMs: 60_000 });
+    client = new StrataClient({ baseUrl: server.url, apiKey: KEY });
+  }, 90_000);
+  afterAll(async () => {
+    await client.close();
+    expect(await server.stop()).toBe(0);
+    removeDir(server.dataDir);
+  });
+
+  it(`answers (top-1 ≥ ${FLOORS.top1}, top-3 ≥ ${FLOORS.top3}), keeps small talk out of L1 and dates the context`, async () => {
+    const suite: Suite = { conversations: ['dev.json', 'suite.json'].flatMap((f) => loadSuite(resolve(__dirname, '../conversations', f)).conversations) };
+    const s = await runSuite(client, suite, { timeoutMs: 240_000 });
+    expect(s.questions).toBe(208);
+    const summary = { top1: s.top1, top3: s.top3, filler: s.filler_share, stale: s.stale_left_current, time: s.time_contexts_ok };
+    if (s.top1 < FLOORS.top1) console.log(JSON.stringify(summary));
+    expect(s.top1).toBeGreaterThanOrEqual(FLOORS.top1);
+    expect(s.top3).toBeGreaterThanOrEqual(FLOORS.top3);
+    expect(s.filler_share).toBeLessThanOrEqual(FLOORS.fillerShare);
+    expect(s.stale_left_current).toBeLessThanOrEqual(FLOORS.staleLeftCurrent);
+    expect(s.time_contexts_ok).toBeGreaterThanOrEqual(FLOORS.timeContextsOk);
+    // every context of a time question is dated, line by line
+    expect(s.results.filter((r) => r.contextDated === false)).toEqual([]);
+  }, 400_000);
+});
