@@ -23,7 +23,7 @@ export type AnswerKind = 'time' | 'number' | 'person' | null;
 export interface QueryIntent {
   tense: Tense;
   kind: AnswerKind;
-  /** the query's content words (stems), question words and tense words aside */
+  /** the query's content words (stems), question words, tense words and names aside */
   terms: string[];
 }
 
@@ -31,7 +31,9 @@ const QUESTION_STEMS = new Set(contentStems('what which who whom whose when wher
 
 /** The query's content stems: what a statement on the same topic shares with it. */
 export function queryTerms(query: string): string[] {
-  return [...new Set(contentStems(query).filter((w) => !QUESTION_STEMS.has(w)))];
+  // Names are left out: every statement about a person shares the name, so it says nothing of the topic.
+  const names = new Set(contentStems(query.split(/\s+/).slice(1).filter((t) => /^\p{Lu}/u.test(t)).join(' ')));
+  return [...new Set(contentStems(query).filter((w) => !QUESTION_STEMS.has(w) && !names.has(w)))];
 }
 
 /** Which of `terms` a unit's own words hold (its speaker prefix aside). */

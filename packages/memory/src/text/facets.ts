@@ -114,7 +114,9 @@ export function facetsOf(text: string): Set<Facet> {
     if (facet) out.add(facet);
     else if (LIKING.has(s)) liking = true;
   }
-  if (liking && out.size === 0) out.add('preference');
+  // Liking is a preference unless the sentence is about a hobby, a pet or a person ("I love my dog"); a
+  // liked drink or diet is both ("Sven really likes dark roast coffee").
+  if (liking && !['hobby', 'pet', 'family', 'relationship', 'occupation', 'employer', 'residence'].some((f) => out.has(f as Facet))) out.add('preference');
   return out;
 }
 
