@@ -12,7 +12,7 @@
  * per-org version from the holder's indexes; not done yet).
  */
 import { retrieval, type Embedder } from '@strata/memory';
-import { badRequest, getEvent, payloadTooLarge, recentPendingOfUser, type EventRecord, type MemoryUnit, type StateDb } from '@strata/store';
+import { badRequest, getEvents, payloadTooLarge, recentPendingOfUser, type EventRecord, type MemoryUnit, type StateDb } from '@strata/store';
 import type { TextIndex, VectorIndex } from '@strata/store/indexes';
 import type { Config } from '../config';
 import type { Metrics } from '../metrics';
@@ -22,6 +22,7 @@ import type { Body } from '../schemas';
 import type { ShardReads } from '../cluster/shard-reads';
 import type { ShardRouter } from '../shards';
 import { indexEntriesOf, type DerivedIndexes } from './derived';
+import type { PendingEventsCache } from './pending-cache';
 
 const { decodeBase64Media, MediaError, findNearDuplicates, imagePhash, isSearchablePending, PendingSet, rawHitOf, retrieveAsync, timeMs, TEXT_FIELDS } = retrieval;
 type RetrievalConfig = retrieval.RetrievalConfig;
@@ -72,6 +73,11 @@ export interface RetrievalServiceOptions {
    * swallowed (a lost reinforcement is harmless).
    */
   onRetrieved?: (userId: string, results: RetrievedUnit[]) => void;
+  /**
+   * The users' pending events kept between queries (fed by every shard's applied effects and cleared on a
+   * snapshot install by whoever wires it, node.ts); absent: read from LevelDB for every query.
+   */
+  pendingCache?: PendingEventsCache;
   /** the stage latency histogram (strata_retrieval_stage_seconds) */
   metrics?: Metrics;
   /** a `retrieval` span per call with a span per stage (tracing on) */
@@ -235,12 +241,16 @@ export class RetrievalService {
     return Promise.all(wire.map((entries) => (entries.length > 0 ? this.indexesOf(home).unitSetOf(indexEntriesOf(entries, embedder)) : undefined)));
   }
 
-  /** The user's most recent pending text and JSON events. */
-  private async pendingEventsOf(db: StateDb, userId: string): Promise<EventRecord[]> {
-    const entries = await recentPendingOfUser(db, userId, PENDING_SEARCHED);
-    if (entries.length === 0) return [];
-    return (await Promise.all(entries.map((e) => getEvent(db, userId, e.event_id))))
-      .filter((e): e is NonNullable<typeof e> => e !== undefined && isSearchablePending(e));
+  /** The user's most recent pending text and JSON events (kept between queries when a cache is wired). */
+  private pendingEventsOf(db: StateDb, userId: string): Promise<EventRecord[]> {
+    const read = async () => {
+      const entries = await recentPendingOfUser(db, userId, PENDING_SEARCHED);
+      if (entries.length === 0) return [];
+      return (await getEvents(db, userId, entries.map((e) => e.event_id)))
+        .filter((e): e is NonNullable<typeof e> => e !== undefined && isSearchablePending(e));
+    };
+    const cache = this.options.pendingCache;
+    return cache ? cache.get(userId, read) : read();
   }
 
   /**
