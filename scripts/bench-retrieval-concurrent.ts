@@ -14,7 +14,7 @@
  * drain) is caught: `--baseline main` before merging a change to the query path.
  *
  *   node --expose-gc --import tsx scripts/bench-retrieval.ts --http [--users 20] [--events 1000 | --units 100000]
- *        [--clients 8] [--seconds 15] [--runs 3] [--provider local|hashing] [--baseline REV] [--out FILE]
+ *        [--clients 8] [--seconds 15] [--runs 3] [--provider local|hashing] [--baseline REV] [--out FILE] [--cpu-prof-dir DIR] [--settle-s S]
  */
 import { execFileSync, spawn } from 'node:child_process';
 import { mkdirSync, mkdtempSync, readdirSync, readFileSync, rmSync, symlinkSync, writeFileSync } from 'node:fs';
@@ -26,7 +26,7 @@ import { createEmbedder } from '../packages/memory/src/embedding/factory';
 import type { Embedder } from '../packages/memory/src/providers/types';
 import { mulberry32 } from '../packages/memory/src/embedding/hash';
 import { deterministicUuid, loadLocomo, turnContent, type LocomoConversation } from './lib/locomo';
-import { ROOT, sleep } from './lib/processes';
+import { freePort, ROOT, sleep, waitHttp } from './lib/processes';
 import { percentile } from './lib/stats';
 
 export interface ConcurrentArgs {
@@ -40,12 +40,16 @@ export interface ConcurrentArgs {
   baseline: string | null;
   data: string;
   out: string;
+  /** after the warm-up, seconds to wait on a node without the strata_index_graphs_building gauge (an older baseline) */
+  settleS: number;
+  /** run the nodes under `node --cpu-prof`, profiles written here (scripts/cpuprofile-summary.ts reads them) */
+  cpuProfDir: string | null;
 }
 
 export function parseConcurrentArgs(argv: string[]): ConcurrentArgs {
   const a: ConcurrentArgs = {
     users: 20, events: 1000, units: 0, clients: 8, seconds: 15, runs: 3, provider: 'local', baseline: null,
-    data: resolve(ROOT, '../shared/data/locomo'), out: resolve(ROOT, 'bench-results/retrieval-concurrent.json'),
+    data: resolve(ROOT, '../shared/data/locomo'), out: resolve(ROOT, 'bench-results/retrieval-concurrent.json'), cpuProfDir: null, settleS: 0,
   };
   for (let i = 0; i < argv.length; i++) {
     const k = argv[i];
@@ -63,6 +67,8 @@ export function parseConcurrentArgs(argv: string[]): ConcurrentArgs {
       case '--baseline': a.baseline = v; break;
       case '--data': a.data = resolve(v); break;
       case '--out': a.out = resolve(v); break;
+      case '--cpu-prof-dir': a.cpuProfDir = resolve(v); break;
+      case '--settle-s': a.settleS = Number(v); break;
       default: throw new Error(`unknown option ${k}`);
     }
   }
@@ -100,46 +106,38 @@ function extractTree(rev: string): string {
 
 interface NodeProcess { url: string; pid: number; stop(): Promise<void> }
 
-/** A node process of the tree in `root` on a free port, default configuration but for the API key and embedder. */
-function startNode(root: string, dataDir: string, provider: string): Promise<NodeProcess> {
-  const child = spawn(process.execPath, ['--import', 'tsx', 'packages/server/src/main.ts'], {
+/**
+ * A node process of the tree in `root` on a free port, default configuration but for the API key and
+ * embedder; its log at warn (an info line per request would be the bench's own cost), so readiness is
+ * polled on /livez.
+ */
+async function startNode(root: string, dataDir: string, provider: string, cpuProfDir: string | null): Promise<NodeProcess> {
+  const port = await freePort();
+  const child = spawn(process.execPath, [...(cpuProfDir ? ['--cpu-prof', '--cpu-prof-dir', cpuProfDir] : []), '--import', 'tsx', 'packages/server/src/main.ts'], {
     cwd: root,
     env: {
-      PATH: process.env.PATH ?? '', HOME: process.env.HOME ?? '', STRATA_PORT: '0', STRATA_HOST: '127.0.0.1', STRATA_DATA_DIR: dataDir,
-      STRATA_LOG_LEVEL: 'info', STRATA_API_KEY: API_KEY, STRATA__EMBEDDING__PROVIDER: provider,
+      PATH: process.env.PATH ?? '', HOME: process.env.HOME ?? '', STRATA_PORT: String(port), STRATA_HOST: '127.0.0.1', STRATA_DATA_DIR: dataDir,
+      STRATA_LOG_LEVEL: 'warn', STRATA_API_KEY: API_KEY, STRATA__EMBEDDING__PROVIDER: provider,
     },
-    stdio: ['ignore', 'pipe', 'pipe'],
+    stdio: ['ignore', 'ignore', 'pipe'],
   });
+  let err = '';
+  child.stderr!.on('data', (chunk: Buffer) => (err = (err + chunk.toString()).slice(-20_000)));
   const exited = new Promise<void>((r) => child.once('exit', () => r()));
-  let out = '';
-  return new Promise((resolveStart, reject) => {
-    const timer = setTimeout(() => {
-      child.kill('SIGKILL');
-      reject(new Error(`node did not start within 60 s:\n${out}`));
-    }, 60_000);
-    const onData = (chunk: Buffer) => {
-      out = (out + chunk.toString()).slice(-20_000);
-      const m = /"url":"(http:\/\/127\.0\.0\.1:\d+)".*"msg":"strata node serving"/.exec(out);
-      if (!m) return;
-      clearTimeout(timer);
-      child.stdout!.off('data', onData);
-      child.stderr!.off('data', onData);
-      child.stdout!.resume();
-      child.stderr!.resume();
-      resolveStart({
-        url: m[1], pid: child.pid!,
-        stop: async () => {
-          child.kill('SIGTERM');
-          const t = setTimeout(() => child.kill('SIGKILL'), 15_000);
-          await exited;
-          clearTimeout(t);
-        },
-      });
-    };
-    child.stdout!.on('data', onData);
-    child.stderr!.on('data', onData);
-    exited.then(() => reject(new Error(`node exited before serving:\n${out}`)));
-  });
+  const stop = async () => {
+    child.kill('SIGTERM');
+    const t = setTimeout(() => child.kill('SIGKILL'), 15_000);
+    await exited;
+    clearTimeout(t);
+  };
+  const url = `http://127.0.0.1:${port}`;
+  try {
+    await waitHttp(`${url}/livez`, (status) => status === 200, 'the node to serve', {}, 60_000);
+  } catch (e) {
+    await stop();
+    throw new Error(`${(e as Error).message}\n${err}`);
+  }
+  return { url, pid: child.pid!, stop };
 }
 
 function rssMiB(pid: number): number {
@@ -159,7 +157,7 @@ async function scrape(client: StrataClient): Promise<Map<string, number>> {
   const text = typeof res.body === 'string' ? res.body : JSON.stringify(res.body);
   const out = new Map<string, number>();
   for (const line of text.split('\n')) {
-    const m = /^(strata_retrieval_stage_seconds_(?:sum|count)\{stage="(\w+)"\}|strata_index_cache_(?:builds|evictions)|strata_raft_log_bytes\{[^}]*\}|strata_index_cache_bytes) ([\d.e+-]+)$/.exec(line);
+    const m = /^(strata_retrieval_stage_seconds_(?:sum|count)\{stage="(\w+)"\}|strata_index_cache_(?:builds|evictions)|strata_raft_log_bytes\{[^}]*\}|strata_index_cache_bytes|strata_index_graphs_building) ([\d.e+-]+)$/.exec(line);
     if (m) out.set(m[1], Number(m[3]));
   }
   return out;
@@ -224,11 +222,14 @@ interface RunFigures {
   index_cache: { builds: number; evictions: number; bytes_mib: number };
   raft_log_mib: number;
   errors: number;
+  /** the storm's seconds from the node's start (the window of a --cpu-prof profile: cpuprofile-summary --from/--to) */
+  storm_window_s: [number, number];
 }
 
 async function oneRun(root: string, tree: string, run: number, a: ConcurrentArgs, convs: LocomoConversation[], embedder: Embedder): Promise<RunFigures> {
   const dataDir = mkdtempSync(join(tmpdir(), 'strata-bench-concurrent-'));
-  const node = await startNode(root, dataDir, a.provider);
+  const spawnedAt = performance.now();
+  const node = await startNode(root, dataDir, a.provider, a.cpuProfDir);
   const client = new NodeStrataClient({ baseUrl: node.url, apiKey: API_KEY, connections: a.clients + 2, timeoutMs: 600_000 });
   const probe = new NodeStrataClient({ baseUrl: node.url, apiKey: API_KEY, connections: 1, timeoutMs: 60_000 });
   const users = Array.from({ length: a.users }, (_, i) => `bench-user-${i}`);
@@ -268,6 +269,10 @@ async function oneRun(root: string, tree: string, run: number, a: ConcurrentArgs
       const user = users[i % users.length];
       await client.retrieve(user, streams.get(user)!, { query: questions[Math.floor(rnd() * questions.length)] });
     }
+    // a large user's vector graph builds in a worker after its first query (exact search meanwhile): the
+    // storm measures the steady state, so wait for it (nodes without the gauge are not waited for)
+    if (!(await scrape(probe)).has('strata_index_graphs_building')) await sleep(a.settleS * 1000);
+    for (let i = 0; i < 1200 && ((await scrape(probe)).get('strata_index_graphs_building') ?? 0) > 0; i++) await sleep(500);
     const warmS = round((performance.now() - w0) / 1000, 1);
 
     const before = await scrape(probe);
@@ -330,7 +335,7 @@ async function oneRun(root: string, tree: string, run: number, a: ConcurrentArgs
         bytes_mib: round((after.get('strata_index_cache_bytes') ?? 0) / 1048576, 1),
       },
       raft_log_mib: round(logBytes / 1048576, 1),
-      errors,
+      errors, storm_window_s: [round((s0 - spawnedAt) / 1000, 1), round((s0 - spawnedAt) / 1000 + stormS, 1)],
     };
   } finally {
     await client.close();

@@ -205,6 +205,7 @@ export class StrataNode {
     metrics.gauge('strata_index_cache_bytes', "Estimated bytes of the users' derived indexes held (budget: memory.index_cache_bytes)", () => indexCache.bytes);
     metrics.gauge('strata_index_cache_entries', 'Users whose derived indexes are held', () => indexCache.size);
     metrics.gauge('strata_index_cache_evictions', 'Users dropped from the index cache to stay within its budget, since start', () => indexCache.evictions);
+    metrics.gauge('strata_index_graphs_building', "Users whose vector graph is being built (their vector search is exact until it is live)", () => retrieval.graphsBuilding());
     metrics.gauge('strata_index_cache_builds', "Users' derived indexes built from LevelDB (first use or after eviction), since start", () => indexCache.builds);
     for (const shard of shards) {
       metrics.gauge(`strata_applied_index_shard_${shard.id}`, `Applied log index of shard ${shard.id}`, () => shard.sm.appliedIndex());

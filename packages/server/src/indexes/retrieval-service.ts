@@ -106,6 +106,13 @@ export class RetrievalService {
     return ix;
   }
 
+  /** Users whose vector graph is being built, over every shard (strata_index_graphs_building). */
+  graphsBuilding(): number {
+    let n = 0;
+    for (const ix of this.options.indexes.values()) n += ix.graphsBuilding();
+    return n;
+  }
+
   /** Resolves when every shard's index builds and refreshes, vector graphs included, are done (benchmarks, tests). */
   async settled(): Promise<void> {
     await Promise.all([...this.options.indexes.values()].map((ix) => ix.settled()));
@@ -172,7 +179,8 @@ export class RetrievalService {
       ])),
       stages.time('embed', () => this.options.embedder.embed([query, ...unembedded.map((e) => e.content)])),
     ]);
-    const pending = pendingEvents ? this.pendingSetOf(pendingEvents, unembedded, vectors.slice(1)) : null;
+    // no set at all without pending events (the usual case once consolidation keeps up): a set is a vector index
+    const pending = pendingEvents && pendingEvents.length > 0 ? this.pendingSetOf(pendingEvents, unembedded, vectors.slice(1)) : null;
     // in shard order, wherever each came from: the same sources in the same order on every node
     const setOf = new Map<number, UnitSet | undefined>([...localOrg.map((s, i) => [s.id, orgSets[i]] as const), ...remoteOrg.map((g, i) => [g, remoteSets[i]] as const)]);
     const orgs = orgShards.map((s) => setOf.get(s.id)).filter((s): s is UnitSet => !!s && s.size > 0);
