@@ -22,6 +22,7 @@ import type { Body } from '../schemas';
 import type { ShardReads } from '../cluster/shard-reads';
 import type { ShardRouter } from '../shards';
 import { indexEntriesOf, type DerivedIndexes } from './derived';
+import { LoopTurns } from './loop-turns';
 import type { PendingEventsCache } from './pending-cache';
 
 const { decodeBase64Media, MediaError, findNearDuplicates, imagePhash, isSearchablePending, PendingSet, rawHitOf, retrieveAsync, timeMs, TEXT_FIELDS } = retrieval;
@@ -97,6 +98,8 @@ export const collapseBySource = (u: { level: number; user_id: string; references
 export class RetrievalService {
   /** event id → its embedding, for pending events searched raw (insertion order: oldest first) */
   private readonly pendingVectors = new Map<string, Float32Array>();
+  /** one query's searches and fusion per turn of the event loop */
+  private readonly turns = new LoopTurns();
 
   constructor(private readonly options: RetrievalServiceOptions) {}
 
@@ -228,6 +231,8 @@ export class RetrievalService {
       // Effective importance: stored importance decaying from when the unit was stored or last retrieved.
       fusion: { collapseKey: collapseBySource, importanceHalfLifeDays: config.memory.importance_half_life_days, ...base.fusion },
     };
+    // the searches and fusion take turns with each other and with the rest of the node (loop-turns.ts)
+    await stages.time('turn', () => this.turns.next());
     stages.mark();
     // async: a large user's exact vector scan (while its HNSW graph builds) yields between slices
     const outcome = await retrieveAsync(sources, request, retrievalConfig, this.options.now?.() ?? Date.now(), stages);
