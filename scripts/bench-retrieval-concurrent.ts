@@ -157,7 +157,7 @@ async function scrape(client: StrataClient): Promise<Map<string, number>> {
   const text = typeof res.body === 'string' ? res.body : JSON.stringify(res.body);
   const out = new Map<string, number>();
   for (const line of text.split('\n')) {
-    const m = /^(strata_retrieval_stage_seconds_(?:sum|count)\{stage="(\w+)"\}|strata_index_cache_(?:builds|evictions)|strata_raft_log_bytes\{[^}]*\}|strata_index_cache_bytes|strata_index_graphs_building) ([\d.e+-]+)$/.exec(line);
+    const m = /^(strata_retrieval_stage_seconds_(?:sum|count)\{stage="(\w+)"\}|strata_index_cache_(?:builds|evictions)|strata_raft_log_bytes\{[^}]*\}|strata_index_cache_bytes|strata_index_graphs_building|strata_nodejs_heap_size_(?:used|total)_bytes|strata_nodejs_external_memory_bytes) ([\d.e+-]+)$/.exec(line);
     if (m) out.set(m[1], Number(m[3]));
   }
   return out;
@@ -221,6 +221,8 @@ interface RunFigures {
   stages_mean_ms: Record<string, number>;
   index_cache: { builds: number; evictions: number; bytes_mib: number };
   raft_log_mib: number;
+  /** what the node's memory is made of at the end (V8's figures and the node's own estimates, from /metrics) */
+  memory_mib: { heap_used: number; heap_total: number; external: number; index_cache_estimate: number; raft_log: number };
   errors: number;
   /** the storm's seconds from the node's start (the window of a --cpu-prof profile: cpuprofile-summary --from/--to) */
   storm_window_s: [number, number];
@@ -335,6 +337,12 @@ async function oneRun(root: string, tree: string, run: number, a: ConcurrentArgs
         bytes_mib: round((after.get('strata_index_cache_bytes') ?? 0) / 1048576, 1),
       },
       raft_log_mib: round(logBytes / 1048576, 1),
+      memory_mib: {
+        heap_used: round((after.get('strata_nodejs_heap_size_used_bytes') ?? NaN) / 1048576, 1),
+        heap_total: round((after.get('strata_nodejs_heap_size_total_bytes') ?? NaN) / 1048576, 1),
+        external: round((after.get('strata_nodejs_external_memory_bytes') ?? NaN) / 1048576, 1),
+        index_cache_estimate: round((after.get('strata_index_cache_bytes') ?? NaN) / 1048576, 1), raft_log: round(logBytes / 1048576, 1),
+      },
       errors, storm_window_s: [round((s0 - spawnedAt) / 1000, 1), round((s0 - spawnedAt) / 1000 + stormS, 1)],
     };
   } finally {

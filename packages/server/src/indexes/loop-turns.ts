@@ -1,44 +1,71 @@
 /**
- * One waiter per turn of the event loop: `next()` resolves in a turn of its own, first come first
- * served, so the CPU-bound parts that follow it (a retrieval's search and fusion) run one per turn, with
- * the loop's other phases (timers such as Raft heartbeats and ticks, sockets such as /livez and ingest
- * requests) served between two of them.
+ * Turns of the event loop for the CPU-bound parts of concurrent requests (a retrieval's searches and
+ * fusion): one holder at a time, first come first served, and once the holders of the current turn have
+ * run for `budgetMs` the next one waits for a new turn of the loop, so the loop's other phases (timers
+ * such as Raft ticks and heartbeats, sockets such as /livez and ingest requests) are served in between.
  *
  * Why: a query's searches and fusion are a few milliseconds of synchronous work. When several queries'
- * reads finish together, their continuations ran back to back in one phase of the loop, and anything
- * else waited for all of them (8 concurrent clients: up to 8 queries' worth). Taking turns costs no
- * throughput (the thread is one either way), only a loop turn per query, and bounds what another request
- * waits for to about one query.
+ * reads finished together, their continuations ran back to back in one phase of the loop, and anything
+ * else waited for all of them (8 concurrent clients: up to 8 queries' worth). With turns, another
+ * request waits for about `budgetMs` plus one query. The budget keeps throughput: a turn per query
+ * (budget 0) made each query also wait for whatever else the loop runs per turn, and with background
+ * work in slices (insight planning after a drain) queries/s fell by ten.
  *
  * An immediate queued from inside an immediate callback runs in the next turn (Node's documented
- * semantics), after timers and I/O: so each resolution schedules the next one from its own callback.
+ * semantics), after timers and I/O.
  */
 export class LoopTurns {
   private readonly waiting: (() => void)[] = [];
+  private held = false;
   private scheduled = false;
+  private turnStarted = -Infinity;
 
-  /** Resolves in a turn of the event loop that resolves no other waiter. */
-  next(): Promise<void> {
+  constructor(readonly budgetMs = 8) {}
+
+  /**
+   * Resolves when the caller holds the turn, with the function that gives it back (call it exactly
+   * once, also on failure: the next waiter waits for it).
+   */
+  enter(): Promise<() => void> {
     return new Promise((resolve) => {
-      this.waiting.push(resolve);
-      this.schedule();
+      this.waiting.push(() => resolve(this.releaser()));
+      this.pump();
     });
   }
 
-  /** Waiters not yet resolved (a gauge of how many queries are queued for the CPU). */
+  /** Waiters not yet holding the turn (how many queries wait for the CPU). */
   get queued(): number {
     return this.waiting.length;
   }
 
-  private schedule(): void {
+  private releaser(): () => void {
+    let released = false;
+    return () => {
+      if (released) return;
+      released = true;
+      this.held = false;
+      this.pump();
+    };
+  }
+
+  private pump(): void {
+    if (this.held || this.waiting.length === 0) return;
+    if (performance.now() - this.turnStarted < this.budgetMs) {
+      this.grant(); // within the current turn's budget: no need to let the loop turn
+      return;
+    }
     if (this.scheduled) return;
     this.scheduled = true;
     setImmediate(() => {
       this.scheduled = false;
-      const resolve = this.waiting.shift();
-      // the next one in the next turn (queued from this callback), after the loop has served the rest
-      if (this.waiting.length > 0) this.schedule();
-      resolve?.();
+      if (this.held || this.waiting.length === 0) return;
+      this.turnStarted = performance.now();
+      this.grant();
     });
+  }
+
+  private grant(): void {
+    this.held = true;
+    this.waiting.shift()!();
   }
 }

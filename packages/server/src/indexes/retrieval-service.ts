@@ -79,6 +79,11 @@ export interface RetrievalServiceOptions {
    * snapshot install by whoever wires it, node.ts); absent: read from LevelDB for every query.
    */
   pendingCache?: PendingEventsCache;
+  /**
+   * Milliseconds of searches and fusion that concurrent retrievals may run back to back before the event
+   * loop is let through to other work (loop-turns.ts; default 8; 0: a turn of the loop per retrieval)
+   */
+  turnBudgetMs?: number;
   /** the stage latency histogram (strata_retrieval_stage_seconds) */
   metrics?: Metrics;
   /** a `retrieval` span per call with a span per stage (tracing on) */
@@ -99,9 +104,11 @@ export class RetrievalService {
   /** event id → its embedding, for pending events searched raw (insertion order: oldest first) */
   private readonly pendingVectors = new Map<string, Float32Array>();
   /** one query's searches and fusion per turn of the event loop */
-  private readonly turns = new LoopTurns();
+  private readonly turns: LoopTurns;
 
-  constructor(private readonly options: RetrievalServiceOptions) {}
+  constructor(private readonly options: RetrievalServiceOptions) {
+    this.turns = new LoopTurns(options.turnBudgetMs);
+  }
 
   private indexesOf(shardId: number): DerivedIndexes {
     const ix = this.options.indexes.get(shardId);
@@ -232,10 +239,15 @@ export class RetrievalService {
       fusion: { collapseKey: collapseBySource, importanceHalfLifeDays: config.memory.importance_half_life_days, ...base.fusion },
     };
     // the searches and fusion take turns with each other and with the rest of the node (loop-turns.ts)
-    await stages.time('turn', () => this.turns.next());
-    stages.mark();
-    // async: a large user's exact vector scan (while its HNSW graph builds) yields between slices
-    const outcome = await retrieveAsync(sources, request, retrievalConfig, this.options.now?.() ?? Date.now(), stages);
+    const release = await stages.time('turn', () => this.turns.enter());
+    let outcome: retrieval.RetrieveOutcome<MemoryUnit | RawHit>;
+    try {
+      stages.mark();
+      // async: a large user's exact vector scan (while its HNSW graph builds) yields between slices
+      outcome = await retrieveAsync(sources, request, retrievalConfig, this.options.now?.() ?? Date.now(), stages);
+    } finally {
+      release();
+    }
     const results = outcome.results.map((r) => ({ unit: r.unit, score: r.score, signals: r.signals }));
     try {
       // raw hits are events, not units: nothing to reinforce

@@ -1,6 +1,7 @@
 /**
- * The searches and fusion of concurrent retrievals run one per turn of the event loop (loop-turns.ts),
- * so a timer or a socket (a Raft heartbeat, /livez) waits for one query at most, not for all of them.
+ * The searches and fusion of concurrent retrievals take turns of the event loop (loop-turns.ts), so a
+ * timer or a socket (a Raft heartbeat, /livez) waits for about the turn's budget plus one query, not for
+ * all of the queries that finished reading together.
  */
 import { mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
@@ -30,34 +31,60 @@ function turnCounter(): { now: () => number; stop: () => void } {
 }
 
 describe('LoopTurns', () => {
-  it('resolves its waiters first come first served, one per turn of the event loop', async () => {
-    const turns = new LoopTurns();
+  it('with no budget, gives the turn to one holder per turn of the event loop, first come first served', async () => {
+    const turns = new LoopTurns(0);
     const counter = turnCounter();
     const seen: [number, number][] = [];
     await Promise.all([0, 1, 2, 3, 4].map(async (i) => {
-      await turns.next();
+      const release = await turns.enter();
       seen.push([i, counter.now()]);
+      release();
     }));
     counter.stop();
     expect(seen.map(([i]) => i)).toEqual([0, 1, 2, 3, 4]);
-    const at = seen.map(([, t]) => t);
-    expect(new Set(at).size).toBe(5);
+    expect(new Set(seen.map(([, t]) => t)).size).toBe(5);
     expect(turns.queued).toBe(0);
   });
 
-  it('lets a timer due meanwhile run between two waiters', async () => {
-    const turns = new LoopTurns();
-    const order: string[] = [];
-    setTimeout(() => order.push('timer'), 0);
-    await new Promise((r) => setTimeout(r, 5)); // the timer above is due before the waiters below start
-    setTimeout(() => order.push('timer'), 0);
-    await Promise.all([0, 1].map(async (i) => {
-      await turns.next();
-      order.push(`waiter ${i}`);
-      const until = performance.now() + 3; // a query's synchronous part
-      while (performance.now() < until);
+  it('within its budget, lets holders follow each other in the same turn; past it, the loop turns first', async () => {
+    const counter = turnCounter();
+    const quick = new LoopTurns(60_000);
+    const at: number[] = [];
+    await Promise.all([0, 1, 2, 3].map(async () => {
+      const release = await quick.enter();
+      at.push(counter.now());
+      release();
     }));
-    expect(order).toEqual(['timer', 'waiter 0', 'timer', 'waiter 1']);
+    expect(new Set(at).size).toBe(1);
+
+    const small = new LoopTurns(2);
+    const order: string[] = [];
+    await Promise.all([0, 1].map(async (i) => {
+      const release = await small.enter();
+      order.push(`holder ${i}`);
+      if (i === 0) setTimeout(() => order.push('timer'), 0); // due while holder 0 runs
+      const until = performance.now() + 5; // a query's synchronous part, over the budget
+      while (performance.now() < until);
+      release();
+    }));
+    counter.stop();
+    expect(order).toEqual(['holder 0', 'timer', 'holder 1']);
+  });
+
+  it('holds one holder at a time, across awaits, until it gives the turn back', async () => {
+    const turns = new LoopTurns(60_000);
+    let inside = 0;
+    let most = 0;
+    await Promise.all([0, 1, 2].map(async () => {
+      const release = await turns.enter();
+      inside++;
+      most = Math.max(most, inside);
+      await new Promise((r) => setTimeout(r, 2));
+      inside--;
+      release();
+      release(); // a second call changes nothing
+    }));
+    expect(most).toBe(1);
   });
 });
 
@@ -78,7 +105,7 @@ describe('concurrent retrievals take turns', () => {
     const indexes = new DerivedIndexes({ db, embedder, logger: pino({ level: 'silent' }) });
     indexes.attach(sm);
     service = new RetrievalService({
-      shards: new ShardRouter([{ id: 0, db, sm, log }]), indexes: new Map([[0, indexes]]), embedder, config: loadConfig({ env: {} }),
+      shards: new ShardRouter([{ id: 0, db, sm, log }]), indexes: new Map([[0, indexes]]), embedder, config: loadConfig({ env: {} }), turnBudgetMs: 0,
       // called synchronously at the end of each retrieval's pipeline: the turn it ran in
       onRetrieved: () => void (counter && ranAt.push(counter.now())),
     });
@@ -101,7 +128,7 @@ describe('concurrent retrievals take turns', () => {
     rmSync(dir, { recursive: true, force: true });
   });
 
-  it('runs the pipelines of eight concurrent retrievals in eight different turns', async () => {
+  it('with no budget, runs the pipelines of eight concurrent retrievals in eight different turns', async () => {
     counter = turnCounter();
     const answers = await Promise.all(Array.from({ length: 8 }, () => service.retrieve('kim', STREAM, { query: 'blue kite', include_pending: false })));
     counter.stop();
