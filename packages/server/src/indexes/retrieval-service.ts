@@ -103,7 +103,7 @@ export const collapseBySource = (u: { level: number; user_id: string; references
 export class RetrievalService {
   /** event id → its embedding, for pending events searched raw (insertion order: oldest first) */
   private readonly pendingVectors = new Map<string, Float32Array>();
-  /** one query's searches and fusion per turn of the event loop */
+  /** the searches and fusion of concurrent queries, one query at a time, in turns of the event loop (loop-turns.ts) */
   private readonly turns: LoopTurns;
 
   constructor(private readonly options: RetrievalServiceOptions) {
