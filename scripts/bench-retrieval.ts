@@ -14,6 +14,9 @@
  * otherwise a deterministic hashing embedder of 100 dimensions.
  *
  *   node --import tsx scripts/bench-retrieval.ts [--sizes 10000,100000] [--users 1000x100] [--queries 500] [--out FILE]
+ *
+ * With --http, the concurrent mode instead: N users × M events or units in a node process, C clients over
+ * HTTP (scripts/bench-retrieval-concurrent.ts says what it reports).
  */
 import { mkdirSync, writeFileSync } from 'node:fs';
 import { monitorEventLoopDelay } from 'node:perf_hooks';
@@ -24,6 +27,7 @@ import { buildAdjacency, neighborsOf } from '../packages/memory/src/retrieval/gr
 import { retrieve } from '../packages/memory/src/retrieval/pipeline';
 import type { Embedder } from '../packages/memory/src/providers/types';
 import { mulberry32 } from '../packages/memory/src/embedding/hash';
+import { parseConcurrentArgs, runConcurrent } from './bench-retrieval-concurrent';
 
 interface Args {
   sizes: number[];
@@ -281,7 +285,8 @@ async function main() {
   console.log(`wrote ${args.out}`);
 }
 
-main().catch((err) => {
+// --http: the concurrent mode over HTTP against a node process (scripts/bench-retrieval-concurrent.ts)
+(process.argv.includes('--http') ? runConcurrent(parseConcurrentArgs(process.argv.slice(2))) : main()).catch((err) => {
   console.error(err);
   process.exit(1);
 });

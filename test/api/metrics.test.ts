@@ -98,7 +98,7 @@ describe('metrics of a single node', () => {
 
   it('reports retrieval latency by stage, one observation per retrieval and stage', async () => {
     const m = await scrape(server.url);
-    for (const stage of ['index_load', 'embed', 'pending', 'search', 'fuse', 'total']) {
+    for (const stage of ['index_load', 'embed', 'pending', 'turn', 'search', 'fuse', 'total']) {
       expect(m.value('strata_retrieval_stage_seconds_count', { stage })).toBe(RETRIEVALS);
     }
     expect(m.all('strata_retrieval_stage_seconds_count', { stage: 'arbitrate' })).toEqual([]); // not asked for
@@ -108,6 +108,7 @@ describe('metrics of a single node', () => {
     expect(m.value('strata_retrieval_stage_seconds_bucket', { stage: 'total', le: '+Inf' })).toBe(RETRIEVALS);
     expect(m.value('strata_index_cache_entries')).toBe(1);
     expect(m.value('strata_index_cache_bytes')).toBeGreaterThan(0);
+    expect(m.value('strata_index_graphs_building')).toBe(0); // a small user's search is exact: no graph to build
   });
 
   it('exports every series the Grafana dashboard (deploy/grafana/strata.json) queries', async () => {

@@ -3,7 +3,7 @@ import { mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { RaftHost } from '../src/driver/host';
-import type { RaftGroup } from '../src/driver/group';
+import type { GroupOptions, RaftGroup } from '../src/driver/group';
 import { NotLeaderError, OverloadedError } from '../src/errors';
 import { LevelStorage } from '../src/storage/level-storage';
 import { LocalTransportHub } from '../src/transport/transport';
@@ -21,10 +21,16 @@ class Node {
   host!: RaftHost;
   storage!: LevelStorage;
   group!: RaftGroup;
-  constructor(readonly id: number, readonly dir: string, readonly hub: LocalTransportHub, readonly sm: ListMachine, readonly snapshotEvery = 10_000, readonly maxPendingProposals = 8192) {}
+  constructor(
+    readonly id: number, readonly dir: string, readonly hub: LocalTransportHub, readonly sm: ListMachine, readonly snapshotEvery = 10_000, readonly maxPendingProposals = 8192,
+    readonly groupOptions: Partial<GroupOptions> = {},
+  ) {}
   async open(): Promise<this> {
     this.storage = await LevelStorage.open(this.dir);
-    this.host = new RaftHost({ nodeId: this.id, selfUrl: `local://${this.id}`, storage: this.storage, transport: this.hub.transport(this.id), tickMs: 10, group: { snapshotEvery: this.snapshotEvery, compactionMargin: 5, maxPendingProposals: this.maxPendingProposals } });
+    this.host = new RaftHost({
+      nodeId: this.id, selfUrl: `local://${this.id}`, storage: this.storage, transport: this.hub.transport(this.id), tickMs: 10,
+      group: { snapshotEvery: this.snapshotEvery, compactionMargin: 5, maxPendingProposals: this.maxPendingProposals, ...this.groupOptions },
+    });
     this.group = await this.host.openGroup(0, this.sm);
     return this;
   }
@@ -142,5 +148,24 @@ describe('RaftHost and RaftGroup', () => {
     expect(held.every((r) => r.status === 'fulfilled' || r.reason instanceof Error)).toBe(true);
     await until(() => nodes.some((n) => n.group.isLeader()));
     await expect(leader().group.propose(Buffer.from('after'))).resolves.toMatchObject({ index: expect.any(Number) });
+  });
+
+  test('large entries: a snapshot by bytes, and a compaction margin held to its bytes', async () => {
+    // a group of one, snapshots every 10,000 entries or 64 KiB, a margin of 1,000 entries or 16 KiB
+    const dir = join(root, 'bytes');
+    const options = { snapshotEveryBytes: 64 * 1024, compactionMargin: 1000, compactionMarginBytes: 16 * 1024 };
+    const solo = await new Node(9, dir, hub, new ListMachine(), 10_000, 8192, options).open();
+    try {
+      await solo.group.initialize([{ id: 9, url: 'local://9' }]);
+      await until(() => solo.group.isLeader());
+      for (let i = 0; i < 40; i++) await solo.group.propose(Buffer.alloc(8 * 1024, i)); // 320 KiB in 40 entries
+      await until(() => solo.group.core.log.offset > 0);
+      // compacted far within the 1,000-entry margin: at most 16 KiB behind the snapshot, plus what came after it (< 64 KiB)
+      await until(() => solo.group.logSize().bytes < 16 * 1024 + 64 * 1024 + 8 * 1024);
+      expect(solo.group.logSize().entries).toBeLessThan(12);
+      expect(solo.sm.items).toHaveLength(40);
+    } finally {
+      await solo.close();
+    }
   });
 });

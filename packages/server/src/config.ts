@@ -94,8 +94,12 @@ export interface Config {
     max_pending_bytes: number;
     /** a shard snapshots its state after this many applied entries, then compacts its log */
     snapshot_every: number;
+    /** or after this many bytes of applied entries (the uncompacted log is held in memory) */
+    snapshot_every_bytes: number;
     /** entries kept in the log behind a snapshot (a follower lagging less needs no snapshot) */
     compaction_margin: number;
+    /** and their bytes at most */
+    compaction_margin_bytes: number;
   };
   embedding: { provider: 'local' | 'openai' | 'hashing'; base_url: string | null; api_key: string | null; model: string | null; dimensions: number | null };
   llm: { provider: 'none' | 'openai'; base_url: string | null; api_key: string | null; model: string | null };
@@ -234,7 +238,9 @@ export const CONFIG_SCHEMA = {
       max_pending_proposals: int(1, 8192),
       max_pending_bytes: int(1024, 64 * 1024 * 1024),
       snapshot_every: int(10, 10_000),
+      snapshot_every_bytes: int(64 * 1024, 64 * 1024 * 1024),
       compaction_margin: int(0, 2_000),
+      compaction_margin_bytes: int(0, 16 * 1024 * 1024),
     }),
     embedding: section({
       provider: { enum: ['local', 'openai', 'hashing'], default: 'local' },

@@ -48,6 +48,7 @@ import { orgRoutes } from './routes/org';
 import { taskRoutes } from './routes/tasks';
 import { createProviders } from './providers';
 import { DerivedIndexes } from './indexes/derived';
+import { PendingEventsCache } from './indexes/pending-cache';
 import { IndexCache } from './indexes/index-cache';
 import { RetrievalService } from './indexes/retrieval-service';
 import { contextRoutes } from './routes/context';
@@ -167,7 +168,11 @@ export class StrataNode {
     const indexes = new Map<number, DerivedIndexes>();
     // One byte budget for the users' indexes of every shard (memory.index_cache_bytes).
     const indexCache = new IndexCache(config.memory.index_cache_bytes);
+    // The users' pending events searched raw by retrieval, read again only when they change (pending-cache.ts).
+    const pendingCache = new PendingEventsCache();
     for (const shard of shards) {
+      shard.sm.onApplied((_index, _command, _result, effects) => pendingCache.onApplied(effects));
+      shard.sm.onRestored(() => pendingCache.clear());
       const fresh = () => new DerivedIndexes({ db: shard.db, embedder: providers.embedder, logger, cache: indexCache });
       indexes.set(shard.id, fresh());
       shard.sm.onApplied((_index, _command, _result, effects) => indexes.get(shard.id)!.onApplied(effects));
@@ -181,7 +186,7 @@ export class StrataNode {
     // Cross-shard reads: local where this node holds a group, else from a holder (attached below, once routing exists).
     const reads = new ShardReads(router, config.cluster.forward_timeout_ms);
     const retrieval = new RetrievalService({
-      shards: router, indexes, reads, embedder: providers.embedder, config, onRetrieved: (_userId, results) => reinforcement.record(results),
+      shards: router, indexes, reads, embedder: providers.embedder, config, pendingCache, onRetrieved: (_userId, results) => reinforcement.record(results),
       metrics, tracing,
     });
     const auth = new AuthService(config, router.meta().db, router.meta().log, logger);
@@ -200,6 +205,7 @@ export class StrataNode {
     metrics.gauge('strata_index_cache_bytes', "Estimated bytes of the users' derived indexes held (budget: memory.index_cache_bytes)", () => indexCache.bytes);
     metrics.gauge('strata_index_cache_entries', 'Users whose derived indexes are held', () => indexCache.size);
     metrics.gauge('strata_index_cache_evictions', 'Users dropped from the index cache to stay within its budget, since start', () => indexCache.evictions);
+    metrics.gauge('strata_index_graphs_building', "Users whose vector graph is being built (their vector search is exact until it is live)", () => retrieval.graphsBuilding());
     metrics.gauge('strata_index_cache_builds', "Users' derived indexes built from LevelDB (first use or after eviction), since start", () => indexCache.builds);
     for (const shard of shards) {
       metrics.gauge(`strata_applied_index_shard_${shard.id}`, `Applied log index of shard ${shard.id}`, () => shard.sm.appliedIndex());

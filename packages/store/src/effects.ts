@@ -62,6 +62,19 @@ export interface FailureEffect {
   seq: string;
 }
 
+/**
+ * A user's pending entry (an event waiting for consolidation) written: added (ingest, import, a retry)
+ * or removed (consolidated, dropped, failed, deleted). Read from the writes alone: a removal may name an
+ * entry that was not there. What it is for: a reader that keeps a user's pending events between reads
+ * (retrieval's include_pending) knows when to read them again.
+ */
+export interface PendingEffect {
+  user_id: string;
+  /** the entry's key in the user's pending index (its acceptance order) */
+  seq: string;
+  change: 'added' | 'removed';
+}
+
 export interface ApplyEffects {
   units: UnitEffect[];
   edges: EdgeEffect[];
@@ -69,15 +82,17 @@ export interface ApplyEffects {
   users: UserEffect[];
   events: EventEffect[];
   failures: FailureEffect[];
+  pending: PendingEffect[];
 }
 
 /** Shared by every command without effects: frozen to the arrays, so no listener can change it for the next one. */
 export const NO_EFFECTS: ApplyEffects = Object.freeze({
   units: Object.freeze([]), edges: Object.freeze([]), l3: Object.freeze([]), users: Object.freeze([]), events: Object.freeze([]), failures: Object.freeze([]),
+  pending: Object.freeze([]),
 }) as unknown as ApplyEffects;
 
 /** The record sublevels whose writes are effects, by what they hold. */
-export type TrackedKind = 'unit' | 'unit_stats' | 'vector' | 'edge' | 'goal' | 'task' | 'user_org' | 'event' | 'failed';
+export type TrackedKind = 'unit' | 'unit_stats' | 'vector' | 'edge' | 'goal' | 'task' | 'user_org' | 'event' | 'failed' | 'pending';
 
 export interface TrackedWrite {
   kind: TrackedKind;
@@ -97,6 +112,7 @@ export function trackedSublevels(db: StateDb): Map<Sub<unknown>, TrackedKind> {
     [db.userOrgs as Sub<unknown>, 'user_org'],
     [db.events as Sub<unknown>, 'event'],
     [db.failed as Sub<unknown>, 'failed'],
+    [db.pendingByUser as Sub<unknown>, 'pending'],
   ]);
 }
 
@@ -147,7 +163,7 @@ export async function resolveEffects(db: StateDb, writes: readonly TrackedWrite[
     else if (w.kind === 'unit_stats') touchedStats.add(w.key);
     else last.set(`${w.kind}|${w.key}`, w);
   }
-  const effects: ApplyEffects = { units: [], edges: [], l3: [], users: [], events: [], failures: [] };
+  const effects: ApplyEffects = { units: [], edges: [], l3: [], users: [], events: [], failures: [], pending: [] };
   // The units' and edges' state before, in one getMany each (a consolidation batch writes hundreds).
   const unitBefore = await before(read, db.units, [...[...last.values()].filter((w) => w.kind === 'unit').map((w) => w.key), ...touchedContent, ...touchedStats]);
   const edgeBefore = await before(read, db.edges, [...last.values()].filter((w) => w.kind === 'edge').map((w) => w.key));
@@ -185,6 +201,9 @@ export async function resolveEffects(db: StateDb, writes: readonly TrackedWrite[
       if ((before?.org_id ?? null) !== (after?.org_id ?? null)) effects.users.push({ user_id: w.key, change: 'org_changed', org_id: after?.org_id ?? null });
     } else if (w.kind === 'event') {
       eventWrites.push(w);
+    } else if (w.kind === 'pending') {
+      const [user_id, seq] = split(w.key);
+      effects.pending.push({ user_id, seq, change: w.value === undefined ? 'removed' : 'added' });
     } else if (w.kind === 'failed') {
       const after = w.value as FailedRecord | undefined;
       if (after && !(await beforeOne(read, db.failed, w.key))) effects.failures.push({ user_id: after.user_id, event_id: after.event_id, seq: w.key });

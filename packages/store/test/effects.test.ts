@@ -54,18 +54,29 @@ describe('apply effects', () => {
   }
 
   it('ingest has none; a consolidation creates its units and edges; a correction retires the old unit', async () => {
-    expect(await run({ type: 'events.ingest', user_id: 'u', stream_id: 's1', at: T0, idempotency: null, assets: [], events: [] })).toEqual({ units: [], edges: [], l3: [], users: [], events: [], failures: [] });
+    expect(await run({ type: 'events.ingest', user_id: 'u', stream_id: 's1', at: T0, idempotency: null, assets: [], events: [] })).toEqual({ units: [], edges: [], l3: [], users: [], events: [], failures: [], pending: [] });
     const created = await consolidate([unit('a'), unit('b')], [edge('e1', 'a', 'b')]);
     expect(created.units).toEqual([
       { user_id: 'u', unit_id: 'a', change: 'created', record_only: false },
       { user_id: 'u', unit_id: 'b', change: 'created', record_only: false },
     ]);
     expect(created.edges).toEqual([{ user_id: 'u', edge_id: 'e1', change: 'created' }]);
+    // the consumed events left the user's pending index (retrieval's pending cache reads them again)
+    expect(created.pending.map((p) => [p.user_id, p.change])).toEqual([['u', 'removed'], ['u', 'removed']]);
     const corrected = await consolidate([unit('c')], [], { retired: [{ unit_id: 'a', retired_at: T1, reason: 'superseded', superseded_by: 'c' }] } as Partial<Command>);
     expect(corrected.units).toEqual(expect.arrayContaining([
       { user_id: 'u', unit_id: 'c', change: 'created', record_only: false },
       { user_id: 'u', unit_id: 'a', change: 'retired', record_only: false },
     ]));
+  });
+
+  it('an ingest adds each event to the pending entries of its user', async () => {
+    const e = await run({ type: 'events.ingest', user_id: 'p', stream_id: 's1', at: T0, idempotency: null, assets: [], events: ['x', 'y'].map((id) => ({
+      event_id: id, user_id: 'p', stream_id: 's1', content: id, content_type: 'text', org_id: null, agent_id: null, role: null, level: null, parent_id: null,
+      task_status: null, task_progress: null, valid_time: T0, transaction_time: T0, metadata: null, assets: [],
+    })) } as Command);
+    expect(e.pending).toHaveLength(2);
+    expect(e.pending.every((p) => p.user_id === 'p' && p.change === 'added')).toBe(true);
   });
 
   it('a reinforcement changes records only; a reference added by consolidation is a full change', async () => {

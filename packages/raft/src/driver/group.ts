@@ -17,8 +17,16 @@ export interface GroupOptions {
   readTimeoutMs: number;
   /** take a snapshot after this many applied entries */
   snapshotEvery: number;
+  /**
+   * or after this many bytes of applied entries, whichever comes first: the uncompacted log is held in
+   * memory, and a few hundred large commands (consolidation batches with their vectors) are hundreds of
+   * MiB long before they are 10,000 entries
+   */
+  snapshotEveryBytes: number;
   /** entries kept in the log behind a snapshot, so slightly lagging followers need no snapshot */
   compactionMargin: number;
+  /** and their bytes at most (the oldest of the margin go first) */
+  compactionMarginBytes: number;
   /** how long addNode waits for the learner to catch up */
   catchUpTimeoutMs: number;
   /**
@@ -34,7 +42,9 @@ export const DEFAULT_GROUP_OPTIONS: GroupOptions = {
   proposeTimeoutMs: 10_000,
   readTimeoutMs: 5_000,
   snapshotEvery: 10_000,
+  snapshotEveryBytes: 64 * 1024 * 1024,
   compactionMargin: 2_000,
+  compactionMarginBytes: 16 * 1024 * 1024,
   catchUpTimeoutMs: 60_000,
   maxPendingProposals: 8192,
   maxPendingBytes: 64 * 1024 * 1024,
@@ -134,6 +144,8 @@ export class RaftGroup {
   private ctxSeq = 0;
   private failed: Error | null = null;
   private lastSnapshotIndex: number;
+  /** payload bytes of the entries applied since the last snapshot was taken (or installed) */
+  private bytesSinceSnapshot = 0;
   private snapshotting = false;
   readonly counters: GroupCounters = { proposals: 0, electionsStarted: 0, electionsWon: 0, snapshotsSent: 0, snapshotsInstalled: 0 };
   private observer: GroupObserver | null = null;
@@ -149,6 +161,7 @@ export class RaftGroup {
     private readonly opts: GroupOptions,
   ) {
     this.lastSnapshotIndex = core.snapshot?.meta.index ?? 0;
+    this.bytesSinceSnapshot = this.bytesBetween(this.lastSnapshotIndex, core.applied);
     this.campaignTerm = core.term;
     this.lastRole = core.role;
   }
@@ -423,6 +436,7 @@ export class RaftGroup {
       const s = r.snapshot;
       await this.sm.restore({ index: s.meta.index, term: s.meta.term }, this.host.storage.snapshots.reader(this.groupId, s.meta, s.size));
       this.lastSnapshotIndex = s.meta.index;
+      this.bytesSinceSnapshot = 0;
       this.counters.snapshotsInstalled++;
     }
     if (r.committedEntries.length) await this.apply(r.committedEntries);
@@ -444,6 +458,7 @@ export class RaftGroup {
   }
 
   private async apply(ents: Entry[]): Promise<void> {
+    for (const e of ents) this.bytesSinceSnapshot += e.data.byteLength;
     const batch: AppliedEntry[] = ents.map((e) => ({
       index: e.index,
       term: e.term,
@@ -471,8 +486,10 @@ export class RaftGroup {
    */
   private maybeSnapshot(): void {
     const applied = this.core.applied;
-    if (this.snapshotting || applied - this.lastSnapshotIndex < this.opts.snapshotEvery || applied <= this.core.log.offset) return;
+    const due = applied - this.lastSnapshotIndex >= this.opts.snapshotEvery || this.bytesSinceSnapshot >= this.opts.snapshotEveryBytes;
+    if (this.snapshotting || !due || applied <= this.core.log.offset) return;
     this.snapshotting = true;
+    this.bytesSinceSnapshot = 0; // what is applied from here on counts toward the next one
     const storage = this.host.storage;
     // the file opens while the state machine starts: it must fix its image now, not after an await here
     const opening: Promise<SnapshotFileWriter> = storage.snapshots.create(this.groupId);
@@ -490,7 +507,7 @@ export class RaftGroup {
         const meta = this.core.snapshotMeta(s.index);
         invariant(meta.term === s.term, () => `snapshot term ${s.term} does not match the log's term ${meta.term} at ${s.index}`);
         const snap = { meta, size: await file.finish(meta) };
-        const compactTo = Math.max(this.core.log.offset, Math.min(s.index - this.opts.compactionMargin, this.core.persisted));
+        const compactTo = Math.max(this.core.log.offset, Math.min(this.marginStart(s.index), this.core.persisted));
         const ops: BatchOp[] = [];
         const range = storage.compactionOps(ops, this.groupId, snap, compactTo, this.core.log.term(compactTo) as number, this.core.confAt(compactTo));
         await storage.write(ops);
@@ -507,6 +524,29 @@ export class RaftGroup {
         this.snapshotting = false;
       }
     })();
+  }
+
+  /**
+   * Where the log may be compacted to behind a snapshot at `index`: compactionMargin entries behind it,
+   * fewer when those entries hold more than compactionMarginBytes.
+   */
+  private marginStart(index: number): number {
+    const byCount = index - this.opts.compactionMargin;
+    const log = this.core.log;
+    let bytes = 0;
+    for (let i = Math.min(index, log.lastIndex()); i > Math.max(byCount, log.offset); i--) {
+      bytes += log.entries[i - log.offset - 1].data.byteLength;
+      if (bytes > this.opts.compactionMarginBytes) return i;
+    }
+    return byCount;
+  }
+
+  /** Payload bytes of the held entries in (from, to]. */
+  private bytesBetween(from: number, to: number): number {
+    const log = this.core.log;
+    let bytes = 0;
+    for (let i = Math.max(from, log.offset) + 1; i <= Math.min(to, log.lastIndex()); i++) bytes += log.entries[i - log.offset - 1].data.byteLength;
+    return bytes;
   }
 
   fail(err: Error): void {

@@ -96,7 +96,8 @@ export class ClusterRuntime {
       group: {
         proposeTimeoutMs: Math.max(2000, config.cluster.forward_timeout_ms),
         maxPendingProposals: config.raft.max_pending_proposals, maxPendingBytes: config.raft.max_pending_bytes,
-        snapshotEvery: config.raft.snapshot_every, compactionMargin: config.raft.compaction_margin,
+        snapshotEvery: config.raft.snapshot_every, snapshotEveryBytes: config.raft.snapshot_every_bytes,
+        compactionMargin: config.raft.compaction_margin, compactionMarginBytes: config.raft.compaction_margin_bytes,
       },
       onError: (err) => logger.fatal({ err }, 'raft storage or apply failed; this node stops serving writes'),
     });

@@ -214,6 +214,13 @@ export class DerivedIndexes {
     for (const [userId, entry] of [...this.users]) this.drop(userId, entry);
   }
 
+  /** Users whose vector graph is being built (search is exact until it is live): a gauge, and what benchmarks wait for. */
+  graphsBuilding(): number {
+    let n = 0;
+    for (const e of this.users.values()) if (e.index.vector.mode === 'building') n++;
+    return n;
+  }
+
   /** Whether a user's indexes are held (tests). */
   holds(userId: string): boolean {
     return this.users.has(userId);
@@ -315,6 +322,13 @@ export class DerivedIndexes {
     return unit ? withStats(unit, await this.db.unitStats.get(join(userId, unitId))) : undefined;
   }
 
+  /** `indexedUnit` for many ids of one user, in one getMany per sublevel. */
+  private async indexedUnits(userId: string, unitIds: readonly string[]): Promise<(IndexedUnit | undefined)[]> {
+    const keys = unitIds.map((id) => join(userId, id));
+    const [units, stats] = await Promise.all([this.db.units.getMany(keys), this.db.unitStats.getMany(keys)]);
+    return units.map((unit, i) => (unit ? withStats(unit, stats[i]) : undefined));
+  }
+
   private async unitWithVector(userId: string, unitId: string): Promise<IndexEntry | null> {
     const unit = await this.indexedUnit(userId, unitId);
     if (!unit) return null;
@@ -327,11 +341,13 @@ export class DerivedIndexes {
   }
 
   private async refreshUser(entry: UserEntry, change: MemoryChange): Promise<void> {
-    for (const id of change.unit_ids) {
-      if (change.records_only) {
-        const unit = await this.indexedUnit(change.user_id, id);
-        if (unit && entry.index.replaceRecord(unit)) continue;
-      }
+    let ids = change.unit_ids;
+    if (change.records_only) {
+      // a reinforcement names hundreds of units: their records in two reads, not two awaited reads each
+      const units = await this.indexedUnits(change.user_id, ids);
+      ids = ids.filter((_id, i) => !(units[i] && entry.index.replaceRecord(units[i])));
+    }
+    for (const id of ids) {
       const found = await this.unitWithVector(change.user_id, id);
       if (found) entry.index.put(found.unit, found.vector, found.context);
       else entry.index.delete(id);

@@ -12,7 +12,7 @@
  * per-org version from the holder's indexes; not done yet).
  */
 import { retrieval, type Embedder } from '@strata/memory';
-import { badRequest, getEvent, payloadTooLarge, recentPendingOfUser, type EventRecord, type MemoryUnit, type StateDb } from '@strata/store';
+import { badRequest, getEvents, payloadTooLarge, recentPendingOfUser, type EventRecord, type MemoryUnit, type StateDb } from '@strata/store';
 import type { TextIndex, VectorIndex } from '@strata/store/indexes';
 import type { Config } from '../config';
 import type { Metrics } from '../metrics';
@@ -22,6 +22,8 @@ import type { Body } from '../schemas';
 import type { ShardReads } from '../cluster/shard-reads';
 import type { ShardRouter } from '../shards';
 import { indexEntriesOf, type DerivedIndexes } from './derived';
+import { LoopTurns } from './loop-turns';
+import type { PendingEventsCache } from './pending-cache';
 
 const { decodeBase64Media, MediaError, findNearDuplicates, imagePhash, isSearchablePending, PendingSet, rawHitOf, retrieveAsync, timeMs, TEXT_FIELDS } = retrieval;
 type RetrievalConfig = retrieval.RetrievalConfig;
@@ -72,6 +74,16 @@ export interface RetrievalServiceOptions {
    * swallowed (a lost reinforcement is harmless).
    */
   onRetrieved?: (userId: string, results: RetrievedUnit[]) => void;
+  /**
+   * The users' pending events kept between queries (fed by every shard's applied effects and cleared on a
+   * snapshot install by whoever wires it, node.ts); absent: read from LevelDB for every query.
+   */
+  pendingCache?: PendingEventsCache;
+  /**
+   * Milliseconds of searches and fusion that concurrent retrievals may run back to back before the event
+   * loop is let through to other work (loop-turns.ts; default 8; 0: a turn of the loop per retrieval)
+   */
+  turnBudgetMs?: number;
   /** the stage latency histogram (strata_retrieval_stage_seconds) */
   metrics?: Metrics;
   /** a `retrieval` span per call with a span per stage (tracing on) */
@@ -91,13 +103,24 @@ export const collapseBySource = (u: { level: number; user_id: string; references
 export class RetrievalService {
   /** event id → its embedding, for pending events searched raw (insertion order: oldest first) */
   private readonly pendingVectors = new Map<string, Float32Array>();
+  /** the searches and fusion of concurrent queries, one query at a time, in turns of the event loop (loop-turns.ts) */
+  private readonly turns: LoopTurns;
 
-  constructor(private readonly options: RetrievalServiceOptions) {}
+  constructor(private readonly options: RetrievalServiceOptions) {
+    this.turns = new LoopTurns(options.turnBudgetMs);
+  }
 
   private indexesOf(shardId: number): DerivedIndexes {
     const ix = this.options.indexes.get(shardId);
     if (!ix) throw new Error(`no derived indexes for shard ${shardId}`);
     return ix;
+  }
+
+  /** Users whose vector graph is being built, over every shard (strata_index_graphs_building). */
+  graphsBuilding(): number {
+    let n = 0;
+    for (const ix of this.options.indexes.values()) n += ix.graphsBuilding();
+    return n;
   }
 
   /** Resolves when every shard's index builds and refreshes, vector graphs included, are done (benchmarks, tests). */
@@ -166,7 +189,8 @@ export class RetrievalService {
       ])),
       stages.time('embed', () => this.options.embedder.embed([query, ...unembedded.map((e) => e.content)])),
     ]);
-    const pending = pendingEvents ? this.pendingSetOf(pendingEvents, unembedded, vectors.slice(1)) : null;
+    // no set at all without pending events (the usual case once consolidation keeps up): a set is a vector index
+    const pending = pendingEvents && pendingEvents.length > 0 ? this.pendingSetOf(pendingEvents, unembedded, vectors.slice(1)) : null;
     // in shard order, wherever each came from: the same sources in the same order on every node
     const setOf = new Map<number, UnitSet | undefined>([...localOrg.map((s, i) => [s.id, orgSets[i]] as const), ...remoteOrg.map((g, i) => [g, remoteSets[i]] as const)]);
     const orgs = orgShards.map((s) => setOf.get(s.id)).filter((s): s is UnitSet => !!s && s.size > 0);
@@ -214,9 +238,16 @@ export class RetrievalService {
       // Effective importance: stored importance decaying from when the unit was stored or last retrieved.
       fusion: { collapseKey: collapseBySource, importanceHalfLifeDays: config.memory.importance_half_life_days, ...base.fusion },
     };
-    stages.mark();
-    // async: a large user's exact vector scan (while its HNSW graph builds) yields between slices
-    const outcome = await retrieveAsync(sources, request, retrievalConfig, this.options.now?.() ?? Date.now(), stages);
+    // the searches and fusion take turns with each other and with the rest of the node (loop-turns.ts)
+    const release = await stages.time('turn', () => this.turns.enter());
+    let outcome: retrieval.RetrieveOutcome<MemoryUnit | RawHit>;
+    try {
+      stages.mark();
+      // async: a large user's exact vector scan (while its HNSW graph builds) yields between slices
+      outcome = await retrieveAsync(sources, request, retrievalConfig, this.options.now?.() ?? Date.now(), stages);
+    } finally {
+      release();
+    }
     const results = outcome.results.map((r) => ({ unit: r.unit, score: r.score, signals: r.signals }));
     try {
       // raw hits are events, not units: nothing to reinforce
@@ -235,12 +266,16 @@ export class RetrievalService {
     return Promise.all(wire.map((entries) => (entries.length > 0 ? this.indexesOf(home).unitSetOf(indexEntriesOf(entries, embedder)) : undefined)));
   }
 
-  /** The user's most recent pending text and JSON events. */
-  private async pendingEventsOf(db: StateDb, userId: string): Promise<EventRecord[]> {
-    const entries = await recentPendingOfUser(db, userId, PENDING_SEARCHED);
-    if (entries.length === 0) return [];
-    return (await Promise.all(entries.map((e) => getEvent(db, userId, e.event_id))))
-      .filter((e): e is NonNullable<typeof e> => e !== undefined && isSearchablePending(e));
+  /** The user's most recent pending text and JSON events (kept between queries when a cache is wired). */
+  private pendingEventsOf(db: StateDb, userId: string): Promise<EventRecord[]> {
+    const read = async () => {
+      const entries = await recentPendingOfUser(db, userId, PENDING_SEARCHED);
+      if (entries.length === 0) return [];
+      return (await getEvents(db, userId, entries.map((e) => e.event_id)))
+        .filter((e): e is NonNullable<typeof e> => e !== undefined && isSearchablePending(e));
+    };
+    const cache = this.options.pendingCache;
+    return cache ? cache.get(userId, read) : read();
   }
 
   /**

@@ -8,7 +8,7 @@ const U1 = '00000000-0000-4000-8000-000000000001';
 const U2 = '00000000-0000-4000-8000-000000000002';
 const E1 = '00000000-0000-4000-8000-0000000000e1';
 
-const effects = (e: Partial<ApplyEffects>): ApplyEffects => ({ units: [], edges: [], l3: [], users: [], events: [], failures: [], ...e });
+const effects = (e: Partial<ApplyEffects>): ApplyEffects => ({ units: [], edges: [], l3: [], users: [], events: [], failures: [], pending: [], ...e });
 
 describe('memoryChangesOf', () => {
   it('is nothing for effects that touch no unit or edge', () => {

@@ -12,6 +12,7 @@ import { HashingEmbedder } from '@strata/memory';
 import { LocalLog, StateDb, StateMachine, recentPendingOfUser, settle, type MemoryUnit } from '@strata/store';
 import { loadConfig } from '../../src/config';
 import { DerivedIndexes } from '../../src/indexes/derived';
+import { PendingEventsCache } from '../../src/indexes/pending-cache';
 import { RetrievalService } from '../../src/indexes/retrieval-service';
 import { ShardRouter } from '../../src/shards';
 
@@ -19,7 +20,8 @@ const T0 = '2026-01-01T00:00:00.000Z';
 const STREAM = '00000000-0000-4000-8000-000000000001';
 const id = (n: number, kind: number) => `00000000-0000-4000-8${kind}00-${String(n).padStart(12, '0')}`;
 
-describe('include_pending while the event is consolidated', () => {
+// With the pending events kept between queries (pending-cache.ts, as node.ts wires it) and without.
+describe.each([['read for each query', false], ['kept between queries', true]])('include_pending while the event is consolidated (pending events %s)', (_mode, cached) => {
   let dir: string;
   let db: StateDb;
   let log: LocalLog;
@@ -36,6 +38,8 @@ describe('include_pending while the event is consolidated', () => {
     log = await LocalLog.open(join(dir, 'log'), sm);
     indexes = new DerivedIndexes({ db, embedder, logger: pino({ level: 'silent' }) });
     indexes.attach(sm);
+    const pendingCache = cached ? new PendingEventsCache() : undefined;
+    if (pendingCache) sm.onApplied((_i, _c, _r, effects) => pendingCache.onApplied(effects));
     const gated = Object.create(embedder) as HashingEmbedder;
     gated.embed = async (texts: string[]) => {
       const hook = beforeEmbed;
@@ -45,7 +49,7 @@ describe('include_pending while the event is consolidated', () => {
     };
     service = new RetrievalService({
       shards: new ShardRouter([{ id: 0, db, sm, log }]), indexes: new Map([[0, indexes]]), embedder: gated,
-      config: loadConfig({ env: {} }),
+      config: loadConfig({ env: {} }), pendingCache,
     });
   });
   afterAll(async () => {

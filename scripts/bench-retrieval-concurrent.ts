@@ -1,0 +1,412 @@
+/**
+ * Concurrent retrieval over HTTP against a real node process (`npm run bench:retrieval -- --http ...`):
+ * N users, each loaded with M events (chat turns ingested over HTTP and consolidated by the node, as a
+ * user would) or M units (imported with their vectors: no consolidation, fast to reach 100,000), then C
+ * clients query for a fixed time while another polls GET /livez. Per run it reports queries/s, client
+ * and server (`query_time_ms`) p50/p99, the worst /livez during the storm, the node's RSS and CPU per
+ * query, the server's retrieval stages (mean ms, from strata_retrieval_stage_seconds) and the index
+ * cache's builds and evictions during the storm.
+ *
+ * `--baseline REV` runs the same bench, run for run interleaved, against the node of another commit
+ * (its tree extracted with `git archive` into a temporary directory, sharing this checkout's
+ * node_modules), and prints each figure's ratio: on a shared machine only ratios measured in one run
+ * say anything. That is how a regression like issue 28's (server p99 4-17 ms → 115-131 ms after a
+ * drain) is caught: `--baseline main` before merging a change to the query path.
+ *
+ *   node --expose-gc --import tsx scripts/bench-retrieval.ts --http [--users 20] [--events 1000 | --units 100000]
+ *        [--clients 8] [--seconds 15] [--runs 3] [--provider local|hashing] [--baseline REV] [--out FILE] [--cpu-prof-dir DIR] [--settle-s S]
+ */
+import { execFileSync, spawn } from 'node:child_process';
+import { mkdirSync, mkdtempSync, readdirSync, readFileSync, rmSync, symlinkSync, writeFileSync } from 'node:fs';
+import { loadavg, tmpdir } from 'node:os';
+import { dirname, join, resolve } from 'node:path';
+import { NodeStrataClient } from '@strata/client/node';
+import { StrataClient, type EventInput } from '@strata/client';
+import { createEmbedder } from '../packages/memory/src/embedding/factory';
+import type { Embedder } from '../packages/memory/src/providers/types';
+import { mulberry32 } from '../packages/memory/src/embedding/hash';
+import { deterministicUuid, loadLocomo, turnContent, type LocomoConversation } from './lib/locomo';
+import { freePort, ROOT, sleep, waitHttp } from './lib/processes';
+import { percentile } from './lib/stats';
+
+export interface ConcurrentArgs {
+  users: number;
+  events: number;
+  units: number;
+  clients: number;
+  seconds: number;
+  runs: number;
+  provider: string;
+  baseline: string | null;
+  data: string;
+  out: string;
+  /** after the warm-up, seconds to wait on a node without the strata_index_graphs_building gauge (an older baseline) */
+  settleS: number;
+  /** run the nodes under `node --cpu-prof`, profiles written here (scripts/cpuprofile-summary.ts reads them) */
+  cpuProfDir: string | null;
+}
+
+export function parseConcurrentArgs(argv: string[]): ConcurrentArgs {
+  const a: ConcurrentArgs = {
+    users: 20, events: 1000, units: 0, clients: 8, seconds: 15, runs: 3, provider: 'local', baseline: null,
+    data: resolve(ROOT, '../shared/data/locomo'), out: resolve(ROOT, 'bench-results/retrieval-concurrent.json'), cpuProfDir: null, settleS: 0,
+  };
+  for (let i = 0; i < argv.length; i++) {
+    const k = argv[i];
+    if (k === '--http') continue;
+    const v = argv[++i];
+    if (v === undefined) throw new Error(`${k} needs a value`);
+    switch (k) {
+      case '--users': a.users = Number(v); break;
+      case '--events': a.events = Number(v); a.units = 0; break;
+      case '--units': a.units = Number(v); a.events = 0; break;
+      case '--clients': a.clients = Number(v); break;
+      case '--seconds': a.seconds = Number(v); break;
+      case '--runs': a.runs = Number(v); break;
+      case '--provider': a.provider = v; break;
+      case '--baseline': a.baseline = v; break;
+      case '--data': a.data = resolve(v); break;
+      case '--out': a.out = resolve(v); break;
+      case '--cpu-prof-dir': a.cpuProfDir = resolve(v); break;
+      case '--settle-s': a.settleS = Number(v); break;
+      default: throw new Error(`unknown option ${k}`);
+    }
+  }
+  return a;
+}
+
+const API_KEY = 'bench-concurrent-admin-key';
+const round = (x: number, d = 2) => Math.round(x * 10 ** d) / 10 ** d;
+const pct = (xs: number[], p: number) => (xs.length === 0 ? NaN : round(percentile([...xs].sort((a, b) => a - b), p)));
+
+/** A commit's tree in a temporary directory, running on this checkout's node_modules (the workspace links point at its own packages). */
+function extractTree(rev: string): string {
+  const dir = mkdtempSync(join(tmpdir(), 'strata-baseline-'));
+  execFileSync('sh', ['-c', `git -C "${ROOT}" archive "${rev}" | tar -x -C "${dir}"`]);
+  const linkModules = (from: string, to: string) => {
+    mkdirSync(to, { recursive: true });
+    for (const name of readdirSync(from)) {
+      if (name === '@strata') continue;
+      symlinkSync(join(from, name), join(to, name));
+    }
+  };
+  linkModules(join(ROOT, 'node_modules'), join(dir, 'node_modules'));
+  mkdirSync(join(dir, 'node_modules', '@strata'));
+  for (const pkg of readdirSync(join(dir, 'packages'))) {
+    symlinkSync(join('..', '..', 'packages', pkg), join(dir, 'node_modules', '@strata', pkg));
+    const own = join(ROOT, 'packages', pkg, 'node_modules');
+    try {
+      linkModules(own, join(dir, 'packages', pkg, 'node_modules'));
+    } catch {
+      // the package has no node_modules of its own
+    }
+  }
+  return dir;
+}
+
+interface NodeProcess { url: string; pid: number; stop(): Promise<void> }
+
+/**
+ * A node process of the tree in `root` on a free port, default configuration but for the API key and
+ * embedder; its log at warn (an info line per request would be the bench's own cost), so readiness is
+ * polled on /livez.
+ */
+async function startNode(root: string, dataDir: string, provider: string, cpuProfDir: string | null): Promise<NodeProcess> {
+  const port = await freePort();
+  const child = spawn(process.execPath, [...(cpuProfDir ? ['--cpu-prof', '--cpu-prof-dir', cpuProfDir] : []), '--import', 'tsx', 'packages/server/src/main.ts'], {
+    cwd: root,
+    env: {
+      PATH: process.env.PATH ?? '', HOME: process.env.HOME ?? '', STRATA_PORT: String(port), STRATA_HOST: '127.0.0.1', STRATA_DATA_DIR: dataDir,
+      STRATA_LOG_LEVEL: 'warn', STRATA_API_KEY: API_KEY, STRATA__EMBEDDING__PROVIDER: provider,
+    },
+    stdio: ['ignore', 'ignore', 'pipe'],
+  });
+  let err = '';
+  child.stderr!.on('data', (chunk: Buffer) => (err = (err + chunk.toString()).slice(-20_000)));
+  const exited = new Promise<void>((r) => child.once('exit', () => r()));
+  const stop = async () => {
+    child.kill('SIGTERM');
+    const t = setTimeout(() => child.kill('SIGKILL'), 15_000);
+    await exited;
+    clearTimeout(t);
+  };
+  const url = `http://127.0.0.1:${port}`;
+  try {
+    await waitHttp(`${url}/livez`, (status) => status === 200, 'the node to serve', {}, 60_000);
+  } catch (e) {
+    await stop();
+    throw new Error(`${(e as Error).message}\n${err}`);
+  }
+  return { url, pid: child.pid!, stop };
+}
+
+function rssMiB(pid: number): number {
+  const m = /VmRSS:\s+(\d+) kB/.exec(readFileSync(`/proc/${pid}/status`, 'utf8'));
+  return m ? Math.round(Number(m[1]) / 1024) : NaN;
+}
+
+/** CPU seconds (user + system, every thread) of a process so far. */
+function cpuSeconds(pid: number): number {
+  const fields = readFileSync(`/proc/${pid}/stat`, 'utf8').split(') ')[1].split(' ');
+  return (Number(fields[11]) + Number(fields[12])) / 100;
+}
+
+/** strata_retrieval_stage_seconds sums and counts by stage, and the index cache's counters, from /metrics. */
+async function scrape(client: StrataClient): Promise<Map<string, number>> {
+  const res = await client.raw<string>('GET', '/metrics');
+  const text = typeof res.body === 'string' ? res.body : JSON.stringify(res.body);
+  const out = new Map<string, number>();
+  for (const line of text.split('\n')) {
+    const m = /^(strata_retrieval_stage_seconds_(?:sum|count)\{stage="(\w+)"\}|strata_index_cache_(?:builds|evictions)|strata_raft_log_bytes\{[^}]*\}|strata_index_cache_bytes|strata_index_graphs_building|strata_nodejs_heap_size_(?:used|total)_bytes|strata_nodejs_external_memory_bytes) ([\d.e+-]+)$/.exec(line);
+    if (m) out.set(m[1], Number(m[3]));
+  }
+  return out;
+}
+
+/** Chat turns of the LoCoMo development conversations, handed out to users in turn (each user its own offset). */
+function chatEvents(convs: LocomoConversation[], user: number, count: number): { stream: string; events: EventInput[] }[] {
+  const turns = convs.flatMap((c) => c.sessions.flatMap((s) => s.turns.map((t) => ({ content: turnContent(t), valid_time: s.date }))));
+  const perStream = 100;
+  const out: { stream: string; events: EventInput[] }[] = [];
+  for (let i = 0; i < count; i++) {
+    if (i % perStream === 0) out.push({ stream: deterministicUuid(`bench-user-${user}/stream/${i / perStream}`), events: [] });
+    const t = turns[(user * 71 + i) % turns.length];
+    out[out.length - 1].events.push({ content: t.content, role: 'user', valid_time: t.valid_time });
+  }
+  return out;
+}
+
+/** Units with their vectors as import lines (docs/export-format.md). */
+async function importUnits(client: StrataClient, embedder: Embedder, convs: LocomoConversation[], user: string, count: number): Promise<void> {
+  const turns = convs.flatMap((c) => c.sessions.flatMap((s) => s.turns.map((t) => ({ text: t.text, valid_time: s.date }))));
+  const stream = deterministicUuid(`${user}/stream`);
+  const header = JSON.stringify({ kind: 'header', format: 'strata-export', version: 1, embedder: { id: embedder.id, dimensions: embedder.dimensions } });
+  for (let start = 0; start < count; start += 5000) {
+    const n = Math.min(5000, count - start);
+    // turns recombined so that units differ (the same text twice would be one document twice)
+    const texts = Array.from({ length: n }, (_, i) => {
+      const a = turns[(start + i) % turns.length];
+      const b = turns[(start + i) * 7 % turns.length];
+      return { content: `${a.text} ${b.text.split(' ').slice(0, 6).join(' ')}`, valid_time: a.valid_time };
+    });
+    const vectors = await embedder.embed(texts.map((t) => t.content));
+    const lines = [header];
+    texts.forEach((t, i) => {
+      const id = `00000000-0000-4000-8000-${String(start + i).padStart(12, '0')}`;
+      lines.push(JSON.stringify({
+        kind: 'unit', id, user_id: user, stream_id: stream, org_id: null, agent_id: null, level: 1, memory_type: 'factual', content: t.content,
+        keywords: [], speaker: null, valid_time: t.valid_time, transaction_time: '2026-01-01T00:00:00.000Z', references: [], assets: [], importance: 0.5,
+        subject: null, attribute: null, retired_at: null, retired_reason: null, superseded_by: null,
+        vector: { embedder_id: embedder.id, dims: embedder.dimensions, f32_b64: Buffer.from(new Float32Array(vectors[i]).buffer).toString('base64') }, stats: null,
+      }));
+    });
+    lines.push(JSON.stringify({ kind: 'user', user_id: user, org_id: null }));
+    await client.importNdjson(lines.join('\n') + '\n');
+  }
+}
+
+interface RunFigures {
+  tree: string;
+  run: number;
+  load_s: number;
+  drain_s: number | null;
+  warm_s: number;
+  queries: number;
+  qps: number;
+  client_ms: { p50: number; p99: number };
+  server_ms: { p50: number; p99: number };
+  livez_ms: { p99: number; max: number; samples: number };
+  node_cpu_ms_per_query: number;
+  rss_mib: { before: number; end: number; max: number };
+  stages_mean_ms: Record<string, number>;
+  index_cache: { builds: number; evictions: number; bytes_mib: number };
+  raft_log_mib: number;
+  /** what the node's memory is made of at the end (V8's figures and the node's own estimates, from /metrics) */
+  memory_mib: { heap_used: number; heap_total: number; external: number; index_cache_estimate: number; raft_log: number };
+  errors: number;
+  /** the storm's seconds from the node's start (the window of a --cpu-prof profile: cpuprofile-summary --from/--to) */
+  storm_window_s: [number, number];
+}
+
+async function oneRun(root: string, tree: string, run: number, a: ConcurrentArgs, convs: LocomoConversation[], embedder: Embedder): Promise<RunFigures> {
+  const dataDir = mkdtempSync(join(tmpdir(), 'strata-bench-concurrent-'));
+  const spawnedAt = performance.now();
+  const node = await startNode(root, dataDir, a.provider, a.cpuProfDir);
+  const client = new NodeStrataClient({ baseUrl: node.url, apiKey: API_KEY, connections: a.clients + 2, timeoutMs: 600_000 });
+  const probe = new NodeStrataClient({ baseUrl: node.url, apiKey: API_KEY, connections: 1, timeoutMs: 60_000 });
+  const users = Array.from({ length: a.users }, (_, i) => `bench-user-${i}`);
+  const streams = new Map<string, string>();
+  try {
+    await client.waitUntilReady(60_000);
+    const t0 = performance.now();
+    let drainS: number | null = null;
+    if (a.events > 0) {
+      await Promise.all(users.map(async (user, u) => {
+        for (const { stream, events } of chatEvents(convs, u, a.events)) {
+          streams.set(user, stream);
+          await client.ingestBatch(user, stream, events);
+        }
+      }));
+      const d0 = performance.now();
+      const status = await client.waitUntilReady(3_600_000, 500);
+      if (!status.ready) throw new Error(`not drained: ${JSON.stringify(status)}`);
+      drainS = round((performance.now() - d0) / 1000, 1);
+    } else {
+      for (const user of users) {
+        await importUnits(client, embedder, convs, user, a.units);
+        streams.set(user, deterministicUuid(`${user}/stream`));
+      }
+    }
+    const loadS = round((performance.now() - t0) / 1000, 1);
+    const rssBefore = rssMiB(node.pid);
+
+    // LoCoMo questions as queries, in a seeded order
+    const questions = convs.flatMap((c) => c.qa.map((q) => q.question));
+    const rnd = mulberry32(run + 1);
+    // warm: every user's indexes built (the first query of a user builds them), then a few seconds of queries
+    // so the storm measures the steady state: index builds are bench:retrieval's in-process and single-user figures
+    const w0 = performance.now();
+    for (const user of users) await client.retrieve(user, streams.get(user)!, { query: questions[0] });
+    for (let i = 0; i < 2 * a.users + 50; i++) {
+      const user = users[i % users.length];
+      await client.retrieve(user, streams.get(user)!, { query: questions[Math.floor(rnd() * questions.length)] });
+    }
+    // a large user's vector graph builds in a worker after its first query (exact search meanwhile): the
+    // storm measures the steady state, so wait for it (nodes without the gauge are not waited for)
+    if (!(await scrape(probe)).has('strata_index_graphs_building')) await sleep(a.settleS * 1000);
+    for (let i = 0; i < 1200 && ((await scrape(probe)).get('strata_index_graphs_building') ?? 0) > 0; i++) await sleep(500);
+    const warmS = round((performance.now() - w0) / 1000, 1);
+
+    const before = await scrape(probe);
+    const cpu0 = cpuSeconds(node.pid);
+    let running = true;
+    const livez: number[] = [];
+    const rss: number[] = [];
+    const poller = (async () => {
+      while (running) {
+        const s = performance.now();
+        await probe.raw('GET', '/livez', { auth: false });
+        livez.push(performance.now() - s);
+        if (livez.length % 20 === 0) rss.push(rssMiB(node.pid));
+        await sleep(5);
+      }
+    })();
+    const clientMs: number[] = [];
+    const serverMs: number[] = [];
+    let errors = 0;
+    const s0 = performance.now();
+    const deadline = s0 + a.seconds * 1000;
+    await Promise.all(Array.from({ length: a.clients }, async () => {
+      while (performance.now() < deadline) {
+        const user = users[Math.floor(rnd() * users.length)];
+        const q = questions[Math.floor(rnd() * questions.length)];
+        const s = performance.now();
+        try {
+          const r = await client.retrieve(user, streams.get(user)!, { query: q, limit: 10 });
+          clientMs.push(performance.now() - s);
+          serverMs.push(r.query_time_ms);
+        } catch {
+          errors++;
+        }
+      }
+    }));
+    const stormS = (performance.now() - s0) / 1000;
+    running = false;
+    await poller;
+    const cpu = cpuSeconds(node.pid) - cpu0;
+    const after = await scrape(probe);
+    const delta = (k: string) => (after.get(k) ?? 0) - (before.get(k) ?? 0);
+    const stages: Record<string, number> = {};
+    for (const key of after.keys()) {
+      const m = /^strata_retrieval_stage_seconds_sum\{stage="(\w+)"\}$/.exec(key);
+      if (!m) continue;
+      const count = delta(`strata_retrieval_stage_seconds_count{stage="${m[1]}"}`);
+      if (count > 0) stages[m[1]] = round((delta(key) / count) * 1000, 3);
+    }
+    const logBytes = [...after].filter(([k]) => k.startsWith('strata_raft_log_bytes')).reduce((s, [, v]) => s + v, 0);
+    const end = rssMiB(node.pid);
+    return {
+      tree, run, load_s: loadS, drain_s: drainS, warm_s: warmS, queries: clientMs.length, qps: Math.round(clientMs.length / stormS),
+      client_ms: { p50: pct(clientMs, 50), p99: pct(clientMs, 99) }, server_ms: { p50: pct(serverMs, 50), p99: pct(serverMs, 99) },
+      livez_ms: { p99: pct(livez, 99), max: pct(livez, 100), samples: livez.length },
+      node_cpu_ms_per_query: round((cpu * 1000) / Math.max(1, clientMs.length)),
+      rss_mib: { before: rssBefore, end, max: Math.max(end, ...rss) },
+      stages_mean_ms: stages,
+      index_cache: {
+        builds: delta('strata_index_cache_builds'), evictions: delta('strata_index_cache_evictions'),
+        bytes_mib: round((after.get('strata_index_cache_bytes') ?? 0) / 1048576, 1),
+      },
+      raft_log_mib: round(logBytes / 1048576, 1),
+      memory_mib: {
+        heap_used: round((after.get('strata_nodejs_heap_size_used_bytes') ?? NaN) / 1048576, 1),
+        heap_total: round((after.get('strata_nodejs_heap_size_total_bytes') ?? NaN) / 1048576, 1),
+        external: round((after.get('strata_nodejs_external_memory_bytes') ?? NaN) / 1048576, 1),
+        index_cache_estimate: round((after.get('strata_index_cache_bytes') ?? NaN) / 1048576, 1), raft_log: round(logBytes / 1048576, 1),
+      },
+      errors, storm_window_s: [round((s0 - spawnedAt) / 1000, 1), round((s0 - spawnedAt) / 1000 + stormS, 1)],
+    };
+  } finally {
+    await client.close();
+    await probe.close();
+    await node.stop();
+    rmSync(dataDir, { recursive: true, force: true });
+  }
+}
+
+const median = (xs: number[]) => {
+  const s = xs.filter((x) => Number.isFinite(x)).sort((a, b) => a - b);
+  return s.length === 0 ? NaN : s[Math.floor((s.length - 1) / 2)];
+};
+
+export async function runConcurrent(a: ConcurrentArgs): Promise<void> {
+  const convs = loadLocomo(a.data);
+  const embedder = await createEmbedder({ provider: a.provider as 'local' });
+  const trees: { name: string; root: string; temp: boolean }[] = [{ name: 'this', root: ROOT, temp: false }];
+  if (a.baseline) trees.push({ name: a.baseline, root: extractTree(a.baseline), temp: true });
+  const runs: RunFigures[] = [];
+  const load = a.events > 0 ? `${a.users} users × ${a.events} events (ingested, consolidated)` : `${a.users} users × ${a.units} units (imported)`;
+  process.stderr.write(`${load}, ${a.clients} clients × ${a.seconds} s, ${a.runs} runs${a.baseline ? `, baseline ${a.baseline}` : ''}\n`);
+  try {
+    for (let run = 0; run < a.runs; run++) {
+      // interleaved: each run measures every tree in turn, so the machine's load touches both alike
+      for (const tree of run % 2 === 0 ? trees : [...trees].reverse()) {
+        const figures = await oneRun(tree.root, tree.name, run, a, convs, embedder);
+        runs.push(figures);
+        process.stderr.write(`${JSON.stringify(figures)}\n`);
+      }
+    }
+  } finally {
+    for (const t of trees) if (t.temp) rmSync(t.root, { recursive: true, force: true });
+    await (embedder as { close?: () => Promise<void> }).close?.();
+  }
+  const rows = trees.map((t) => {
+    const mine = runs.filter((r) => r.tree === t.name);
+    const col = (f: (r: RunFigures) => number) => mine.map(f);
+    return {
+      tree: t.name,
+      'q/s': col((r) => r.qps), 'client p50': col((r) => r.client_ms.p50), 'client p99': col((r) => r.client_ms.p99),
+      'server p50': col((r) => r.server_ms.p50), 'server p99': col((r) => r.server_ms.p99), 'livez max': col((r) => r.livez_ms.max),
+      'RSS MiB': col((r) => r.rss_mib.max), 'CPU ms/q': col((r) => r.node_cpu_ms_per_query),
+    };
+  });
+  console.log(`\n${load}, ${a.clients} clients × ${a.seconds} s; load average ${loadavg()[0].toFixed(1)}`);
+  for (const row of rows) {
+    console.log(`${row.tree}:`);
+    for (const [k, v] of Object.entries(row)) if (k !== 'tree') console.log(`  ${k.padEnd(11)} ${(v as number[]).join(' / ')}`);
+  }
+  const ratios: Record<string, number> = {};
+  if (rows.length === 2) {
+    console.log(`ratio this / ${a.baseline} (medians):`);
+    for (const k of Object.keys(rows[0])) {
+      if (k === 'tree') continue;
+      ratios[k] = round(median(rows[0][k as 'q/s']) / median(rows[1][k as 'q/s']));
+      console.log(`  ${k.padEnd(11)} ${ratios[k]}`);
+    }
+  }
+  const report = {
+    at: new Date().toISOString(), command: `node --expose-gc --import tsx scripts/bench-retrieval.ts ${process.argv.slice(2).join(' ')}`,
+    args: a, embedder: embedder.id, load_average_1m: round(loadavg()[0], 1), runs, ratios,
+  };
+  mkdirSync(dirname(a.out), { recursive: true });
+  writeFileSync(a.out, JSON.stringify(report, null, 2) + '\n');
+}
