@@ -5,7 +5,7 @@ import pino from 'pino';
 import { HashingEmbedder } from '@strata/memory';
 import type { Embedder } from '@strata/memory';
 import {
-  LocalLog, StateDb, StateMachine, allUnits, listDropped, listEvents, listFailed, pendingSummary, reflectionsDue, type IngestCommand,
+  LocalLog, StateDb, StateMachine, allUnits, listDropped, listGoals, listEvents, listFailed, pendingSummary, reflectionsDue, type IngestCommand,
   type MemoryUnit,
 } from '@strata/store';
 import { ConsolidationWorker, type TickReport } from '../../src/workers/consolidation';
@@ -172,6 +172,51 @@ describe('ConsolidationWorker (real LevelDB and log, hashing embedder, virtual c
     // Nothing was half-written: counters match the records.
     expect(await db.counter('units')).toBe((await allUnits(db, 'dee')).length);
     expect((await allUnits(db, 'dee')).flatMap((u) => u.references).length + (await listDropped(db, 'dee')).length).toBe(30 - left);
+  });
+
+  it('plans a trickling user\'s insights on a cadence, not after every batch; a paused one soon after it pauses', async () => {
+    const w = worker();
+    let planned = 0;
+    // 35 batches of one event, 2 s apart (the shard drained between them, the user never quiet for 1 s): a live trickle
+    for (let i = 0; i < 35; i++) {
+      await log.propose(ingest('fay', S1, [`Day ${i}: I practised the piano for ${20 + i} minutes.`], clock));
+      planned += (await w.tick()).l2_planned;
+      clock += 2000;
+    }
+    // 70 s of changes: planned once, when 60 s had passed since the first change
+    expect(planned).toBe(1);
+    // the conversation pauses: planned once its memory has been quiet for a second, then not again
+    clock += 10_000;
+    expect((await w.tick()).l2_planned).toBe(1);
+    clock += 10_000;
+    expect((await w.tick()).l2_planned).toBe(0);
+  });
+
+  it('checks for pending entries without their per-user index once, not at every tick', async () => {
+    let scans = 0;
+    const iterator = db.pending.iterator.bind(db.pending);
+    db.pending.iterator = ((...args: Parameters<typeof iterator>) => { scans++; return iterator(...args); }) as typeof db.pending.iterator;
+    const w = worker();
+    for (let i = 0; i < 5; i++) {
+      await log.propose(ingest('gus', S1, [`Note ${i}: the gate code is ${4000 + i}.`], clock));
+      await w.tick();
+    }
+    expect(scans).toBe(1);
+    expect(await db.counter('pending')).toBe(0);
+  });
+
+  it('reads the user\'s goals and tasks only for a batch that may plan some', async () => {
+    let reads = 0;
+    const iterator = db.l3ByEvent.iterator.bind(db.l3ByEvent);
+    db.l3ByEvent.iterator = ((...args: Parameters<typeof iterator>) => { reads++; return iterator(...args); }) as typeof db.l3ByEvent.iterator;
+    const w = worker();
+    await log.propose(ingest('hal', S1, ['I had pasta for lunch.', 'The weather in Oslo was grey today.']));
+    await drain(w);
+    expect(reads).toBe(0);
+    await log.propose(ingest('hal', S1, ['My goal is to run a marathon: 1. buy running shoes 2. train three times a week 3. sign up for the race']));
+    await drain(w);
+    expect(reads).toBe(1);
+    expect((await listGoals(db, 'hal')).map((g) => g.content)).toEqual([expect.stringMatching(/marathon/)]);
   });
 
   it('is woken by new events instead of sleeping out its idle interval', async () => {
