@@ -128,7 +128,8 @@ async function startStrata(n: number, dir: string, tree = ROOT, label = 'strata'
     ...(peers ? { STRATA_PEERS: peers } : {}), STRATA_CLUSTER_SECRET: 'bench-cluster-secret', STRATA_API_KEY: API_KEY,
     ...profile, STRATA_LOG_LEVEL: 'warn',
   }, join(dir, `${label}-${n}-${i + 1}.log`), tree));
-  for (const u of urls) await waitHttp(`${u}/readyz`, (s) => s === 200, `${u} ready`, { 'x-api-key': API_KEY });
+  // a busy shared machine may take minutes to start several nodes at once
+  for (const u of urls) await waitHttp(`${u}/readyz`, (s) => s === 200, `${u} ready`, { 'x-api-key': API_KEY }, 300_000);
   return { urls, procs };
 }
 
