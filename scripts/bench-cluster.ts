@@ -14,7 +14,7 @@
  * the backlog at the end of the level, how long it took to reach 0, and CPU per write until then.
  * `--baseline DIR` also starts the same systems from another checkout (DIR, a copy of the tree before a
  * change, with its own node_modules), measured in the same run beside this tree's.
- *   npm run bench:cluster -- [--seconds 5] [--runs 3] [--clients 1,32,256] [--spread] [--no-etcd] [--no-single]
+ *   npm run bench:cluster -- [--seconds 5] [--runs 3] [--clients 1,32,256] [--spread] [--no-etcd] [--no-single] [--no-cluster]
  *     [--default-config] [--drain-seconds 30] [--baseline DIR] [--cpu-prof DIR]
  */
 import { spawnSync } from 'node:child_process';
@@ -258,6 +258,7 @@ async function main(): Promise<void> {
   const withEtcd = !process.argv.includes('--no-etcd');
   const withSpread = process.argv.includes('--spread');
   const withSingle = !process.argv.includes('--no-single');
+  const withCluster = !process.argv.includes('--no-cluster');
   const drainLimit = arg('drain-seconds', 30);
   const baselineAt = process.argv.indexOf('--baseline');
   const baseline = baselineAt < 0 ? null : resolve(process.argv[baselineAt + 1]);
@@ -279,6 +280,7 @@ async function main(): Promise<void> {
         running.push(...single.procs);
         systems.push({ name: `strata, single node${suffix}`, key: keyOf('strata_single'), targets: single.urls, metrics: strataCpu(single.urls), send: strataSender(streams), consolidates: DEFAULT_CONFIG });
       }
+      if (!withCluster) continue;
       const three = await startStrata(3, dir, tree, label);
       running.push(...three.procs);
       const leader = await strataLeader(three.urls);

@@ -58,6 +58,12 @@ export interface ConsolidationWorkerOptions {
   tracing?: Tracing | null;
   /** bytes the users' memory views held between batches may take (memory-view.ts; default 64 MiB) */
   viewBytes?: number;
+  /**
+   * A sleeping worker woken by new events ticks this long after (default 50 ms), so the events of a
+   * trickle that arrive meanwhile share the tick: its reads of the backlog, and one log write for the
+   * tick's proposals. A worker with a backlog goes on without waiting.
+   */
+  wakeDelayMs?: number;
 }
 
 export interface TickReport {
@@ -102,6 +108,8 @@ export class ConsolidationWorker {
   /** totals of the current busy period, for the summary logged when the backlog drains */
   private busy: (TickReport & { since: number }) | null = null;
   private readonly o: Required<Omit<ConsolidationWorkerOptions, 'llm' | 'metrics' | 'tracing' | 'viewBytes'>> & { llm: Llm | null };
+  /** armed by a wake: the tick is already due soon, later wakes need not re-arm it */
+  private wakeArmed = false;
   /** users' memory as consolidation compares with it, kept current between batches */
   private readonly views: MemoryViews;
   private readonly metrics: Metrics | null;
@@ -111,7 +119,7 @@ export class ConsolidationWorker {
   constructor(options: ConsolidationWorkerOptions) {
     this.o = {
       retry: DEFAULT_RETRY_POLICY, quietMinutes: 30, reflectionCheckMs: 60_000, insightsMaxDelayMs: DEFAULT_INSIGHTS_CADENCE.maxDelayMs,
-      insightsQuietMs: DEFAULT_INSIGHTS_CADENCE.quietMs, insightsIntervalMs: DEFAULT_INSIGHTS_CADENCE.intervalMs,
+      insightsQuietMs: DEFAULT_INSIGHTS_CADENCE.quietMs, insightsIntervalMs: DEFAULT_INSIGHTS_CADENCE.intervalMs, wakeDelayMs: 50,
       now: Date.now, newId: randomUUID, ...options, llm: options.llm ?? null,
     };
     this.metrics = options.metrics ?? null;
@@ -136,14 +144,15 @@ export class ConsolidationWorker {
 
   /**
    * New pending events on the shard (an applied ingest or import, on every replica): a sleeping worker
-   * ticks at once instead of at the end of its idle interval; a busy one goes on without sleeping.
+   * ticks wakeDelayMs later instead of at the end of its idle interval; a busy one goes on without sleeping.
    */
   private wake(): void {
     if (this.stopped) return;
     this.woken = true;
-    if (this.timer && !this.inFlight) {
+    if (this.timer && !this.inFlight && !this.wakeArmed) {
       clearTimeout(this.timer);
-      this.schedule(0);
+      this.schedule(this.o.wakeDelayMs);
+      this.wakeArmed = true;
     }
   }
 
@@ -160,6 +169,7 @@ export class ConsolidationWorker {
    * at once, and events applied to the shard while the worker sleeps wake it (`wake`).
    */
   private schedule(delayMs = this.o.intervalMs): void {
+    this.wakeArmed = false;
     this.timer = setTimeout(() => {
       this.timer = null;
       let busy = false;

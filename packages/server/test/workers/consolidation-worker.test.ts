@@ -219,6 +219,32 @@ describe('ConsolidationWorker (real LevelDB and log, hashing embedder, virtual c
     expect((await listGoals(db, 'hal')).map((g) => g.content)).toEqual([expect.stringMatching(/marathon/)]);
   });
 
+  it('woken by a trickle, waits a moment so the events arriving meanwhile share one tick', async () => {
+    const w = new ConsolidationWorker({
+      shard: { id: 0, db, sm, log }, embedder: new HashingEmbedder(), logger: pino({ level: 'silent' }),
+      intervalMs: 3_600_000, batchSize: 16, now: () => clock, wakeDelayMs: 2000,
+    });
+    const tick = w.tick.bind(w);
+    const working: number[] = [];
+    w.tick = async () => {
+      const report = await tick();
+      if (report.batches > 0) working.push(report.events);
+      return report;
+    };
+    w.start();
+    try {
+      for (const user of ['ivy', 'jo', 'kai']) {
+        await log.propose(ingest(user, S1, [`${user} adopted a cat named Pixel.`]));
+        await new Promise((r) => setTimeout(r, 50));
+      }
+      for (let i = 0; i < 2000 && (await db.counter('pending')) > 0; i++) await new Promise((r) => setTimeout(r, 5));
+      expect(await db.counter('pending')).toBe(0);
+      expect(working).toEqual([3]);
+    } finally {
+      await w.stop();
+    }
+  });
+
   it('is woken by new events instead of sleeping out its idle interval', async () => {
     const w = worker({ intervalMs: 3_600_000 }); // asleep for an hour after start
     w.start();
