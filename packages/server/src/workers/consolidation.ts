@@ -192,7 +192,8 @@ export class ConsolidationWorker {
     const started = Date.now();
     const { shard, batchSize } = this.o;
     if (!shard.log.isLeader()) return report;
-    const queues = await this.queues();
+    // The idle poll (every intervalMs on every shard leader) reads one counter, not the backlog's keys.
+    const queues = shard.db.counterSync('pending') > 0 ? await this.queues() : [];
     const batches = pickFairBatch(queues, batchSize, this.retries, this.o.now());
     // The users' batches run side by side: they share nothing, so one is planned while another's
     // proposal waits for its log write (and Raft may append several proposals with one write).
@@ -202,7 +203,7 @@ export class ConsolidationWorker {
       running.push(this.runBatch(batch, report));
     }
     await Promise.all(running);
-    const idle = (await shard.db.counter('pending')) === 0;
+    const idle = shard.db.counterSync('pending') === 0;
     this.summarize(report, started, idle);
     const l2Started = Date.now();
     if (!this.stopped) await this.runInsights(report, idle);

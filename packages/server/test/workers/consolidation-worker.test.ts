@@ -205,6 +205,24 @@ describe('ConsolidationWorker (real LevelDB and log, hashing embedder, virtual c
     expect(await db.counter('pending')).toBe(0);
   });
 
+  it('polls idle by one counter: no backlog key is read while nothing is pending', async () => {
+    const w = worker();
+    await log.propose(ingest('lou', S1, ['I keep bees on the roof.']));
+    await drain(w);
+    let scans = 0;
+    for (const sub of [db.pending, db.pendingByUser]) {
+      const keys = sub.keys.bind(sub);
+      const iterator = sub.iterator.bind(sub);
+      sub.keys = ((...args: Parameters<typeof keys>) => { scans++; return keys(...args); }) as typeof sub.keys;
+      sub.iterator = ((...args: Parameters<typeof iterator>) => { scans++; return iterator(...args); }) as typeof sub.iterator;
+    }
+    for (let i = 0; i < 5; i++) expect((await w.tick()).batches).toBe(0);
+    expect(scans).toBe(0);
+    await log.propose(ingest('lou', S1, ['The bees made 4 kg of honey.']));
+    expect((await w.tick()).events).toBe(1);
+    expect(scans).toBeGreaterThan(0);
+  });
+
   it('reads the user\'s goals and tasks only for a batch that may plan some', async () => {
     let reads = 0;
     const iterator = db.l3ByEvent.iterator.bind(db.l3ByEvent);
