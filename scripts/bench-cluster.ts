@@ -12,10 +12,11 @@
  * local embedder, memory forming as events arrive) with ~100-byte chat lines over 64 users; after each
  * level the bench waits (at most `--drain-seconds`, 30) for the pending backlog to drain and reports
  * the backlog at the end of the level, how long it took to reach 0, and CPU per write until then.
+ * `--livez` sends `GET /livez` to the Strata systems instead of writes: the HTTP front's own cost.
  * `--baseline DIR` also starts the same systems from another checkout (DIR, a copy of the tree before a
  * change, with its own node_modules), measured in the same run beside this tree's.
  *   npm run bench:cluster -- [--seconds 5] [--runs 3] [--clients 1,32,256] [--spread] [--no-etcd] [--no-single] [--no-cluster]
- *     [--default-config] [--drain-seconds 30] [--baseline DIR] [--cpu-prof DIR]
+ *     [--default-config] [--drain-seconds 30] [--livez] [--baseline DIR] [--cpu-prof DIR]
  */
 import { spawnSync } from 'node:child_process';
 import { randomUUID } from 'node:crypto';
@@ -99,8 +100,18 @@ function chatLine(n: number): string {
   return `${WHO[n % WHO.length]} ${DID[(n >> 3) % DID.length]} ${WHAT[(n * 7 + (n >> 6)) % WHAT.length]} ${WHY[(n >> 2) % WHY.length]}.`;
 }
 
+/** `--livez`: every request is `GET /livez` (the HTTP front alone: no body, no auth, no log) */
+const LIVEZ = process.argv.includes('--livez');
+
 function strataSender(streams: string[]) {
   let seq = 0;
+  if (LIVEZ) {
+    return async (pool: Pool) => {
+      const r = await pool.request({ method: 'GET', path: '/livez' });
+      await r.body.dump();
+      return r.statusCode === 200;
+    };
+  }
   return async (pool: Pool, w: number, n: number) => {
     // each request goes to the next of the users, so even one client feeds all of them (a trickle per user)
     const i = DEFAULT_CONFIG ? seq++ : w;
