@@ -1,13 +1,22 @@
 /**
- * Cluster ingest benchmark: closed-loop clients POST events (128-byte content) with the same
- * concurrency against
+ * Cluster ingest benchmark: closed-loop clients POST events with the same concurrency against
  *   - a single Strata node (a Raft group of one),
  *   - a 3-node Strata cluster, sending to the leader, and spread over all nodes (followers forward),
  *   - a 3-node etcd cluster (Debian package etcd-server, installed with apt-get when missing), PUTs of
  *     the same size through etcd's HTTP/JSON gateway (/v3/kv/put),
  * every process on 127.0.0.1 with its own data directory. Prints acknowledged writes/s and p50/p99
- * latency, the ratios, and writes bench-results/cluster.json.
- *   npm run bench:cluster -- [--seconds 5] [--runs 3] [--clients 1,32,256] [--spread] [--no-etcd] [--cpu-prof DIR]
+ * latency, CPU per write of each process, the ratios, and writes bench-results/cluster.json.
+ *
+ * Two profiles: by default the nodes run with consolidation off and every event is 128 bytes of `x`
+ * (the write path alone). `--default-config` runs the nodes as a user does (consolidation on, the
+ * local embedder, memory forming as events arrive) with ~100-byte chat lines over 64 users; after each
+ * level the bench waits (at most `--drain-seconds`, 30) for the pending backlog to drain and reports
+ * the backlog at the end of the level, how long it took to reach 0, and CPU per write until then.
+ * `--livez` sends `GET /livez` to the Strata systems instead of writes: the HTTP front's own cost.
+ * `--baseline DIR` also starts the same systems from another checkout (DIR, a copy of the tree before a
+ * change, with its own node_modules), measured in the same run beside this tree's.
+ *   npm run bench:cluster -- [--seconds 5] [--runs 3] [--clients 1,32,256] [--spread] [--no-etcd] [--no-single] [--no-cluster]
+ *     [--default-config] [--drain-seconds 30] [--livez] [--baseline DIR] [--cpu-prof DIR]
  */
 import { spawnSync } from 'node:child_process';
 import { randomUUID } from 'node:crypto';
@@ -26,6 +35,10 @@ function arg(name: string, def: number): number {
 /** `--cpu-prof DIR`: every Strata process writes a V8 CPU profile under DIR when it stops */
 const PROFILE_DIR = process.argv.includes('--cpu-prof') ? resolve(process.argv[process.argv.indexOf('--cpu-prof') + 1]) : null;
 
+/** `--default-config`: the nodes' own defaults (consolidation on), chat lines over 64 users */
+const DEFAULT_CONFIG = process.argv.includes('--default-config');
+const USERS = DEFAULT_CONFIG ? 64 : 16;
+
 interface Result {
   /** CPU time of all the system's processes per acknowledged write (what a busy shared machine changes least) */
   cpuUsPerWrite?: number;
@@ -36,6 +49,14 @@ interface Result {
   p99ms: number;
   acknowledged: number;
   errors: number;
+  /** CPU µs per acknowledged write of each process, in node order (the leader is the busiest) */
+  cpuUsPerWriteByProcess?: number[];
+  /** --default-config: events still pending when the level's load stopped, and seconds until none were */
+  pendingAtEnd?: number;
+  drainSeconds?: number;
+  /** --default-config: CPU µs per write summed over the processes, from the level's start until drained */
+  cpuUsPerWriteDrained?: number;
+  cpuUsPerWriteDrainedByProcess?: number[];
 }
 
 /** Closed loop: `concurrency` workers, each sends its next request when the previous one answered. */
@@ -68,30 +89,58 @@ async function load(targets: string[], concurrency: number, seconds: number, sen
 
 const CONTENT = 'x'.repeat(128);
 
+const WHO = ['I', 'My sister', 'Our team lead', 'My neighbour Ana', 'The new intern', 'My partner', 'Grandpa Joe', 'Our landlord'];
+const DID = ['started learning', 'finally finished', 'keeps talking about', 'signed up for', 'gave up on', 'is planning', 'recommended', 'complained about'];
+const WHAT = ['the pottery class downtown', 'a trip to Lisbon in May', 'the quarterly budget review', 'a vegan lasagna recipe', 'the marathon in October',
+  'the Rust rewrite of the billing service', 'a second-hand road bike', 'night shifts at the hospital', 'the book club on Thursdays', 'a puppy named Miso', 'Spanish lessons online'];
+const WHY = ['because it helps with stress', 'since the kids moved out', 'after the doctor suggested it', 'to save some money this year', 'and it went better than expected', 'but the schedule is tight'];
+
+/** A chat line of ~70-110 bytes (`--default-config`): varied enough that consolidation keeps, merges and reinforces units as it does with real chat. */
+function chatLine(n: number): string {
+  return `${WHO[n % WHO.length]} ${DID[(n >> 3) % DID.length]} ${WHAT[(n * 7 + (n >> 6)) % WHAT.length]} ${WHY[(n >> 2) % WHY.length]}.`;
+}
+
+/** `--livez`: every request is `GET /livez` (the HTTP front alone: no body, no auth, no log) */
+const LIVEZ = process.argv.includes('--livez');
+
 function strataSender(streams: string[]) {
+  let seq = 0;
+  if (LIVEZ) {
+    return async (pool: Pool) => {
+      const r = await pool.request({ method: 'GET', path: '/livez' });
+      await r.body.dump();
+      return r.statusCode === 200;
+    };
+  }
   return async (pool: Pool, w: number, n: number) => {
+    // each request goes to the next of the users, so even one client feeds all of them (a trickle per user)
+    const i = DEFAULT_CONFIG ? seq++ : w;
+    const content = DEFAULT_CONFIG ? chatLine(i) : `${CONTENT}${n}`;
     const r = await pool.request({
-      method: 'POST', path: `/v1/users/bench-${w % 16}/streams/${streams[w % streams.length]}/events`,
+      method: 'POST', path: `/v1/users/bench-${i % USERS}/streams/${streams[i % streams.length]}/events`,
       headers: { 'content-type': 'application/json', 'x-api-key': API_KEY },
-      body: JSON.stringify({ content: `${CONTENT}${n}` }),
+      body: JSON.stringify({ content }),
     });
     await r.body.dump();
     return r.statusCode === 200;
   };
 }
 
-async function startStrata(n: number, dir: string): Promise<{ urls: string[]; procs: Proc[] }> {
+/** Starts `n` Strata nodes from the checkout `tree` (this one unless `--baseline`), named `label` in the data and profile directories. */
+async function startStrata(n: number, dir: string, tree = ROOT, label = 'strata'): Promise<{ urls: string[]; procs: Proc[] }> {
   const ports: number[] = [];
   for (let i = 0; i < n; i++) ports.push(await freePort());
   const urls = ports.map((p) => `http://127.0.0.1:${p}`);
   const peers = n > 1 ? urls.map((u, i) => `${i + 1}=${u}`).join(',') : '';
+  const profile: Record<string, string> = DEFAULT_CONFIG ? {} : { STRATA__EMBEDDING__PROVIDER: 'hashing', STRATA__CONSOLIDATION__ENABLED: 'false' };
   const procs = urls.map((_, i) => launch(process.execPath, [
-    ...(PROFILE_DIR ? ['--cpu-prof', `--cpu-prof-dir=${PROFILE_DIR}/strata-${n}-${i + 1}`] : []), '--import', 'tsx', 'packages/server/src/main.ts'], {
-    STRATA_NODE_ID: String(i + 1), STRATA_PORT: String(ports[i]), STRATA_HOST: '127.0.0.1', STRATA_DATA_DIR: join(dir, `strata-${n}-${i + 1}`),
+    ...(PROFILE_DIR ? ['--cpu-prof', `--cpu-prof-dir=${PROFILE_DIR}/${label}-${n}-${i + 1}`] : []), '--import', 'tsx', 'packages/server/src/main.ts'], {
+    STRATA_NODE_ID: String(i + 1), STRATA_PORT: String(ports[i]), STRATA_HOST: '127.0.0.1', STRATA_DATA_DIR: join(dir, `${label}-${n}-${i + 1}`),
     ...(peers ? { STRATA_PEERS: peers } : {}), STRATA_CLUSTER_SECRET: 'bench-cluster-secret', STRATA_API_KEY: API_KEY,
-    STRATA__EMBEDDING__PROVIDER: 'hashing', STRATA__CONSOLIDATION__ENABLED: 'false', STRATA_LOG_LEVEL: 'warn',
-  }, join(dir, `strata-${n}-${i + 1}.log`)));
-  for (const u of urls) await waitHttp(`${u}/readyz`, (s) => s === 200, `${u} ready`, { 'x-api-key': API_KEY });
+    ...profile, STRATA_LOG_LEVEL: 'warn',
+  }, join(dir, `${label}-${n}-${i + 1}.log`), tree));
+  // a busy shared machine may take minutes to start several nodes at once
+  for (const u of urls) await waitHttp(`${u}/readyz`, (s) => s === 200, `${u} ready`, { 'x-api-key': API_KEY }, 300_000);
   return { urls, procs };
 }
 
@@ -163,8 +212,30 @@ function etcdSender() {
   };
 }
 
+const us = (xs: number[] | undefined) => (xs ?? []).map((x) => x.toFixed(0)).join('/');
+
 function line(name: string, r: Result): void {
-  console.log(`  ${name.padEnd(34)} ${r.writesPerSec.toFixed(0).padStart(7)} writes/s   p50 ${r.p50ms.toFixed(2).padStart(7)} ms   p99 ${r.p99ms.toFixed(2).padStart(7)} ms   CPU ${(r.cpuUsPerWrite ?? NaN).toFixed(0).padStart(5)} us/write (busiest process ${(r.busiestCpuUsPerWrite ?? NaN).toFixed(0)})   (${r.acknowledged} acknowledged, ${r.errors} errors)`);
+  console.log(`  ${name.padEnd(40)} ${r.writesPerSec.toFixed(0).padStart(7)} writes/s   p50 ${r.p50ms.toFixed(2).padStart(7)} ms   p99 ${r.p99ms.toFixed(2).padStart(7)} ms   CPU ${(r.cpuUsPerWrite ?? NaN).toFixed(0).padStart(5)} us/write (by process ${us(r.cpuUsPerWriteByProcess)})   (${r.acknowledged} acknowledged, ${r.errors} errors)`);
+  if (r.pendingAtEnd !== undefined) {
+    console.log(`  ${''.padEnd(40)} pending at the end ${r.pendingAtEnd}, drained after ${r.drainSeconds?.toFixed(1)} s; CPU until drained ${(r.cpuUsPerWriteDrained ?? NaN).toFixed(0)} us/write (by process ${us(r.cpuUsPerWriteDrainedByProcess)})`);
+  }
+}
+
+/** Events accepted and not yet consolidated on a Strata system (GET /v1/status/pending). */
+async function pendingOf(url: string): Promise<number> {
+  const r = await fetch(`${url}/v1/status/pending`, { headers: { 'x-api-key': API_KEY } });
+  return ((await r.json()) as { pending: number }).pending;
+}
+
+/** Polls the backlog until it is 0 or `limitS` passed: [pending when called, seconds until 0 (NaN: not drained)]. */
+async function drain(url: string, limitS: number): Promise<[number, number]> {
+  const t0 = Date.now();
+  const first = await pendingOf(url);
+  for (let p = first; p > 0; p = await pendingOf(url)) {
+    if (Date.now() - t0 > limitS * 1000) return [first, NaN];
+    await sleep(100);
+  }
+  return [first, (Date.now() - t0) / 1000];
 }
 
 const strataCpu = (urls: string[]) => ({ urls, name: 'strata_process_cpu_seconds_total' });
@@ -197,23 +268,38 @@ async function main(): Promise<void> {
   const clientCounts = listArg('clients', [1, 32, 256]);
   const withEtcd = !process.argv.includes('--no-etcd');
   const withSpread = process.argv.includes('--spread');
+  const withSingle = !process.argv.includes('--no-single');
+  const withCluster = !process.argv.includes('--no-cluster');
+  const drainLimit = arg('drain-seconds', 30);
+  const baselineAt = process.argv.indexOf('--baseline');
+  const baseline = baselineAt < 0 ? null : resolve(process.argv[baselineAt + 1]);
   mkdirSync(join(ROOT, 'bench-results'), { recursive: true });
   const dir = mkdtempSync(join(ROOT, 'bench-results', '.cluster-'));
   const streams = Array.from({ length: 16 }, () => randomUUID());
   const running: Proc[] = [];
-  type System = { name: string; key: string; targets: string[]; metrics: { urls: string[]; name: string }; send: (pool: Pool, w: number, n: number) => Promise<boolean> };
+  type System = { name: string; key: string; targets: string[]; metrics: { urls: string[]; name: string }; send: (pool: Pool, w: number, n: number) => Promise<boolean>; consolidates?: boolean };
   const systems: System[] = [];
   const results: Record<string, Record<string, Result[]>> = {};
   try {
-    console.log(`closed loop, ${clientCounts.join('/')} concurrent clients, ${seconds} s per measurement, ${runs} runs, ${cpus().length} cores`);
-    const single = await startStrata(1, dir);
-    running.push(...single.procs);
-    systems.push({ name: 'strata, single node', key: 'strata_single', targets: single.urls, metrics: strataCpu(single.urls), send: strataSender(streams) });
-    const three = await startStrata(3, dir);
-    running.push(...three.procs);
-    const leader = await strataLeader(three.urls);
-    systems.push({ name: 'strata, 3 nodes, to the leader', key: 'strata_cluster_leader', targets: [leader], metrics: strataCpu(three.urls), send: strataSender(streams) });
-    if (withSpread) systems.push({ name: 'strata, 3 nodes, spread (forwarding)', key: 'strata_cluster_spread', targets: three.urls, metrics: strataCpu(three.urls), send: strataSender(streams) });
+    console.log(`closed loop, ${clientCounts.join('/')} concurrent clients, ${seconds} s per measurement, ${runs} runs, ${cpus().length} cores, ${DEFAULT_CONFIG ? 'default configuration (consolidation on)' : 'consolidation off'}${baseline ? `, baseline ${baseline}` : ''}`);
+    const trees: [string, string, string][] = [[ROOT, '', 'strata']];
+    if (baseline) trees.unshift([baseline, ' (baseline)', 'baseline']);
+    for (const [tree, suffix, label] of trees) {
+      const keyOf = (k: string) => (label === 'baseline' ? `baseline_${k}` : k);
+      if (withSingle) {
+        const single = await startStrata(1, dir, tree, label);
+        running.push(...single.procs);
+        systems.push({ name: `strata, single node${suffix}`, key: keyOf('strata_single'), targets: single.urls, metrics: strataCpu(single.urls), send: strataSender(streams), consolidates: DEFAULT_CONFIG });
+      }
+      if (!withCluster) continue;
+      const three = await startStrata(3, dir, tree, label);
+      running.push(...three.procs);
+      const leader = await strataLeader(three.urls);
+      // the leader first, so "by process" reads leader/follower/follower
+      const ordered = [leader, ...three.urls.filter((u) => u !== leader)];
+      systems.push({ name: `strata, 3 nodes, to the leader${suffix}`, key: keyOf('strata_cluster_leader'), targets: [leader], metrics: strataCpu(ordered), send: strataSender(streams), consolidates: DEFAULT_CONFIG });
+      if (withSpread) systems.push({ name: `strata, 3 nodes, spread${suffix}`, key: keyOf('strata_cluster_spread'), targets: three.urls, metrics: strataCpu(ordered), send: strataSender(streams), consolidates: DEFAULT_CONFIG });
+    }
     if (withEtcd) {
       const bin = ensureEtcd();
       if (!bin) {
@@ -221,19 +307,32 @@ async function main(): Promise<void> {
       } else {
         const etcd = await startEtcd(bin, dir);
         running.push(...etcd.procs);
-        systems.push({ name: 'etcd 3.4, 3 nodes, to the leader', key: 'etcd_cluster_leader', targets: [await etcdLeader(etcd.urls)], metrics: { urls: etcd.urls, name: 'process_cpu_seconds_total' }, send: etcdSender() });
+        const leader = await etcdLeader(etcd.urls);
+        systems.push({ name: 'etcd 3.4, 3 nodes, to the leader', key: 'etcd_cluster_leader', targets: [leader], metrics: { urls: [leader, ...etcd.urls.filter((u) => u !== leader)], name: 'process_cpu_seconds_total' }, send: etcdSender() });
       }
     }
-    for (const s of systems) await load(s.targets, 32, 1, s.send); // warm-up
+    for (const s of systems) {
+      await load(s.targets, 32, 1, s.send); // warm-up
+      if (s.consolidates) await drain(s.targets[0], drainLimit);
+    }
     for (let run = 1; run <= runs; run++) {
       for (const c of clientCounts) {
         console.log(`run ${run}, ${c} clients`);
         for (const s of systems) {
           const cpu0 = await cpuSeconds(s.metrics);
           const r = await load(s.targets, c, seconds, s.send);
-          const used = (await cpuSeconds(s.metrics)).map((c, i) => (c - cpu0[i]) * 1e6 / Math.max(1, r.acknowledged));
+          const perWrite = (cpu: number[]) => cpu.map((c, i) => (c - cpu0[i]) * 1e6 / Math.max(1, r.acknowledged));
+          const used = perWrite(await cpuSeconds(s.metrics));
           r.cpuUsPerWrite = used.reduce((a, b) => a + b, 0);
           r.busiestCpuUsPerWrite = Math.max(...used);
+          r.cpuUsPerWriteByProcess = used;
+          if (s.consolidates) {
+            // the level is done when memory has formed: consolidation's catch-up is part of its cost
+            [r.pendingAtEnd, r.drainSeconds] = await drain(s.targets[0], drainLimit);
+            const drained = perWrite(await cpuSeconds(s.metrics));
+            r.cpuUsPerWriteDrained = drained.reduce((a, b) => a + b, 0);
+            r.cpuUsPerWriteDrainedByProcess = drained;
+          }
           ((results[s.key] ??= {})[c] ??= []).push(r);
           line(s.name, r);
         }
@@ -253,19 +352,38 @@ async function main(): Promise<void> {
     const row: Record<string, unknown> = {};
     for (const s of systems) {
       const cpu = med(s.key, c, (r) => r.cpuUsPerWrite ?? NaN);
-      row[s.key] = { writes_per_s: med(s.key, c, (r) => r.writesPerSec), p50_ms: med(s.key, c, (r) => r.p50ms), p99_ms: med(s.key, c, (r) => r.p99ms), cpu_us_per_write: cpu };
-      console.log(`  ${String(c).padStart(3)} clients  ${s.name.padEnd(34)} ${med(s.key, c, (r) => r.writesPerSec).toFixed(0).padStart(7)} writes/s   p50 ${med(s.key, c, (r) => r.p50ms).toFixed(2).padStart(7)} ms   p99 ${med(s.key, c, (r) => r.p99ms).toFixed(2).padStart(7)} ms   CPU ${cpu.toFixed(0).padStart(5)} us/write`);
+      const byProcess = s.metrics.urls.map((_, i) => med(s.key, c, (r) => r.cpuUsPerWriteByProcess?.[i] ?? NaN));
+      const drainedByProcess = s.metrics.urls.map((_, i) => med(s.key, c, (r) => r.cpuUsPerWriteDrainedByProcess?.[i] ?? NaN));
+      row[s.key] = {
+        writes_per_s: med(s.key, c, (r) => r.writesPerSec), p50_ms: med(s.key, c, (r) => r.p50ms), p99_ms: med(s.key, c, (r) => r.p99ms),
+        cpu_us_per_write: cpu, cpu_us_per_write_by_process: byProcess,
+        ...(s.consolidates ? {
+          pending_at_end: med(s.key, c, (r) => r.pendingAtEnd ?? NaN), drain_s: med(s.key, c, (r) => r.drainSeconds ?? NaN),
+          cpu_us_per_write_drained: med(s.key, c, (r) => r.cpuUsPerWriteDrained ?? NaN), cpu_us_per_write_drained_by_process: drainedByProcess,
+        } : {}),
+      };
+      const drained = s.consolidates ? `   until drained ${med(s.key, c, (r) => r.cpuUsPerWriteDrained ?? NaN).toFixed(0)} (${us(drainedByProcess)}), pending ${med(s.key, c, (r) => r.pendingAtEnd ?? NaN)} → 0 in ${med(s.key, c, (r) => r.drainSeconds ?? NaN).toFixed(1)} s` : '';
+      console.log(`  ${String(c).padStart(3)} clients  ${s.name.padEnd(40)} ${med(s.key, c, (r) => r.writesPerSec).toFixed(0).padStart(7)} writes/s   p50 ${med(s.key, c, (r) => r.p50ms).toFixed(2).padStart(7)} ms   p99 ${med(s.key, c, (r) => r.p99ms).toFixed(2).padStart(7)} ms   CPU ${cpu.toFixed(0).padStart(5)} us/write (${us(byProcess)})${drained}`);
     }
     const ratio = (a: string, b: string) => med(a, c, (r) => r.writesPerSec) / med(b, c, (r) => r.writesPerSec);
     row.cluster_vs_etcd = ratio('strata_cluster_leader', 'etcd_cluster_leader');
     row.single_vs_etcd = ratio('strata_single', 'etcd_cluster_leader');
     row.cluster_vs_single = ratio('strata_cluster_leader', 'strata_single');
     console.log(`  ${String(c).padStart(3)} clients  throughput ratios: 3-node strata / 3-node etcd x${(row.cluster_vs_etcd as number).toFixed(2)}, single strata / 3-node etcd x${(row.single_vs_etcd as number).toFixed(2)}, 3-node / single x${(row.cluster_vs_single as number).toFixed(2)}`);
+    if (baseline) {
+      row.cluster_vs_baseline = ratio('strata_cluster_leader', 'baseline_strata_cluster_leader');
+      row.single_vs_baseline = ratio('strata_single', 'baseline_strata_single');
+      const cpuRatio = (a: string, b: string) => med(a, c, (r) => r.cpuUsPerWriteDrained ?? r.cpuUsPerWrite ?? NaN) / med(b, c, (r) => r.cpuUsPerWriteDrained ?? r.cpuUsPerWrite ?? NaN);
+      row.cluster_cpu_vs_baseline = cpuRatio('strata_cluster_leader', 'baseline_strata_cluster_leader');
+      row.single_cpu_vs_baseline = cpuRatio('strata_single', 'baseline_strata_single');
+      console.log(`  ${String(c).padStart(3)} clients  this tree / baseline: writes/s single x${(row.single_vs_baseline as number).toFixed(2)}, 3-node x${(row.cluster_vs_baseline as number).toFixed(2)}; CPU per write single x${(row.single_cpu_vs_baseline as number).toFixed(2)}, 3-node x${(row.cluster_cpu_vs_baseline as number).toFixed(2)}`);
+    }
     summary[String(c)] = row;
   }
-  const out = { when: new Date().toISOString(), seconds, runs, clients: clientCounts, cores: cpus().length, content_bytes: CONTENT.length, medians: summary, results };
-  writeFileSync(join(ROOT, 'bench-results', 'cluster.json'), JSON.stringify(out, null, 2) + '\n');
-  console.log('wrote bench-results/cluster.json');
+  const out = { when: new Date().toISOString(), profile: DEFAULT_CONFIG ? 'default-config' : 'consolidation-off', baseline, seconds, runs, clients: clientCounts, cores: cpus().length, medians: summary, results };
+  const file = DEFAULT_CONFIG ? 'cluster-default-config.json' : 'cluster.json';
+  writeFileSync(join(ROOT, 'bench-results', file), JSON.stringify(out, null, 2) + '\n');
+  console.log(`wrote bench-results/${file}`);
 }
 
 main().catch((err) => {

@@ -42,10 +42,10 @@ export interface Proc {
   stop(): Promise<void>;
 }
 
-/** Starts `cmd` in the project's root with only `env` (plus PATH and HOME), output appended to `logFile`. */
-export function launch(cmd: string, args: string[], env: Record<string, string>, logFile: string): Proc {
+/** Starts `cmd` in `cwd` (the project's root) with only `env` (plus PATH and HOME), output appended to `logFile`. */
+export function launch(cmd: string, args: string[], env: Record<string, string>, logFile: string, cwd = ROOT): Proc {
   const fd = openSync(logFile, 'a');
-  const child = spawn(cmd, args, { cwd: ROOT, env: { PATH: process.env.PATH ?? '', HOME: process.env.HOME ?? '', ...env }, stdio: ['ignore', fd, fd] });
+  const child = spawn(cmd, args, { cwd, env: { PATH: process.env.PATH ?? '', HOME: process.env.HOME ?? '', ...env }, stdio: ['ignore', fd, fd] });
   const exited = new Promise<void>((r) => child.once('exit', () => r()));
   return {
     child,

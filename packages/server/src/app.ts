@@ -32,7 +32,7 @@ export interface AppDeps {
   tracing?: Tracing;
 }
 
-/** Routes of the older model that must not be served; each names what replaced it. */
+/** Routes of the older model that must not be served; each names what replaced it (asked only of requests no route matched). */
 const RETIRED: [RegExp, string][] = [
   [/^\/api\/v1(\/|$)/, 'the /v1 routes (see GET /openapi.json)'],
   [/^\/v1\/memories(\/|$)/, 'POST /v1/users/:user_id/streams/:stream_id/retrieve and /v1/users/:user_id/memories/:id'],
@@ -44,7 +44,7 @@ const RETIRED: [RegExp, string][] = [
 function rateLimiter(perSecond: number) {
   const windows = new Map<string, { second: number; count: number }>();
   return (req: Request, _res: Response, next: NextFunction) => {
-    if (perSecond <= 0 || !req.path.startsWith('/v1/')) return next();
+    if (!req.path.startsWith('/v1/')) return next();
     const second = Math.floor(Date.now() / 1000);
     const key = req.ip ?? 'unknown';
     const w = windows.get(key);
@@ -65,9 +65,13 @@ export function createApp(deps: AppDeps): express.Express {
   app.set('etag', false);
   app.set('trust proxy', false);
 
+  // What every request pays is kept to what it uses (issue 27: the front was half of a write's CPU):
+  // ids from a counter, metric series looked up by a string key, no span or debug line unless enabled.
+  const newRequestId = requestIds();
+  const series = requestSeries(metrics);
   app.use((req, res, next) => {
     const given = req.headers['x-request-id'];
-    const id = typeof given === 'string' && given.length > 0 && given.length <= 200 ? given : randomUUID();
+    const id = typeof given === 'string' && given.length > 0 && given.length <= 200 ? given : newRequestId();
     req.headers['x-request-id'] = id;
     res.setHeader('x-request-id', id);
     const started = process.hrtime.bigint();
@@ -76,9 +80,10 @@ export function createApp(deps: AppDeps): express.Express {
     res.on('finish', () => {
       const seconds = Number(process.hrtime.bigint() - started) / 1e9;
       const route = (res.locals.route as string | undefined) ?? 'unmatched';
-      metrics.httpRequests.inc({ method: req.method, route, status: String(res.statusCode) });
-      metrics.httpDuration.observe({ method: req.method, route }, seconds);
-      logger.debug({ request_id: id, ...traceIds(span?.span), method: req.method, route, status: res.statusCode, ms: Math.round(seconds * 1e4) / 10 }, 'request');
+      series.observe(req.method, route, res.statusCode, seconds);
+      if (logger.isLevelEnabled('debug')) {
+        logger.debug({ request_id: id, ...traceIds(span?.span), method: req.method, route, status: res.statusCode, ms: Math.round(seconds * 1e4) / 10 }, 'request');
+      }
     });
     if (!span) return next();
     // 'close' comes after 'finish', and also when the client went away before the answer
@@ -87,20 +92,14 @@ export function createApp(deps: AppDeps): express.Express {
     context.with(trace.setSpan(span.parent, span.span), next);
   });
 
-  app.use(rateLimiter(deps.rateLimitPerSecond));
+  if (deps.rateLimitPerSecond > 0) app.use(rateLimiter(deps.rateLimitPerSecond));
 
   // Read by a matched route once the caller is authenticated (handle): no unauthenticated client makes
   // the node inflate and parse a body, and credentials are judged before the body is.
   const readBody = jsonBodyReader(deps.bodyLimit);
 
-  app.use((req, _res, next) => {
-    const retired = RETIRED.find(([pattern]) => pattern.test(req.path));
-    if (retired) return next(notFound(`${req.path} is a retired route; use ${retired[1]}.`, 'route_not_found'));
-    next();
-  });
-
-  for (const mount of deps.mounts ?? []) mount(app);
-
+  // The API's routes first: the endpoints of other protocols (MCP, the dashboard's files) have paths of
+  // their own, so no API request walks their layers.
   for (const route of deps.routes) {
     app[route.method](route.path, (req: Request, res: Response, next: NextFunction) => {
       res.locals.route = route.path;
@@ -108,8 +107,13 @@ export function createApp(deps: AppDeps): express.Express {
     });
   }
 
-  // A known path with another method: 405 naming the allowed ones; anything else: 404.
+  for (const mount of deps.mounts ?? []) mount(app);
+
+  // A known path with another method: 405 naming the allowed ones; a retired one: 404 naming what replaced
+  // it; anything else: 404.
   app.use((req, _res, next) => {
+    const retired = RETIRED.find(([pattern]) => pattern.test(req.path));
+    if (retired) return next(notFound(`${req.path} is a retired route; use ${retired[1]}.`, 'route_not_found'));
     const allowed = deps.routes.filter((r) => pathMatches(r.path, req.path)).map((r) => r.method.toUpperCase());
     if (allowed.length > 0) {
       return next(new StrataError('method_not_allowed', `${req.method} is not allowed on ${req.path}; use ${allowed.join(' or ')}.`, allowed.map((m) => ({ path: req.path, message: m }))));
@@ -148,6 +152,38 @@ function endServerSpan(span: Span, req: Request, res: Response): void {
   span.end();
 }
 
+/**
+ * Request ids shaped like a UUID (8-4-4-4-12 hex): a random prefix drawn once per app, then a counter
+ * in the last group. Unique within the node's life and, by the prefix, across nodes and restarts.
+ */
+function requestIds(): () => string {
+  const prefix = randomUUID().slice(0, 23);
+  let n = 0;
+  return () => `${prefix}-${(++n).toString(16).padStart(12, '0')}`;
+}
+
+/**
+ * strata_http_requests_total and strata_http_request_duration_seconds by a string key per series:
+ * prom-client hashes a label object (sorting its keys) on every inc/observe; the children it returns
+ * for a set of labels are the same series, kept here. Routes, methods and statuses are few, so are keys.
+ */
+function requestSeries(metrics: Metrics) {
+  const counts = new Map<string, { inc(): void }>();
+  const durations = new Map<string, { observe(seconds: number): void }>();
+  return {
+    observe(method: string, route: string, status: number, seconds: number): void {
+      const timed = `${method} ${route}`;
+      const counted = `${timed} ${status}`;
+      let count = counts.get(counted);
+      if (!count) counts.set(counted, (count = metrics.httpRequests.labels({ method, route, status: String(status) })));
+      let duration = durations.get(timed);
+      if (!duration) durations.set(timed, (duration = metrics.httpDuration.labels({ method, route })));
+      count.inc();
+      duration.observe(seconds);
+    },
+  };
+}
+
 function pathMatches(pattern: string, path: string): boolean {
   const re = new RegExp('^' + pattern.replace(/:[a-z_]+/g, '[^/]+') + '/?$');
   return re.test(path);
@@ -174,7 +210,7 @@ async function handle(route: RouteSpec, req: Request, res: Response, deps: AppDe
   }
   const ctx: RouteContext = { req, res, principal, params, query: req.query as Record<string, unknown>, body };
   const run = async () => {
-    const answer = deps.tracing
+    const answer = deps.tracing?.enabled
       ? await deps.tracing.span(`operation ${route.method.toUpperCase()} ${route.path}`, { attributes: { 'strata.route': route.path } }, () => runHandler(route, ctx))
       : await runHandler(route, ctx);
     if (!res.headersSent) sendJson(res, 200, answer);

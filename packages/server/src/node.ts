@@ -22,6 +22,7 @@ import { createApp } from './app';
 import type { Express } from 'express';
 import { answerClientErrors } from './http/client-errors';
 import { mountDashboard } from './http/dashboard';
+import { expressShapes } from './http/express-shapes';
 import { prepareDataDir } from './data-dir';
 import { ScopeGuard } from './auth/scope';
 import { AuthService } from './auth/service';
@@ -126,7 +127,9 @@ export class StrataNode {
       res.writeHead(503, { 'content-type': 'application/json', 'retry-after': '1' }).end('{"error":"The node is starting; retry shortly.","code":"unavailable"}');
     };
     let raft: RequestListener = serve;
-    const server = createServer(serverTimeouts(config), (req, res) => ((req.url ?? '').startsWith(RAFT_PREFIX) ? raft(req, res) : serve(req, res)));
+    const shapes = expressShapes();
+    const server = createServer({ ...serverTimeouts(config), IncomingMessage: shapes.IncomingMessage, ServerResponse: shapes.ServerResponse },
+      (req, res) => ((req.url ?? '').startsWith(RAFT_PREFIX) ? raft(req, res) : serve(req, res)));
     // Peer streams open as HTTP upgrades; nothing else on the API upgrades (no handler: closed at once)
     let raftUpgrade: ((req: IncomingMessage, socket: Duplex, head: Buffer) => void) | null = null;
     // Upgraded connections are outside the server's keep-alive bookkeeping: stop() ends them itself.
@@ -279,6 +282,7 @@ export class StrataNode {
         return targetUser(ctx.params, ctx.body) === undefined ? run() : forwarder.read(shard, ctx.req, ctx.res, run);
       },
     });
+    shapes.adopt(app);
     serve = app;
     // Keep-alive sockets idle longer than typical client pools, so clients don't race a server-side close.
     server.keepAliveTimeout = 65_000;

@@ -1,4 +1,4 @@
-import type { Sub } from './db';
+import { readMany, type Sub } from './db';
 import type { TrackedKind, TrackedWrite } from './effects';
 
 const DELETED = Symbol('deleted');
@@ -42,7 +42,7 @@ export class PendingWrites {
     });
     if (misses.length === 1) out[misses[0]] = readOne(sub, keys[misses[0]]);
     else if (misses.length) {
-      const got = await sub.getMany(misses.map((i) => keys[i]));
+      const got = await readMany(sub, misses.map((i) => keys[i]));
       misses.forEach((i, j) => (out[i] = got[j]));
     }
     return out;
@@ -104,7 +104,7 @@ export class ApplyContext {
     if (!m) this.fetched.set(sub as Sub<unknown>, (m = new Map()));
     const todo = [...new Set(keys)].filter((k) => !m!.has(k));
     if (todo.length === 0) return;
-    const values = this.pending ? await this.pending.getMany(sub, todo) : await sub.getMany(todo);
+    const values = this.pending ? await this.pending.getMany(sub, todo) : await readMany(sub, todo);
     todo.forEach((k, i) => m!.set(k, values[i]));
   }
 

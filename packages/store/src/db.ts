@@ -7,6 +7,21 @@ import type { StoredWebhook, WebhookAttempt, WebhookDelivery, WebhookState } fro
 // eslint-disable-next-line @typescript-eslint/no-explicit-any
 export type Sub<V> = AbstractSublevel<any, any, string, V>;
 
+/** Up to this many keys are read one by one synchronously; more in one asynchronous getMany. */
+export const SYNC_READ_MAX = 16;
+
+/**
+ * Point reads of a few keys: synchronous `getSync` each (answered from the memtable or block cache in
+ * microseconds), or one `getMany` for more. A `getMany` costs a thread-pool round trip and its own
+ * setup whatever its size: a live trickle reads a few keys per command and per batch, and its
+ * `getMany` calls were a large part of the main thread's LevelDB time (docs/performance.md, issue 27).
+ * Both read the latest state, so the answer is the same.
+ */
+export async function readMany<V>(sub: Sub<V>, keys: readonly string[]): Promise<(V | undefined)[]> {
+  if (keys.length <= SYNC_READ_MAX) return keys.map((k) => sub.getSync(k));
+  return sub.getMany(keys as string[]);
+}
+
 export interface PendingEntry {
   user_id: string;
   stream_id: string;
@@ -196,6 +211,11 @@ export class StateDb {
 
   async counter(name: string): Promise<number> {
     return ((await this.meta.get(`counter\x00${name}`)) as number | undefined) ?? 0;
+  }
+
+  /** `counter` read synchronously (the memtable or block cache answer in microseconds): for polls that run often. */
+  counterSync(name: string): number {
+    return (this.meta.getSync(`counter\x00${name}`) as number | undefined) ?? 0;
   }
 }
 

@@ -4,7 +4,7 @@
  * (never from the command's payload), so a new command type has correct effects without an edit here,
  * and every follower of changes (derived indexes, webhooks) sees exactly what apply did.
  */
-import type { FailedRecord, Sub, StateDb } from './db';
+import { readMany, type FailedRecord, type Sub, type StateDb } from './db';
 import { SEP } from './keys';
 import type { EventRecord, Goal, L3Task, MemoryUnit } from './types';
 
@@ -122,7 +122,7 @@ export function trackedSublevels(db: StateDb): Map<Sub<unknown>, TrackedKind> {
  */
 export type StateReader = <V>(sub: Sub<V>, keys: string[]) => Promise<(V | undefined)[]>;
 
-const readLevel: StateReader = (sub, keys) => sub.getMany(keys);
+const readLevel: StateReader = (sub, keys) => readMany(sub, keys);
 
 /** The records of these keys (deduplicated) before the command, by key. */
 async function before<V>(read: StateReader, sub: Sub<V>, keys: string[]): Promise<Map<string, V | undefined>> {

@@ -1,7 +1,7 @@
 import { goalKey, taskKey } from './apply/l3';
 import { subjectRange, unitKey } from './apply/memory';
 import type { SemanticPlanRecord } from './commands';
-import { decodeVector, type AdjacencyEntry, type UnitStats, type DroppedRecord, type FailedRecord, type L3Source, type PendingEntry, type StateDb } from './db';
+import { decodeVector, readMany, type AdjacencyEntry, type UnitStats, type DroppedRecord, type FailedRecord, type L3Source, type PendingEntry, type StateDb } from './db';
 import { afterPrefix, compareKeys, join, prefixRange, SEP } from './keys';
 import type { Edge, EventRecord, Goal, L3Task, MemoryUnit } from './types';
 
@@ -27,12 +27,12 @@ export async function getEvent(db: StateDb, userId: string, eventId: string): Pr
   return at ? db.events.get(join(userId, at.stream_id, at.seq)) : undefined;
 }
 
-/** `getEvent` for many ids of one user, in two getMany reads; undefined where there is none. */
+/** `getEvent` for many ids of one user, in two reads (`readMany`); undefined where there is none. */
 export async function getEvents(db: StateDb, userId: string, eventIds: readonly string[]): Promise<(EventRecord | undefined)[]> {
   if (eventIds.length === 0) return [];
-  const ats = await db.eventIds.getMany(eventIds.map((id) => join(userId, id)));
+  const ats = await readMany(db.eventIds, eventIds.map((id) => join(userId, id)));
   const found = ats.flatMap((at, i) => (at ? [i] : []));
-  const events = await db.events.getMany(found.map((i) => join(userId, ats[i]!.stream_id, ats[i]!.seq)));
+  const events = await readMany(db.events, found.map((i) => join(userId, ats[i]!.stream_id, ats[i]!.seq)));
   const out: (EventRecord | undefined)[] = eventIds.map(() => undefined);
   found.forEach((i, j) => { out[i] = events[j]; });
   return out;

@@ -6,8 +6,8 @@
  *
  * One tick: take up to `batchSize` pending events dealt fairly over users (fair-batch.ts), plan and
  * propose one command per user batch (the users' batches concurrently), then insights for users whose
- * memory changed once the shard's backlog is drained, then (now and then) reflections on streams that
- * went quiet. Ticks never overlap; `stop()` waits for the tick in flight, so the log is never closed
+ * memory changed and settled (insights-cadence.ts: not per batch), then (now and then) reflections on
+ * streams that went quiet. Ticks never overlap; `stop()` waits for the tick in flight, so the log is never closed
  * under a proposal. Issue 13's measurements of this loop: docs/performance.md, "Consolidation".
  */
 import { randomUUID } from 'node:crypto';
@@ -27,6 +27,7 @@ import {
   DEFAULT_RETRY_POLICY, noteFailure, noteSuccess, pickFairBatch, type RetryPolicy, type RetryState, type UserBatch, type UserQueue,
 } from './fair-batch';
 import { planStreamReflection, planUserInsights, type PlanContext } from './insights';
+import { DEFAULT_INSIGHTS_CADENCE, insightsDueNow, type InsightsChange } from './insights-cadence';
 import { MemoryViews } from './memory-view';
 import { L3Planner } from './planning';
 
@@ -44,6 +45,10 @@ export interface ConsolidationWorkerOptions {
   reflectionCheckMs?: number;
   /** A user still busy gets insights at most this long after its memory changed (default 60 s). */
   insightsMaxDelayMs?: number;
+  /** A user's memory unchanged this long (and the shard drained) before its insights are planned (default 1 s). */
+  insightsQuietMs?: number;
+  /** At least this long between two insight plannings of one user, unless insightsMaxDelayMs forces one (default 10 s). */
+  insightsIntervalMs?: number;
   /** Injected for tests: the clock (epoch ms) and the id source. */
   now?: () => number;
   newId?: () => string;
@@ -53,6 +58,12 @@ export interface ConsolidationWorkerOptions {
   tracing?: Tracing | null;
   /** bytes the users' memory views held between batches may take (memory-view.ts; default 64 MiB) */
   viewBytes?: number;
+  /**
+   * A sleeping worker woken by new events ticks this long after (default 50 ms), so the events of a
+   * trickle that arrive meanwhile share the tick: its reads of the backlog, and one log write for the
+   * tick's proposals. A worker with a backlog goes on without waiting.
+   */
+  wakeDelayMs?: number;
 }
 
 export interface TickReport {
@@ -81,8 +92,12 @@ function isUnavailable(err: unknown): boolean {
 
 export class ConsolidationWorker {
   private readonly retries = new Map<string, RetryState>();
-  /** user → when its memory first changed since its last insights */
-  private readonly insightsDue = new Map<string, number>();
+  /** user → when its memory first and last changed since its last insights */
+  private readonly insightsDue = new Map<string, InsightsChange>();
+  /** user → when its insights were last planned (entries older than the interval are dropped now and then) */
+  private readonly insightsPlanned = new Map<string, number>();
+  /** false until a scan found no pending entry without its per-user index (older data directories); again after a snapshot install */
+  private legacyDrained = false;
   private cursor: string | null = null;
   private lastReflectionCheck = 0;
   private timer: NodeJS.Timeout | null = null;
@@ -93,6 +108,8 @@ export class ConsolidationWorker {
   /** totals of the current busy period, for the summary logged when the backlog drains */
   private busy: (TickReport & { since: number }) | null = null;
   private readonly o: Required<Omit<ConsolidationWorkerOptions, 'llm' | 'metrics' | 'tracing' | 'viewBytes'>> & { llm: Llm | null };
+  /** armed by a wake: the tick is already due soon, later wakes need not re-arm it */
+  private wakeArmed = false;
   /** users' memory as consolidation compares with it, kept current between batches */
   private readonly views: MemoryViews;
   private readonly metrics: Metrics | null;
@@ -101,7 +118,8 @@ export class ConsolidationWorker {
 
   constructor(options: ConsolidationWorkerOptions) {
     this.o = {
-      retry: DEFAULT_RETRY_POLICY, quietMinutes: 30, reflectionCheckMs: 60_000, insightsMaxDelayMs: 60_000,
+      retry: DEFAULT_RETRY_POLICY, quietMinutes: 30, reflectionCheckMs: 60_000, insightsMaxDelayMs: DEFAULT_INSIGHTS_CADENCE.maxDelayMs,
+      insightsQuietMs: DEFAULT_INSIGHTS_CADENCE.quietMs, insightsIntervalMs: DEFAULT_INSIGHTS_CADENCE.intervalMs, wakeDelayMs: 50,
       now: Date.now, newId: randomUUID, ...options, llm: options.llm ?? null,
     };
     this.metrics = options.metrics ?? null;
@@ -115,6 +133,7 @@ export class ConsolidationWorker {
     this.o.shard.sm?.onApplied((_index, command) => {
       if (command.type === 'events.ingest' || command.type === 'import.records') this.wake();
     });
+    this.o.shard.sm?.onRestored(() => { this.legacyDrained = false; });
     this.l3 = new L3Planner({ shard: this.o.shard, llm: this.o.llm, logger: this.o.logger, now: this.o.now, newId: this.o.newId });
   }
 
@@ -125,14 +144,15 @@ export class ConsolidationWorker {
 
   /**
    * New pending events on the shard (an applied ingest or import, on every replica): a sleeping worker
-   * ticks at once instead of at the end of its idle interval; a busy one goes on without sleeping.
+   * ticks wakeDelayMs later instead of at the end of its idle interval; a busy one goes on without sleeping.
    */
   private wake(): void {
     if (this.stopped) return;
     this.woken = true;
-    if (this.timer && !this.inFlight) {
+    if (this.timer && !this.inFlight && !this.wakeArmed) {
       clearTimeout(this.timer);
-      this.schedule(0);
+      this.schedule(this.o.wakeDelayMs);
+      this.wakeArmed = true;
     }
   }
 
@@ -149,6 +169,7 @@ export class ConsolidationWorker {
    * at once, and events applied to the shard while the worker sleeps wake it (`wake`).
    */
   private schedule(delayMs = this.o.intervalMs): void {
+    this.wakeArmed = false;
     this.timer = setTimeout(() => {
       this.timer = null;
       let busy = false;
@@ -171,7 +192,8 @@ export class ConsolidationWorker {
     const started = Date.now();
     const { shard, batchSize } = this.o;
     if (!shard.log.isLeader()) return report;
-    const queues = await this.queues();
+    // The idle poll (every intervalMs on every shard leader) reads one counter, not the backlog's keys.
+    const queues = shard.db.counterSync('pending') > 0 ? await this.queues() : [];
     const batches = pickFairBatch(queues, batchSize, this.retries, this.o.now());
     // The users' batches run side by side: they share nothing, so one is planned while another's
     // proposal waits for its log write (and Raft may append several proposals with one write).
@@ -181,7 +203,7 @@ export class ConsolidationWorker {
       running.push(this.runBatch(batch, report));
     }
     await Promise.all(running);
-    const idle = (await shard.db.counter('pending')) === 0;
+    const idle = shard.db.counterSync('pending') === 0;
     this.summarize(report, started, idle);
     const l2Started = Date.now();
     if (!this.stopped) await this.runInsights(report, idle);
@@ -200,7 +222,11 @@ export class ConsolidationWorker {
   /** Users with pending events, in round-robin order from the cursor, with their oldest events. */
   private async queues(): Promise<UserQueue[]> {
     const { db } = this.o.shard;
-    const legacy = await unindexedPending(db, this.o.batchSize);
+    // Every command that makes a pending entry indexes it by user too, so once none is left unindexed
+    // none comes back (but from a snapshot): the scan from the start of `pending`, which walks the
+    // tombstones of every consumed entry, is not paid per tick.
+    const legacy = this.legacyDrained ? [] : await unindexedPending(db, this.o.batchSize);
+    if (legacy.length === 0) this.legacyDrained = true;
     if (legacy.length > 0) {
       const byUser = new Map<string, PendingItem[]>();
       for (const e of legacy) byUser.set(e.user_id, [...(byUser.get(e.user_id) ?? []), e]);
@@ -236,8 +262,11 @@ export class ConsolidationWorker {
       this.metrics?.consolidatedEvents.inc(shardLabel, answer.consumed);
       this.metrics?.consolidationBatches.inc(shardLabel);
       this.metrics?.consolidationBatchDuration.observe(shardLabel, (Date.now() - started) / 1000);
-      if (answer.units_created + answer.reinforced + answer.retired > 0 && !this.insightsDue.has(batch.user_id)) {
-        this.insightsDue.set(batch.user_id, this.o.now());
+      if (answer.units_created + answer.reinforced + answer.retired > 0) {
+        const now = this.o.now();
+        const change = this.insightsDue.get(batch.user_id);
+        if (change) change.last = now;
+        else this.insightsDue.set(batch.user_id, { first: now, last: now });
       }
       log.debug({ shard: this.o.shard.id, user_id: batch.user_id, ...answer, ms: Date.now() - started }, 'consolidated a batch');
     } catch (err) {
@@ -313,15 +342,22 @@ export class ConsolidationWorker {
   }
 
   /**
-   * Insights for users whose memory changed, once the shard's backlog is drained (or after
-   * insightsMaxDelayMs). Not when one user's backlog is: community planning reads and compares all of a
-   * user's units (O(n²)), so while other users wait it would hold up their consolidation.
+   * Insights for users whose memory changed and settled (insights-cadence.ts): once the shard's backlog
+   * is drained and the user's memory was quiet for a moment, at most once per interval per user, and at
+   * the latest insightsMaxDelayMs after the first change. Not while the shard has a backlog: community
+   * planning reads and compares all of a user's units (O(n²)), so it would hold up other users'
+   * consolidation; and not per batch of a trickle, where it cost more than consolidating the events.
    */
   private async runInsights(report: TickReport, shardIdle: boolean): Promise<void> {
-    for (const [user, since] of [...this.insightsDue.entries()]) {
+    const cadence = { quietMs: this.o.insightsQuietMs, intervalMs: this.o.insightsIntervalMs, maxDelayMs: this.o.insightsMaxDelayMs };
+    if (this.insightsPlanned.size > 10_000) {
+      for (const [user, at] of this.insightsPlanned) if (this.o.now() - at >= cadence.intervalMs) this.insightsPlanned.delete(user);
+    }
+    for (const [user, change] of [...this.insightsDue.entries()]) {
       if (this.stopped || !this.o.shard.log.isLeader()) return;
-      if (!shardIdle && this.o.now() - since < this.o.insightsMaxDelayMs) continue;
+      if (!insightsDueNow(change, this.insightsPlanned.get(user), this.o.now(), shardIdle, cadence)) continue;
       this.insightsDue.delete(user);
+      this.insightsPlanned.set(user, this.o.now());
       report.l2_planned++;
       try {
         const command = await planUserInsights(user, this.context());

@@ -14,7 +14,7 @@
  */
 import { SharedDirections, SimilarUnits, type SimilarUnit } from '@strata/memory/consolidation';
 import {
-  allUnits, decodeVector, join, userVectors, type ApplyEffects, type MemoryUnit, type StateDb, type StateMachine,
+  allUnits, decodeVector, join, readMany, userVectors, type ApplyEffects, type MemoryUnit, type StateDb, type StateMachine,
 } from '@strata/store';
 
 /** A subject or attribute as the `unit_by_subject` key holds it (store/apply/memory.ts `keyPart`). */
@@ -57,7 +57,7 @@ export class UserMemoryView {
   async refresh(unitIds: readonly string[]): Promise<void> {
     if (unitIds.length === 0) return;
     const keys = unitIds.map((id) => join(this.userId, id));
-    const [units, vectors] = await Promise.all([this.db.units.getMany(keys), this.db.vectors.getMany(keys)]);
+    const [units, vectors] = await Promise.all([readMany(this.db.units, keys), readMany(this.db.vectors, keys)]);
     unitIds.forEach((id, i) => {
       const unit = units[i];
       const stored = vectors[i];

@@ -9,7 +9,7 @@
  */
 import { randomUUID } from 'node:crypto';
 import type { Logger } from 'pino';
-import { eventMayPlan, extractTextPlanWithLlm, planL3, type TextPlan } from '@strata/memory/planning';
+import { eventMayPlan, extractTextPlanWithLlm, planFromEvent, planL3, type TextPlan } from '@strata/memory/planning';
 import type { Llm } from '@strata/memory';
 import { l3Sources, listGoals, listTasks, settle, type EventRecord, type L3PlanAnswer, type L3PlanCommand } from '@strata/store';
 import type { Shard } from '../shards';
@@ -32,7 +32,8 @@ export class L3Planner {
   async planEvents(userId: string, events: readonly EventRecord[]): Promise<L3PlanAnswer | null> {
     const { shard } = this.o;
     const candidates = events.filter((e) => e.content_type === 'text');
-    if (candidates.length === 0) return null;
+    // Most chat gives no goal or task: then the user's goals, tasks and planned events are not read.
+    if (!candidates.some((e) => this.mayPlan(e))) return null;
     const textPlans = new Map<string, TextPlan | null>();
     let usedLlm = false;
     const attempts = this.o.attempts ?? 3;
@@ -59,5 +60,17 @@ export class L3Planner {
       this.o.logger.debug({ shard: shard.id, user_id: userId, stale: answer.stale, attempt }, 'L3 plan was stale; planning again');
     }
     throw new Error(`L3 planning for user '${userId}' was stale ${attempts} times`);
+  }
+
+  /**
+   * Whether the event may give goals or tasks, decided without the user's L3 state and never wrong by
+   * omission: an event with a level of 3, a parent, or text the LLM would be asked about may; any other
+   * is planned offline from its own text (planFromEvent reads no state for it), so asking that now says
+   * exactly whether the full planning would give something.
+   */
+  private mayPlan(event: EventRecord): boolean {
+    if (event.level === 3 || event.parent_id !== null || (this.o.llm && eventMayPlan(event))) return true;
+    const probe = planFromEvent(event, { newId: () => 'probe', now: new Date(0).toISOString(), resolveParent: () => null });
+    return probe.goals.length + probe.tasks.length > 0;
   }
 }

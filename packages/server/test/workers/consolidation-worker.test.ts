@@ -5,7 +5,7 @@ import pino from 'pino';
 import { HashingEmbedder } from '@strata/memory';
 import type { Embedder } from '@strata/memory';
 import {
-  LocalLog, StateDb, StateMachine, allUnits, listDropped, listEvents, listFailed, pendingSummary, reflectionsDue, type IngestCommand,
+  LocalLog, StateDb, StateMachine, allUnits, listDropped, listGoals, listEvents, listFailed, pendingSummary, reflectionsDue, type IngestCommand,
   type MemoryUnit,
 } from '@strata/store';
 import { ConsolidationWorker, type TickReport } from '../../src/workers/consolidation';
@@ -172,6 +172,95 @@ describe('ConsolidationWorker (real LevelDB and log, hashing embedder, virtual c
     // Nothing was half-written: counters match the records.
     expect(await db.counter('units')).toBe((await allUnits(db, 'dee')).length);
     expect((await allUnits(db, 'dee')).flatMap((u) => u.references).length + (await listDropped(db, 'dee')).length).toBe(30 - left);
+  });
+
+  it('plans a trickling user\'s insights on a cadence, not after every batch; a paused one soon after it pauses', async () => {
+    const w = worker();
+    let planned = 0;
+    // 35 batches of one event, 2 s apart (the shard drained between them, the user never quiet for 1 s): a live trickle
+    for (let i = 0; i < 35; i++) {
+      await log.propose(ingest('fay', S1, [`Day ${i}: I practised the piano for ${20 + i} minutes.`], clock));
+      planned += (await w.tick()).l2_planned;
+      clock += 2000;
+    }
+    // 70 s of changes: planned once, when 60 s had passed since the first change
+    expect(planned).toBe(1);
+    // the conversation pauses: planned once its memory has been quiet for a second, then not again
+    clock += 10_000;
+    expect((await w.tick()).l2_planned).toBe(1);
+    clock += 10_000;
+    expect((await w.tick()).l2_planned).toBe(0);
+  });
+
+  it('checks for pending entries without their per-user index once, not at every tick', async () => {
+    let scans = 0;
+    const iterator = db.pending.iterator.bind(db.pending);
+    db.pending.iterator = ((...args: Parameters<typeof iterator>) => { scans++; return iterator(...args); }) as typeof db.pending.iterator;
+    const w = worker();
+    for (let i = 0; i < 5; i++) {
+      await log.propose(ingest('gus', S1, [`Note ${i}: the gate code is ${4000 + i}.`], clock));
+      await w.tick();
+    }
+    expect(scans).toBe(1);
+    expect(await db.counter('pending')).toBe(0);
+  });
+
+  it('polls idle by one counter: no backlog key is read while nothing is pending', async () => {
+    const w = worker();
+    await log.propose(ingest('lou', S1, ['I keep bees on the roof.']));
+    await drain(w);
+    let scans = 0;
+    for (const sub of [db.pending, db.pendingByUser]) {
+      const keys = sub.keys.bind(sub);
+      const iterator = sub.iterator.bind(sub);
+      sub.keys = ((...args: Parameters<typeof keys>) => { scans++; return keys(...args); }) as typeof sub.keys;
+      sub.iterator = ((...args: Parameters<typeof iterator>) => { scans++; return iterator(...args); }) as typeof sub.iterator;
+    }
+    for (let i = 0; i < 5; i++) expect((await w.tick()).batches).toBe(0);
+    expect(scans).toBe(0);
+    await log.propose(ingest('lou', S1, ['The bees made 4 kg of honey.']));
+    expect((await w.tick()).events).toBe(1);
+    expect(scans).toBeGreaterThan(0);
+  });
+
+  it('reads the user\'s goals and tasks only for a batch that may plan some', async () => {
+    let reads = 0;
+    const iterator = db.l3ByEvent.iterator.bind(db.l3ByEvent);
+    db.l3ByEvent.iterator = ((...args: Parameters<typeof iterator>) => { reads++; return iterator(...args); }) as typeof db.l3ByEvent.iterator;
+    const w = worker();
+    await log.propose(ingest('hal', S1, ['I had pasta for lunch.', 'The weather in Oslo was grey today.']));
+    await drain(w);
+    expect(reads).toBe(0);
+    await log.propose(ingest('hal', S1, ['My goal is to run a marathon: 1. buy running shoes 2. train three times a week 3. sign up for the race']));
+    await drain(w);
+    expect(reads).toBe(1);
+    expect((await listGoals(db, 'hal')).map((g) => g.content)).toEqual([expect.stringMatching(/marathon/)]);
+  });
+
+  it('woken by a trickle, waits a moment so the events arriving meanwhile share one tick', async () => {
+    const w = new ConsolidationWorker({
+      shard: { id: 0, db, sm, log }, embedder: new HashingEmbedder(), logger: pino({ level: 'silent' }),
+      intervalMs: 3_600_000, batchSize: 16, now: () => clock, wakeDelayMs: 2000,
+    });
+    const tick = w.tick.bind(w);
+    const working: number[] = [];
+    w.tick = async () => {
+      const report = await tick();
+      if (report.batches > 0) working.push(report.events);
+      return report;
+    };
+    w.start();
+    try {
+      for (const user of ['ivy', 'jo', 'kai']) {
+        await log.propose(ingest(user, S1, [`${user} adopted a cat named Pixel.`]));
+        await new Promise((r) => setTimeout(r, 50));
+      }
+      for (let i = 0; i < 2000 && (await db.counter('pending')) > 0; i++) await new Promise((r) => setTimeout(r, 5));
+      expect(await db.counter('pending')).toBe(0);
+      expect(working).toEqual([3]);
+    } finally {
+      await w.stop();
+    }
   });
 
   it('is woken by new events instead of sleeping out its idle interval', async () => {
