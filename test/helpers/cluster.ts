@@ -117,7 +117,8 @@ export class TestCluster {
 
   async startNode(id: number): Promise<ServerProcess> {
     const node = this.nodes.get(id)!;
-    node.proc = await startServer({ dataDir: node.dataDir, env: this.baseEnv(node), timeoutMs: 30_000 });
+    // generous: on a busy shared machine a node (tsx compiling its sources) may take most of a minute to start
+    node.proc = await startServer({ dataDir: node.dataDir, env: this.baseEnv(node), timeoutMs: 90_000 });
     return node.proc;
   }
 

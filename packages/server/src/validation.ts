@@ -166,3 +166,10 @@ export function checkQueryNames(query: Record<string, unknown>, declared: readon
   const accepted = known.size ? `it accepts ${[...known].join(', ')}` : 'it takes no query parameters';
   throw badRequest('validation_failed', `Unknown query parameter ${unknown.join(', ')}: ${accepted}.`, unknown.map((name) => ({ path: `/${name}`, message: 'is not a query parameter of this route' })));
 }
+
+/** A boolean query parameter `?name=true|false` (absent or empty: false); anything else 400. */
+export function queryBool(value: unknown, name: string): boolean {
+  if (value === undefined || value === '' || value === 'false') return false;
+  if (value === 'true') return true;
+  throw badRequest('validation_failed', `${name} must be true or false.`, [{ path: `/${name}`, message: 'must be true or false' }]);
+}
