@@ -131,6 +131,15 @@ export class TestCluster {
     return node;
   }
 
+  /** A new node with neither peers nor STRATA_JOIN: it waits until an operator joins it (`strata cluster join`). */
+  async addWaitingNode(id: number): Promise<ClusterNode> {
+    const port = await freePort();
+    const node: ClusterNode = { id, port, url: `http://127.0.0.1:${port}`, dataDir: tempDir(`strata-cluster-${id}-`), env: { STRATA_ADVERTISE_URL: `http://127.0.0.1:${port}` }, proc: null };
+    this.nodes.set(id, node);
+    await this.startNode(id);
+    return node;
+  }
+
   node(id: number): ClusterNode {
     return this.nodes.get(id)!;
   }

@@ -285,7 +285,7 @@ export class StrataNode {
         // a removed node's copy is no longer kept current: only its health, metrics and cluster routes answer
         if (removal.isRemoved() && route.tag !== 'operations' && route.tag !== 'cluster') throw removal.refusal();
         const shard = targetShard(ctx.params, ctx.body, shards.length);
-        if (routeWrites(route)) return forwarder.route(shard, ctx.req, ctx.res, run);
+        if (routeWrites(route)) return forwarder.route(shard, ctx.req, ctx.res, run, { keyed: route.idempotencyKey === true });
         return targetUser(ctx.params, ctx.body) === undefined ? run() : forwarder.read(shard, ctx.req, ctx.res, run);
       },
     });

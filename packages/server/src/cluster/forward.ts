@@ -94,7 +94,12 @@ export class Forwarder {
    * Runs `local` when this node leads the shard; otherwise forwards the request to the leader and
    * copies its answer to `res`. A request that was already forwarded once is never sent on again.
    */
-  async route(shard: number, req: Request, res: Response, local: () => Promise<void>): Promise<void> {
+  /**
+   * `keyed`: the route stores a request once per Idempotency-Key: one carrying the header is sent again
+   * to the new leader when the one it went to died before answering (outcome unknown), as the client
+   * would, until the deadline.
+   */
+  async route(shard: number, req: Request, res: Response, local: () => Promise<void>, opts: { keyed?: boolean } = {}): Promise<void> {
     const deadline = Date.now() + this.opts.timeoutMs;
     const { view } = this.opts;
     let viaDirectory = !this.holds(shard);
@@ -127,8 +132,10 @@ export class Forwarder {
           continue;
         }
         if (err instanceof StrataError) throw err;
-        // The leader could not be reached: if nothing was sent, look for the leader again until the deadline.
-        if (!notSent(err) || Date.now() >= deadline) throw noLeader(shard);
+        // The leader could not be reached: if nothing was sent, look for the leader again until the
+        // deadline; likewise when it was sent but a retry is harmless (the same Idempotency-Key).
+        const again = notSent(err) || (opts.keyed === true && hasKey(req) && replayable(req));
+        if (!again || Date.now() >= deadline) throw noLeader(shard);
         failed++;
         await sleep(this.opts.pollMs ?? 25);
       }
@@ -317,6 +324,11 @@ export class Forwarder {
   async close(): Promise<void> {
     await this.agent.close();
   }
+}
+
+function hasKey(req: Request): boolean {
+  const key = req.headers['idempotency-key'];
+  return typeof key === 'string' && key !== '';
 }
 
 /** A request that can run again: its body was read and parsed here (or it has none), not streamed by a raw route. */
