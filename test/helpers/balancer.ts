@@ -5,8 +5,13 @@
  * refused the connection goes to another one). It counts what an operator would look at: answers given
  * with no server up (haproxy's own 503s) and the fewest servers up at any check.
  */
+import { spawn, type ChildProcess } from 'node:child_process';
+import { mkdtempSync, rmSync, writeFileSync } from 'node:fs';
 import { createServer, request, type IncomingMessage, type Server, type ServerResponse } from 'node:http';
 import type { AddressInfo } from 'node:net';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { freePort } from '../../scripts/lib/processes';
 
 interface Backend { url: string; up: boolean; fails: number; passes: number }
 
@@ -49,6 +54,10 @@ export class Balancer {
 
   upCount(): number {
     return this.backends.filter((b) => b.up).length;
+  }
+
+  async upCountNow(): Promise<number> {
+    return this.upCount();
   }
 
   resetCounts(): void {
@@ -131,5 +140,74 @@ export class Balancer {
     this.timer = null;
     this.server.closeAllConnections();
     await new Promise<void>((resolve) => this.server.close(() => resolve()));
+  }
+}
+
+/**
+ * The same backend in a real haproxy (Debian's), for a manual measurement only: the operator-path test
+ * uses it when STRATA_TEST_HAPROXY=1 and haproxy is installed (CI runs the balancer above). The
+ * configuration is the one of docs/cluster.md "Behind a load balancer", plus a stats listener read
+ * for the servers up. haproxy's own "no server" answers are counted by the caller from their body.
+ */
+export class HaproxyBalancer {
+  fewestUp: number;
+  private timer: NodeJS.Timeout | null = null;
+
+  private constructor(private readonly proc: ChildProcess, readonly url: string, private readonly statsUrl: string, private readonly dir: string, servers: number) {
+    this.fewestUp = servers;
+  }
+
+  static async start(urls: string[], options: { interMs?: number; fall?: number; rise?: number } = {}): Promise<HaproxyBalancer> {
+    const [port, statsPort] = [await freePort(), await freePort()];
+    const dir = mkdtempSync(join(tmpdir(), 'strata-haproxy-'));
+    const cfg = [
+      'defaults', '  mode http', '  timeout connect 2s', '  timeout client 30s', '  timeout server 30s', '  retries 3', '  option redispatch',
+      'frontend strata', `  bind 127.0.0.1:${port}`, '  default_backend nodes',
+      'backend nodes', '  balance roundrobin', '  option httpchk GET /readyz', '  http-check expect status 200',
+      `  default-server inter ${options.interMs ?? 1000}ms fall ${options.fall ?? 2} rise ${options.rise ?? 2}`,
+      ...urls.map((u, i) => `  server n${i + 1} ${new URL(u).host} check`),
+      'listen stats', `  bind 127.0.0.1:${statsPort}`, '  stats enable', '  stats uri /stats',
+    ].join('\n') + '\n';
+    writeFileSync(join(dir, 'haproxy.cfg'), cfg);
+    const proc = spawn('haproxy', ['-db', '-f', join(dir, 'haproxy.cfg')], { stdio: 'ignore' });
+    const b = new HaproxyBalancer(proc, `http://127.0.0.1:${port}`, `http://127.0.0.1:${statsPort}/stats;csv`, dir, urls.length);
+    for (let i = 0; i < 100; i++) {
+      try {
+        await b.upCountNow();
+        break;
+      } catch {
+        await new Promise((r) => setTimeout(r, 100));
+      }
+    }
+    const watch = async () => {
+      try {
+        b.fewestUp = Math.min(b.fewestUp, await b.upCountNow());
+      } catch {
+        // stats not answering this time
+      }
+      if (b.timer !== null) b.timer = setTimeout(() => void watch(), 200);
+    };
+    b.timer = setTimeout(() => void watch(), 200);
+    return b;
+  }
+
+  /** Servers haproxy has up, from its stats CSV (status UP, or UP while going down). */
+  async upCountNow(): Promise<number> {
+    const csv = await (await fetch(this.statsUrl, { signal: AbortSignal.timeout(2000) })).text();
+    const [header, ...rows] = csv.trim().split('\n');
+    const cols = header.replace(/^# /, '').split(',');
+    const [px, sv, st] = ['pxname', 'svname', 'status'].map((c) => cols.indexOf(c));
+    return rows.map((r) => r.split(',')).filter((r) => r[px] === 'nodes' && /^n\d+$/.test(r[sv]) && r[st].startsWith('UP')).length;
+  }
+
+  resetCounts(): void {
+    void this.upCountNow().then((n) => (this.fewestUp = n), () => undefined);
+  }
+
+  async close(): Promise<void> {
+    if (this.timer) clearTimeout(this.timer);
+    this.timer = null;
+    this.proc.kill('SIGKILL');
+    rmSync(this.dir, { recursive: true, force: true });
   }
 }
