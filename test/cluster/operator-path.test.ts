@@ -52,7 +52,9 @@ describe("the operator's path", () => {
   beforeAll(async () => {
     cluster = await TestCluster.start({
       nodes: 1, shards: SHARDS,
-      env: { STRATA__RAFT__AUTO_INITIALIZE: 'false', STRATA__CLUSTER__PLACEMENT_INTERVAL_MS: '300', STRATA__CLUSTER__FORWARD_TIMEOUT_MS: '5000' },
+      // a request waits up to 10 s for a leader (default 5 s): on the shared 2-core machine the tests run
+      // on, under a load of 20 and more, an election after a SIGKILL can take longer than 5 s
+      env: { STRATA__RAFT__AUTO_INITIALIZE: 'false', STRATA__CLUSTER__PLACEMENT_INTERVAL_MS: '300', STRATA__CLUSTER__FORWARD_TIMEOUT_MS: '10000' },
     });
   });
   afterAll(async () => {
@@ -139,14 +141,14 @@ describe("the operator's path", () => {
     const leader0 = await cluster.leader(0);
     const follower = [1, 2, 3].find((id) => id !== leader0)!;
     try {
-      await sleep(2000);
+      await sleep(5000);
       for (const victim of [follower, leader0]) {
         await cluster.kill(victim);
         await sleep(5000);
         await cluster.startNode(victim);
         await waitFor(`node ${victim} ready again`, () => ready(cluster.node(victim).url), 60_000);
         await waitFor('the balancer sees 3 servers up', async () => (await lb.upCountNow()) === 3, 30_000);
-        await sleep(3000);
+        await sleep(5000);
       }
     } finally {
       running = false;
