@@ -117,8 +117,8 @@ export class TestCluster {
 
   async startNode(id: number): Promise<ServerProcess> {
     const node = this.nodes.get(id)!;
-    // generous: on a busy shared machine a node (tsx compiling its sources) may take most of a minute to start
-    node.proc = await startServer({ dataDir: node.dataDir, env: this.baseEnv(node), timeoutMs: 90_000 });
+    // generous: on a busy shared machine a node (tsx compiling its sources) may take minutes to start (seen: over 90 s at a load of 25 on 2 cores)
+    node.proc = await startServer({ dataDir: node.dataDir, env: this.baseEnv(node), timeoutMs: 180_000 });
     return node.proc;
   }
 
