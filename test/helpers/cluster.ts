@@ -117,7 +117,8 @@ export class TestCluster {
 
   async startNode(id: number): Promise<ServerProcess> {
     const node = this.nodes.get(id)!;
-    node.proc = await startServer({ dataDir: node.dataDir, env: this.baseEnv(node), timeoutMs: 30_000 });
+    // generous: on a busy shared machine a node (tsx compiling its sources) may take minutes to start (seen: over 90 s at a load of 25 on 2 cores)
+    node.proc = await startServer({ dataDir: node.dataDir, env: this.baseEnv(node), timeoutMs: 180_000 });
     return node.proc;
   }
 
@@ -125,6 +126,15 @@ export class TestCluster {
   async addJoiningNode(id: number, via: number): Promise<ClusterNode> {
     const port = await freePort();
     const node: ClusterNode = { id, port, url: `http://127.0.0.1:${port}`, dataDir: tempDir(`strata-cluster-${id}-`), env: { STRATA_JOIN: this.nodes.get(via)!.url }, proc: null };
+    this.nodes.set(id, node);
+    await this.startNode(id);
+    return node;
+  }
+
+  /** A new node with neither peers nor STRATA_JOIN: it waits until an operator joins it (`strata cluster join`). */
+  async addWaitingNode(id: number): Promise<ClusterNode> {
+    const port = await freePort();
+    const node: ClusterNode = { id, port, url: `http://127.0.0.1:${port}`, dataDir: tempDir(`strata-cluster-${id}-`), env: { STRATA_ADVERTISE_URL: `http://127.0.0.1:${port}` }, proc: null };
     this.nodes.set(id, node);
     await this.startNode(id);
     return node;

@@ -13,7 +13,7 @@ import { sendJson } from './http/json-reply';
 import { runHandler, type RouteContext, type RouteSpec } from './http/route';
 import type { Metrics } from './metrics';
 import { traceIds, type Tracing } from './telemetry/tracing';
-import { checkIdentifier, checkUuid, type Validator } from './validation';
+import { checkIdentifier, checkQueryNames, checkUuid, type Validator } from './validation';
 
 export interface AppDeps {
   routes: RouteSpec[];
@@ -196,6 +196,7 @@ async function handle(route: RouteSpec, req: Request, res: Response, deps: AppDe
     principal = await deps.auth.authenticate(req.headers.authorization, Array.isArray(key) ? key[0] : key);
     requireRole(principal, route.auth);
   }
+  checkQueryNames(req.query as Record<string, unknown>, route.queryParams);
   if (route.rawBody) checkRawBody(req, route.rawBody);
   else await readBody(req, res);
   const params: Record<string, string> = { ...(req.params as Record<string, string>) };

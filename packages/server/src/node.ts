@@ -13,6 +13,8 @@ import { PlacementDirectory } from './cluster/placement/directory';
 import { PlacementExecutor } from './cluster/placement/executor';
 import { GroupRouting } from './cluster/placement/routing';
 import { ShardReads } from './cluster/shard-reads';
+import { Readiness } from './cluster/readiness';
+import { RemovalWatch } from './cluster/removal';
 import { shardReadRoutes } from './routes/shard-reads';
 import { ClusterRuntime, RAFT_PREFIX, selfUrlOf } from './cluster/runtime';
 import { startCluster } from './cluster/start';
@@ -197,8 +199,7 @@ export class StrataNode {
     const userOrgs = new UserOrgs(router, reads);
     const services: Services = {
       config, logger, metrics, auth, scope: new ScopeGuard(userOrgs), userOrgs, shards: router, reads, retrieval, providers,
-      // a leader known for shard 0 and for every other group this node holds
-      isReady: () => open && shards.every((s) => (s.id !== 0 && !routing.holds(s.id)) || s.log.isLeader() || s.log.status().leader !== null),
+      readiness: (strict) => readiness.check(strict),
     };
     metrics.gauge('strata_pending_events', 'Events waiting for consolidation on this node', async () =>
       (await Promise.all(shards.map((s) => pendingSummary(s.db)))).reduce((n, s) => n + s.pending, 0));
@@ -223,6 +224,19 @@ export class StrataNode {
     const forwarder = new Forwarder({ timeoutMs: config.cluster.forward_timeout_ms, tracing, view: routing });
     const peerSigner = new PeerSigner(cluster.secret, config.cluster.node_id, config.cluster.peer_clock_skew_s * 1000);
     reads.attach({ routing, signer: peerSigner, forwarder });
+    // A removed node that still runs finds out, and then refuses requests about data (cluster/removal.ts).
+    const removal = new RemovalWatch({ rt: cluster, fwd: forwarder, signer: peerSigner, dataDir: config.storage.data_dir, logger });
+    // /readyz for a load balancer: most groups served, one group electing takes no node out (cluster/readiness.ts).
+    const readiness = new Readiness({
+      open: () => open,
+      notMember: () => {
+        if (removal.isRemoved()) return 'it was removed from the cluster.';
+        return cluster.group(0).status().members.some((m) => m.id === config.cluster.node_id) ? null : 'it is not initialized or joined yet.';
+      },
+      groups: () => shards.map((s) => ({ id: s.id, serves: s.id === 0 || routing.holds(s.id), leaderKnown: s.log.isLeader() || s.log.status().leader !== null })),
+    }, config.cluster.forward_timeout_ms);
+    readiness.start();
+    removal.start();
     // an import's chunks proposed on their group's leader, an export reading the groups not held here from a holder
     services.groups = new RemoteGroups({
       view: routing, leaderOf: (shard, deadline) => forwarder.leaderOf(shard, deadline), signer: peerSigner,
@@ -277,8 +291,10 @@ export class StrataNode {
       // A write reaching a node that does not lead its shard runs on the leader (CONTRACT.md §10).
       // A read of a user's data reaching a node that does not hold the user's group is served by one that does.
       forward: (route, ctx, run) => {
+        // a removed node's copy is no longer kept current: only its health, metrics and cluster routes answer
+        if (removal.isRemoved() && route.tag !== 'operations' && route.tag !== 'cluster') throw removal.refusal();
         const shard = targetShard(ctx.params, ctx.body, shards.length);
-        if (routeWrites(route)) return forwarder.route(shard, ctx.req, ctx.res, run);
+        if (routeWrites(route)) return forwarder.route(shard, ctx.req, ctx.res, run, { keyed: route.idempotencyKey === true });
         return targetUser(ctx.params, ctx.body) === undefined ? run() : forwarder.read(shard, ctx.req, ctx.res, run);
       },
     });
@@ -309,6 +325,8 @@ export class StrataNode {
     node.endPeerStreams = () => upgraded.forEach((socket) => socket.destroy());
     node.onStop = async () => {
       open = false;
+      readiness.stop();
+      removal.stop();
       await mcp?.close();
       // The batch in flight finishes (its proposal commits) before the logs close.
       await Promise.all(workers.map((w) => w.stop()));

@@ -1,3 +1,4 @@
+import type { ReadinessVerdict } from './cluster/readiness';
 import type { Logger } from 'pino';
 import type { ScopeGuard } from './auth/scope';
 import type { AuthService } from './auth/service';
@@ -35,6 +36,6 @@ export interface Services {
    * their group's leader, an export reading a group from a node that holds it). Absent: every group is here.
    */
   groups?: RemoteGroups;
-  /** true when this node can serve (storage open; a leader known for every local shard) */
-  isReady(): boolean;
+  /** whether this node can serve, for /readyz (cluster/readiness.ts; strict: a leader known now for every group it holds) */
+  readiness(strict: boolean): ReadinessVerdict;
 }

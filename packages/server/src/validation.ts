@@ -153,3 +153,23 @@ export function queryCursor(value: unknown, name = 'after'): string | null {
 export function queryPage(query: Record<string, unknown>, def: number, max: number): { after: string | null; limit: number } {
   return { after: queryCursor(query.after), limit: queryInt(query.limit, 'limit', def, 1, max) };
 }
+
+/**
+ * Every query parameter must be one the route declares (its `queryParams`, which the OpenAPI document
+ * lists too): a misspelt one (`cursor` for `after`) would otherwise be ignored and the caller would
+ * get an answer to another question. 400 validation_failed naming each unknown parameter.
+ */
+export function checkQueryNames(query: Record<string, unknown>, declared: readonly { name: string }[] | undefined): void {
+  const known = new Set((declared ?? []).map((q) => q.name));
+  const unknown = Object.keys(query).filter((name) => !known.has(name));
+  if (unknown.length === 0) return;
+  const accepted = known.size ? `it accepts ${[...known].join(', ')}` : 'it takes no query parameters';
+  throw badRequest('validation_failed', `Unknown query parameter ${unknown.join(', ')}: ${accepted}.`, unknown.map((name) => ({ path: `/${name}`, message: 'is not a query parameter of this route' })));
+}
+
+/** A boolean query parameter `?name=true|false` (absent or empty: false); anything else 400. */
+export function queryBool(value: unknown, name: string): boolean {
+  if (value === undefined || value === '' || value === 'false') return false;
+  if (value === 'true') return true;
+  throw badRequest('validation_failed', `${name} must be true or false.`, [{ path: `/${name}`, message: 'must be true or false' }]);
+}

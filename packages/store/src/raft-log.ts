@@ -107,6 +107,18 @@ export class NotLeaderStrataError extends StrataError {
 }
 
 /**
+ * A write refused or dropped because leadership moved before it committed: nothing was stored, so the
+ * whole request may run again on the new leader (the node does so itself, cluster/forward.ts).
+ */
+export class NotStoredError extends StrataError {
+  /** the response header that tells another node (and a client) that nothing was stored */
+  static readonly HEADER = 'x-strata-not-stored';
+  constructor(message = 'The leader changed before the write committed (it was not stored); retry.') {
+    super('no_leader', message, undefined, 1);
+  }
+}
+
+/**
  * Raft's errors as the contract's, decided on their classes and typed fields: every "cannot commit now"
  * is a 503 with Retry-After; a membership change naming a node that is not a member is 404, any other
  * refused change 409.
@@ -117,7 +129,7 @@ export function fromRaftError(err: unknown): unknown {
     return new NotLeaderStrataError(err.leaderId, err.leaderId ? `This node is not the leader of the shard (node ${err.leaderId} is); retry.` : 'No leader is known for the shard right now (election in progress or no quorum); retry shortly.');
   }
   if (err instanceof NoQuorumError) return unavailable(`The write was not committed in time (no quorum or leader change); its outcome is unknown: retry with the same Idempotency-Key.`, 'no_leader');
-  if (err instanceof ProposalDroppedError || err instanceof TransferInProgressError) return unavailable('The leader changed before the write committed (it was not stored); retry.', 'no_leader');
+  if (err instanceof ProposalDroppedError || err instanceof TransferInProgressError) return new NotStoredError();
   if (err instanceof ClosedError) return unavailable('The node is shutting down; retry on another node.');
   if (err instanceof OverloadedError) return unavailable('Too many writes are waiting to commit in this shard; retry shortly (nothing was stored).', 'overloaded');
   if (err instanceof ConfChangeError) {

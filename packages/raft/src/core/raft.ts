@@ -175,8 +175,13 @@ export class RawNode {
     else this.tickElection();
   }
 
-  /** Starts an election now (as if the election timeout fired). */
+  /**
+   * Starts an election now (as if the election timeout fired). A leader ignores it, as etcd ignores
+   * MsgHup on a leader: a caller asking for an election (the seed right after its bootstrap entry
+   * reached the disk) may find that a tick meanwhile already elected this node.
+   */
   campaign(): void {
+    if (this.role === 'leader') return;
     if (this.promotable()) this.startCampaign(this.cfg.preVote ? 'pre' : 'elect');
   }
 

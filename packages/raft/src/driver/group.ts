@@ -228,8 +228,10 @@ export class RaftGroup {
     for (const m of members) addrs[m.id] = m.url;
     if (!this.core.bootstrap({ voters, learners: [], addrs })) return 'already_initialized';
     await this.waitPersisted();
-    // The seed starts the first election at once instead of after a timeout.
-    if (voters[0] === this.host.nodeId) {
+    // The seed starts the first election at once instead of after a timeout, unless the timers got
+    // there first while the entry was being synced (a node running longer than an election timeout
+    // before it is initialized has its election timer long expired): then a leader is already known.
+    if (voters[0] === this.host.nodeId && this.core.lead === 0 && this.core.role !== 'leader') {
       this.core.campaign();
       this.host.schedule();
     }

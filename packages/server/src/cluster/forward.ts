@@ -8,7 +8,7 @@ import type { Request, Response } from 'express';
 import { pipeline } from 'node:stream/promises';
 import { setTimeout as sleep } from 'node:timers/promises';
 import { Agent, request, type Dispatcher } from 'undici';
-import { StrataError, unavailable } from '@strata/store';
+import { NotStoredError, StrataError, unavailable } from '@strata/store';
 import { sendJson } from '../http/json-reply';
 import type { RouteSpec } from '../http/route';
 import { shardOf } from '../shards';
@@ -68,6 +68,8 @@ export interface ForwarderOptions {
 
 
 export class Forwarder {
+  /** writes this node ran again because leadership moved before they committed (runLocal) */
+  notStoredRetries = 0;
   private readonly agent = new Agent({ keepAliveTimeout: 30_000, keepAliveMaxTimeout: 60_000, connections: 64, connectTimeout: 2000 });
 
   constructor(private readonly opts: ForwarderOptions) {}
@@ -92,30 +94,70 @@ export class Forwarder {
    * Runs `local` when this node leads the shard; otherwise forwards the request to the leader and
    * copies its answer to `res`. A request that was already forwarded once is never sent on again.
    */
-  async route(shard: number, req: Request, res: Response, local: () => Promise<void>): Promise<void> {
+  /**
+   * `keyed`: the route stores a request once per Idempotency-Key: one carrying the header is sent again
+   * to the new leader when the one it went to died before answering (outcome unknown), as the client
+   * would, until the deadline.
+   */
+  async route(shard: number, req: Request, res: Response, local: () => Promise<void>, opts: { keyed?: boolean } = {}): Promise<void> {
     const deadline = Date.now() + this.opts.timeoutMs;
     const { view } = this.opts;
     let viaDirectory = !this.holds(shard);
     if (req.headers[HOP_HEADER] !== undefined) {
       // The sender believed this node leads the shard; if it no longer does, say so rather than loop,
       // unless the sender only knew the directory's word: a member then knows the leader better.
-      if (view.isLeader(shard)) return local();
-      if (req.headers[VIA_DIRECTORY_HEADER] === undefined || !this.holds(shard)) throw noLeader(shard);
+      if (view.isLeader(shard)) {
+        if (await this.runLocal(req, res, local, deadline)) return;
+        // leadership moved before the write committed here: the new leader takes it (one more hop)
+      } else if (req.headers[VIA_DIRECTORY_HEADER] === undefined || !this.holds(shard)) {
+        // not run here, so not stored: the sender looks for the leader again (send)
+        throw new NotStoredError(`This node no longer leads shard ${shard}; the write was not run (not stored); retry.`);
+      }
       viaDirectory = false;
     }
     for (let failed = 0; ; ) {
       const leader = viaDirectory && failed > 0 ? this.anotherReplica(shard, failed) ?? await this.leaderOf(shard, deadline) : await this.leaderOf(shard, deadline);
-      if (leader === 'self') return local();
+      if (leader === 'self') {
+        if (await this.runLocal(req, res, local, deadline)) return;
+        continue;
+      }
       try {
         await this.send(leader.url, req, res, deadline, viaDirectory);
         return;
       } catch (err) {
+        if (err instanceof NotStoredError && replayable(req) && Date.now() < deadline) {
+          // the leader it was sent to no longer leads, or lost leadership before the write committed
+          this.notStoredRetries++;
+          await sleep(Math.max(this.opts.pollMs ?? 25, 50));
+          continue;
+        }
         if (err instanceof StrataError) throw err;
-        // The leader could not be reached: if nothing was sent, look for the leader again until the deadline.
-        if (!notSent(err) || Date.now() >= deadline) throw noLeader(shard);
+        // The leader could not be reached: if nothing was sent, look for the leader again until the
+        // deadline; likewise when it was sent but a retry is harmless (the same Idempotency-Key).
+        const again = notSent(err) || (opts.keyed === true && hasKey(req) && replayable(req));
+        if (!again || Date.now() >= deadline) throw noLeader(shard);
         failed++;
         await sleep(this.opts.pollMs ?? 25);
       }
+    }
+  }
+
+  /**
+   * Runs the write here, as this node leads the shard. False when it failed only because leadership
+   * moved before it committed (nothing stored: NotStoredError), nothing was answered yet, its body can
+   * be sent again and the deadline has not passed: the caller then looks for the new leader and runs the
+   * request there, as a client retrying would, so a planned move is not a client error. Bounded by the
+   * request's deadline (cluster.forward_timeout_ms), with a short pause between attempts.
+   */
+  private async runLocal(req: Request, res: Response, local: () => Promise<void>, deadline: number): Promise<boolean> {
+    try {
+      await local();
+      return true;
+    } catch (err) {
+      if (!(err instanceof NotStoredError) || res.headersSent || !replayable(req) || Date.now() >= deadline) throw err;
+      this.notStoredRetries++;
+      await sleep(Math.max(this.opts.pollMs ?? 25, 50));
+      return false;
     }
   }
 
@@ -249,6 +291,8 @@ export class Forwarder {
       }
       throw err;
     }
+    // nothing stored there: route() looks for the leader again, or answers this 503 after the deadline
+    if (answer.status === 503 && answer.headers[NotStoredError.HEADER] !== undefined) throw new NotStoredError();
     for (const name of ['retry-after', 'allow']) {
       const v = answer.headers[name];
       if (v !== undefined) res.setHeader(name, v);
@@ -280,6 +324,17 @@ export class Forwarder {
   async close(): Promise<void> {
     await this.agent.close();
   }
+}
+
+function hasKey(req: Request): boolean {
+  const key = req.headers['idempotency-key'];
+  return typeof key === 'string' && key !== '';
+}
+
+/** A request that can run again: its body was read and parsed here (or it has none), not streamed by a raw route. */
+function replayable(req: Request): boolean {
+  const declared = req.headers['transfer-encoding'] !== undefined || Number(req.headers['content-length'] ?? 0) > 0;
+  return !declared || req.body !== undefined;
 }
 
 /** A request whose body was not read here (a raw route reads its own): it must be streamed on, not re-serialized. */

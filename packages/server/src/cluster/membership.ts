@@ -132,6 +132,9 @@ export class ClusterService {
           members: s.members.map((m) => ({ node_id: m.id, url: m.url, voter: m.voter, match_index: m.matchIndex })),
         };
       }),
+      // node ids removed from the cluster (shard 0's applied membership changes): a removed node that
+      // still runs learns of its removal from this (cluster/removal.ts)
+      removed_nodes: [...this.removedIds()].sort((a, b) => a - b),
       placement: {
         replication_factor: this.rt.config.cluster.replication_factor,
         groups: this.directory.all(),

@@ -6,7 +6,7 @@
  * (never its message or stack, which may carry internals); the caller logs it with the request id.
  */
 import type { Response } from 'express';
-import { ERROR_STATUS, StrataError, type ErrorCode, type ErrorDetail } from '@strata/store';
+import { ERROR_STATUS, NotStoredError, StrataError, type ErrorCode, type ErrorDetail } from '@strata/store';
 import { sendJson } from './json-reply';
 
 export interface ErrorEnvelope {
@@ -40,6 +40,8 @@ export function asStrataError(err: unknown, onBug: (err: unknown) => void): Stra
 export function errorReply(err: StrataError): ErrorReply {
   const headers: Record<string, string> = {};
   if (err.retryAfter !== undefined) headers['Retry-After'] = String(err.retryAfter);
+  // nothing was stored (leadership moved first): the forwarding node runs the request again on the new leader
+  if (err instanceof NotStoredError) headers[NotStoredError.HEADER] = '1';
   // A 405 lists the allowed methods as its details (one per entry): they go in Allow, not the body.
   const allowed = err.code === 'method_not_allowed';
   if (allowed && err.details) headers.Allow = err.details.map((d) => d.message).join(', ');

@@ -46,6 +46,12 @@ interface RouteRow {
    */
   writes?: boolean;
   /**
+   * The route stores a request once per `Idempotency-Key` header (a retry with the key answers the
+   * first answer): a node whose forwarded copy was cut off by the leader's death, outcome unknown, may
+   * then send it again to the new leader itself (cluster/forward.ts), as the client would.
+   */
+  idempotencyKey?: boolean;
+  /**
    * The route reads its body itself, as a stream of this format (`POST /v1/import`): no JSON body is
    * read or validated for it; app.ts checks the media type, the handler pulls the bytes with
    * http/body.ts `rawBodyChunks` and its own size limit.

@@ -17,6 +17,8 @@ function passHeaders(ctx: RouteContext): Record<string, string> {
 }
 
 /** `?shard_id=N`: the part of an operation for one shard group (sent by another node to that shard's leader). */
+const SHARD_PARAM = [{ name: 'shard_id', schema: { type: 'integer', minimum: 0 }, description: 'the part of the operation for this one shard group (sent by another node to that shard\'s leader)' }];
+
 function onlyShard(ctx: RouteContext, shards: number[]): number | null {
   const raw = ctx.query.shard_id;
   if (raw === undefined) return null;
@@ -61,7 +63,7 @@ export function clusterRoutes(deps: { auth: AuthService; cluster: ClusterService
       handler: async () => cluster.initialize(),
     },
     {
-      method: 'post', path: '/v1/cluster/join', tag: 'cluster', auth: 'public', writes: false,
+      method: 'post', path: '/v1/cluster/join', tag: 'cluster', auth: 'public', writes: false, queryParams: SHARD_PARAM,
       summary: 'Add a node to the cluster: to shard 0 (learner, then voter once caught up), after which the placement moves replicas of the other groups to it. Admin credentials, or a join request signed with the cluster secret.',
       handler: async (ctx) => {
         // Credentials before the body: unauthenticated callers learn nothing about what a valid join
@@ -82,7 +84,7 @@ export function clusterRoutes(deps: { auth: AuthService; cluster: ClusterService
       },
     },
     {
-      method: 'delete', path: '/v1/cluster/nodes/:node_id', tag: 'cluster', auth: 'admin', writes: false,
+      method: 'delete', path: '/v1/cluster/nodes/:node_id', tag: 'cluster', auth: 'admin', writes: false, queryParams: SHARD_PARAM,
       summary: 'Remove a node from the cluster: from shard 0 (leadership handed over first when it leads), after which the placement drains its replicas of the other groups; 404 when not a member.',
       handler: async (ctx) => {
         const id = /^[0-9]{1,9}$/.test(ctx.params.node_id) ? Number(ctx.params.node_id) : NaN; // decimal only: not 0x2, 2e0

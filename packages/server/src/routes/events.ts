@@ -17,7 +17,7 @@ export function eventRoutes(services: Services): RouteSpec[] {
   const base = '/v1/users/:user_id/streams/:stream_id/events';
   return [
     {
-      method: 'post', path: base, tag: 'ingest', auth: 'write', body: 'Event', scope: 'operation',
+      method: 'post', path: base, tag: 'ingest', auth: 'write', body: 'Event', scope: 'operation', idempotencyKey: true,
       summary: 'Accept one L0 event; answered only once it is durable (committed in the replicated log).',
       handler: async (ctx) => {
         const { user_id, stream_id } = ctx.params;
@@ -26,7 +26,7 @@ export function eventRoutes(services: Services): RouteSpec[] {
       },
     },
     {
-      method: 'post', path: `${base}/batch`, tag: 'ingest', auth: 'write', body: 'EventBatch', scope: 'operation',
+      method: 'post', path: `${base}/batch`, tag: 'ingest', auth: 'write', body: 'EventBatch', scope: 'operation', idempotencyKey: true,
       summary: 'Accept a batch of events atomically (one invalid event rejects the batch, naming its index), or a chat export as `messages`.',
       handler: async (ctx) => {
         const { user_id, stream_id } = ctx.params;

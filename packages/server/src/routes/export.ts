@@ -6,19 +6,12 @@ import { callerOf, type RouteContext, type RouteSpec } from '../http/route';
 import { exportLines } from '../operations/export';
 import { importFile } from '../operations/import';
 import type { Services } from '../services';
+import { queryBool } from '../validation';
 
 const CONSISTENCY = {
   name: 'consistency', schema: { type: 'string', enum: ['local', 'linearizable'], default: 'local' },
   description: "linearizable: wait for the leader's commit index first (ReadIndex)",
 };
-
-/** `?name=true|false` (absent: false); anything else 400. */
-function queryFlag(ctx: RouteContext, name: string): boolean {
-  const value = ctx.query[name];
-  if (value === undefined || value === '' || value === 'false') return false;
-  if (value === 'true') return true;
-  throw badRequest('validation_failed', `${name} must be true or false.`, [{ path: `/${name}`, message: 'must be true or false' }]);
-}
 
 function linearizable(ctx: RouteContext): boolean {
   const value = ctx.query.consistency;
@@ -52,7 +45,7 @@ export function exportRoutes(services: Services): RouteSpec[] {
       summary: 'Import an export file (NDJSON body, up to import.max_bytes) through the log, idempotently: records whose id exists are skipped and counted.',
       queryParams: [{ name: 'reembed', schema: { type: 'boolean', default: false }, description: "embed the units again when the file's embedder is not this node's (else 409)" }],
       handler: (ctx) => importFile(services, callerOf(ctx), {
-        reembed: queryFlag(ctx, 'reembed'),
+        reembed: queryBool(ctx.query.reembed, 'reembed'),
         body: rawBodyChunks(ctx.req, services.config.import.max_bytes, 'import.max_bytes'),
       }),
     },

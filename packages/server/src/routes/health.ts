@@ -2,6 +2,7 @@ import { StrataError } from '@strata/store';
 import type { RouteSpec } from '../http/route';
 import type { Services } from '../services';
 import { buildOpenApi } from '../openapi';
+import { queryBool } from '../validation';
 
 export function healthRoutes(services: Services, allRoutes: () => RouteSpec[]): RouteSpec[] {
   return [
@@ -11,9 +12,11 @@ export function healthRoutes(services: Services, allRoutes: () => RouteSpec[]): 
     },
     {
       method: 'get', path: '/readyz', tag: 'operations', auth: 'public',
-      summary: 'This node can serve: storage open and a leader known for every local shard (503 otherwise).',
-      handler: async () => {
-        if (!services.isReady()) throw new StrataError('unavailable', 'This node cannot serve yet (storage closed or no leader known).', undefined, 1);
+      summary: 'This node can serve, for a load balancer: storage open, a member of the cluster, and a leader known (or known within cluster.forward_timeout_ms) for most of the groups it serves; strict=true: a leader known right now for every one (503 otherwise).',
+      queryParams: [{ name: 'strict', schema: { type: 'boolean', default: false }, description: 'a leader known right now for shard 0 and every group this node holds' }],
+      handler: async (ctx) => {
+        const verdict = services.readiness(queryBool(ctx.query.strict, 'strict'));
+        if (!verdict.ready) throw new StrataError('unavailable', `This node cannot serve now: ${verdict.reason}`, undefined, 1);
         return { status: 'ready' };
       },
     },

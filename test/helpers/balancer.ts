@@ -1,0 +1,213 @@
+/**
+ * A health-checking HTTP load balancer for cluster tests, configured like the haproxy backend in
+ * docs/cluster.md "Behind a load balancer": `option httpchk GET /readyz`, `inter`, `fall`, `rise`,
+ * round robin over the servers marked up, `retries` with `option redispatch` (a request whose server
+ * refused the connection goes to another one). It counts what an operator would look at: answers given
+ * with no server up (haproxy's own 503s) and the fewest servers up at any check.
+ */
+import { spawn, type ChildProcess } from 'node:child_process';
+import { mkdtempSync, rmSync, writeFileSync } from 'node:fs';
+import { createServer, request, type IncomingMessage, type Server, type ServerResponse } from 'node:http';
+import type { AddressInfo } from 'node:net';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { freePort } from '../../scripts/lib/processes';
+
+interface Backend { url: string; up: boolean; fails: number; passes: number }
+
+export interface BalancerOptions { interMs?: number; fall?: number; rise?: number; checkPath?: string; retries?: number }
+
+export class Balancer {
+  /** requests answered 503 by the balancer itself because no server was up */
+  noBackend = 0;
+  /** requests passed to a server */
+  proxied = 0;
+  /** the fewest servers up after any round of checks (since resetCounts) */
+  fewestUp: number;
+  private timer: NodeJS.Timeout | null = null;
+  private next = 0;
+  private readonly backends: Backend[];
+
+  private constructor(private readonly server: Server, urls: string[], private readonly o: Required<BalancerOptions>) {
+    this.backends = urls.map((url) => ({ url, up: true, fails: 0, passes: 0 }));
+    this.fewestUp = urls.length;
+  }
+
+  static async start(urls: string[], options: BalancerOptions = {}): Promise<Balancer> {
+    const o = { interMs: 1000, fall: 2, rise: 2, checkPath: '/readyz', retries: 3, ...options };
+    let self: Balancer | null = null;
+    const server = createServer((req, res) => void self!.handle(req, res));
+    await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
+    self = new Balancer(server, urls, o);
+    const b = self;
+    const round = async () => {
+      await b.checkAll();
+      if (b.timer !== null) b.timer = setTimeout(() => void round(), o.interMs);
+    };
+    b.timer = setTimeout(() => void round(), o.interMs);
+    return b;
+  }
+
+  get url(): string {
+    return `http://127.0.0.1:${(this.server.address() as AddressInfo).port}`;
+  }
+
+  upCount(): number {
+    return this.backends.filter((b) => b.up).length;
+  }
+
+  async upCountNow(): Promise<number> {
+    return this.upCount();
+  }
+
+  resetCounts(): void {
+    this.noBackend = 0;
+    this.proxied = 0;
+    this.fewestUp = this.upCount();
+  }
+
+  private async checkAll(): Promise<void> {
+    await Promise.all(this.backends.map(async (b) => {
+      let ok = false;
+      try {
+        const res = await fetch(b.url + this.o.checkPath, { signal: AbortSignal.timeout(this.o.interMs) });
+        await res.arrayBuffer();
+        ok = res.status === 200;
+      } catch {
+        ok = false;
+      }
+      if (ok) {
+        b.fails = 0;
+        if (!b.up && ++b.passes >= this.o.rise) b.up = true;
+      } else {
+        b.passes = 0;
+        if (b.up && ++b.fails >= this.o.fall) b.up = false;
+      }
+    }));
+    this.fewestUp = Math.min(this.fewestUp, this.upCount());
+  }
+
+  private pick(exclude: Set<Backend>): Backend | null {
+    const up = this.backends.filter((b) => b.up && !exclude.has(b));
+    if (up.length === 0) return null;
+    return up[this.next++ % up.length];
+  }
+
+  private async handle(req: IncomingMessage, res: ServerResponse): Promise<void> {
+    const chunks: Buffer[] = [];
+    for await (const c of req) chunks.push(c as Buffer);
+    const body = Buffer.concat(chunks);
+    const tried = new Set<Backend>();
+    for (let attempt = 0; attempt <= this.o.retries; attempt++) {
+      const b = this.pick(tried) ?? this.pick(new Set());
+      if (!b) break;
+      tried.add(b);
+      const outcome = await this.forward(b, req, body, res);
+      if (outcome === 'done') return;
+    }
+    if (this.upCount() === 0) this.noBackend++;
+    res.writeHead(503, { 'content-type': 'text/plain' }).end('No server is available to handle this request.\n');
+  }
+
+  /** 'refused': the connection failed before anything was sent (redispatch); else the answer is relayed. */
+  private forward(b: Backend, req: IncomingMessage, body: Buffer, res: ServerResponse): Promise<'done' | 'refused'> {
+    return new Promise((resolve) => {
+      const headers = { ...req.headers, host: new URL(b.url).host, 'content-length': String(body.length) };
+      delete headers['transfer-encoding'];
+      // a connection per request, so "refused before anything was sent" is known for sure (haproxy's redispatch)
+      const out = request(b.url + (req.url ?? '/'), { method: req.method, headers, agent: false });
+      let connected = false;
+      out.on('socket', (s) => s.once('connect', () => (connected = true)));
+      out.on('response', (r) => {
+        this.proxied++;
+        res.writeHead(r.statusCode ?? 502, r.headers);
+        r.pipe(res);
+        r.on('end', () => resolve('done'));
+        r.on('error', () => resolve('done'));
+      });
+      out.on('error', () => {
+        if (!connected) return resolve('refused');
+        if (!res.headersSent) res.writeHead(502, { 'content-type': 'text/plain' }).end('Bad gateway.\n');
+        else res.destroy();
+        resolve('done');
+      });
+      out.end(body);
+    });
+  }
+
+  async close(): Promise<void> {
+    if (this.timer) clearTimeout(this.timer);
+    this.timer = null;
+    this.server.closeAllConnections();
+    await new Promise<void>((resolve) => this.server.close(() => resolve()));
+  }
+}
+
+/**
+ * The same backend in a real haproxy (Debian's), for a manual measurement only: the operator-path test
+ * uses it when STRATA_TEST_HAPROXY=1 and haproxy is installed (CI runs the balancer above). The
+ * configuration is the one of docs/cluster.md "Behind a load balancer", plus a stats listener read
+ * for the servers up. haproxy's own "no server" answers are counted by the caller from their body.
+ */
+export class HaproxyBalancer {
+  fewestUp: number;
+  private timer: NodeJS.Timeout | null = null;
+
+  private constructor(private readonly proc: ChildProcess, readonly url: string, private readonly statsUrl: string, private readonly dir: string, servers: number) {
+    this.fewestUp = servers;
+  }
+
+  static async start(urls: string[], options: { interMs?: number; fall?: number; rise?: number } = {}): Promise<HaproxyBalancer> {
+    const [port, statsPort] = [await freePort(), await freePort()];
+    const dir = mkdtempSync(join(tmpdir(), 'strata-haproxy-'));
+    const cfg = [
+      'defaults', '  mode http', '  timeout connect 2s', '  timeout client 30s', '  timeout server 30s', '  retries 3', '  option redispatch',
+      'frontend strata', `  bind 127.0.0.1:${port}`, '  default_backend nodes',
+      'backend nodes', '  balance roundrobin', '  option httpchk GET /readyz', '  http-check expect status 200',
+      `  default-server inter ${options.interMs ?? 1000}ms fall ${options.fall ?? 2} rise ${options.rise ?? 2}`,
+      ...urls.map((u, i) => `  server n${i + 1} ${new URL(u).host} check`),
+      'listen stats', `  bind 127.0.0.1:${statsPort}`, '  stats enable', '  stats uri /stats',
+    ].join('\n') + '\n';
+    writeFileSync(join(dir, 'haproxy.cfg'), cfg);
+    const proc = spawn('haproxy', ['-db', '-f', join(dir, 'haproxy.cfg')], { stdio: 'ignore' });
+    const b = new HaproxyBalancer(proc, `http://127.0.0.1:${port}`, `http://127.0.0.1:${statsPort}/stats;csv`, dir, urls.length);
+    for (let i = 0; i < 100; i++) {
+      try {
+        await b.upCountNow();
+        break;
+      } catch {
+        await new Promise((r) => setTimeout(r, 100));
+      }
+    }
+    const watch = async () => {
+      try {
+        b.fewestUp = Math.min(b.fewestUp, await b.upCountNow());
+      } catch {
+        // stats not answering this time
+      }
+      if (b.timer !== null) b.timer = setTimeout(() => void watch(), 200);
+    };
+    b.timer = setTimeout(() => void watch(), 200);
+    return b;
+  }
+
+  /** Servers haproxy has up, from its stats CSV (status UP, or UP while going down). */
+  async upCountNow(): Promise<number> {
+    const csv = await (await fetch(this.statsUrl, { signal: AbortSignal.timeout(2000) })).text();
+    const [header, ...rows] = csv.trim().split('\n');
+    const cols = header.replace(/^# /, '').split(',');
+    const [px, sv, st] = ['pxname', 'svname', 'status'].map((c) => cols.indexOf(c));
+    return rows.map((r) => r.split(',')).filter((r) => r[px] === 'nodes' && /^n\d+$/.test(r[sv]) && r[st].startsWith('UP')).length;
+  }
+
+  resetCounts(): void {
+    void this.upCountNow().then((n) => (this.fewestUp = n), () => undefined);
+  }
+
+  async close(): Promise<void> {
+    if (this.timer) clearTimeout(this.timer);
+    this.timer = null;
+    this.proc.kill('SIGKILL');
+    rmSync(this.dir, { recursive: true, force: true });
+  }
+}
