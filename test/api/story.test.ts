@@ -1,8 +1,9 @@
 /**
  * The story of issue 7 over real HTTP, as an agent would live it: a goal said in plain text becomes a
  * task tree; completing its first step makes the next one ready and leaves the outcome in the stream;
- * "Forget my old address" previews exactly the address memories and, once executed, they leave the
- * user's memory and retrieval, while `as_of` before the execution still finds them.
+ * "Forget my old address" previews exactly the old address (never the one the user lives at now) and,
+ * once executed, it leaves the user's memory and retrieval: a question about before finds it until
+ * then, never after.
  */
 import { StrataClient, type GoalTreeView } from '@strata/client';
 import { removeDir, startServer, type ServerProcess } from '../helpers/server-process';
@@ -70,16 +71,17 @@ describe('story: a plan becomes tasks, completion sediments, forgetting an old a
     expect((await memories()).some((u) => u.content.includes('Signed a lease in Kreuzberg'))).toBe(true);
   });
 
-  it('"Forget my old address" previews exactly the address memories and, executed, removes them', async () => {
+  it('"Forget my old address" previews exactly the old address memories and, executed, removes them', async () => {
     await client.ingest(USER, STREAM, { content: 'I live at 12 Oak Street, Springfield.' });
     await client.ingest(USER, STREAM, { content: 'My favourite food is ramen.' });
     await client.ingest(USER, STREAM, { content: 'I moved to 5 Linden Avenue, Berlin.' });
     expect((await client.waitUntilReady(30_000, 50)).ready).toBe(true);
     await l2Settled();
     const before = await memories('include_retired=true&limit=1000');
-    // The address memories: the two L1 facts, and any insight that quotes them.
-    const address = before.filter((u) => /Oak Street|Linden Avenue/.test(u.content)).map((u) => u.id).sort();
+    // The old address: the superseded L1 fact, and any insight that quotes it; the current one stays.
+    const address = before.filter((u) => /Oak Street/.test(u.content)).map((u) => u.id).sort();
     expect(before.filter((u) => u.level === 1 && /Oak Street|Linden Avenue/.test(u.content))).toHaveLength(2);
+    const linden = before.find((u) => u.level === 1 && /Linden Avenue/.test(u.content))!;
 
     const preview = await client.semanticPreview(USER, { instruction: 'Forget my old address' });
     expect(preview.kind).toBe('forget');
@@ -87,18 +89,20 @@ describe('story: a plan becomes tasks, completion sediments, forgetting an old a
     // The preview changes nothing.
     expect(await memories('include_retired=true&limit=1000')).toEqual(before);
 
-    const beforeExecution = new Date().toISOString();
+    // A question about before finds the superseded address until it is forgotten.
+    const historyBefore = await client.retrieve(USER, STREAM, { query: 'Where did I live before? address street', limit: 20 });
     const executed = await client.semanticExecute(USER, { plan_id: preview.plan_id, confirm: true });
     expect(executed).toMatchObject({ status: 'executed', plan_id: preview.plan_id, kind: 'forget' });
     expect(executed.affected_unit_ids.sort()).toEqual(address);
     const current = (await memories()).map((u) => u.id);
     for (const id of address) expect(current).not.toContain(id);
-    expect(current.length).toBeGreaterThan(0);
+    expect(current).toContain(linden.id);
+    // The address the user lives at now is still what memory answers.
+    const where = await client.retrieve(USER, STREAM, { query: 'Where do I live now?', limit: 5 });
+    expect(where.results[0].unit.id).toBe(linden.id);
 
-    const now = await client.retrieve(USER, STREAM, { query: 'Where do I live? address street', limit: 20 });
+    const now = await client.retrieve(USER, STREAM, { query: 'Where did I live before? address street', limit: 20 });
     for (const id of address) expect(now.results.map((r) => r.unit.id)).not.toContain(id);
-    const then = await client.retrieve(USER, STREAM, { query: 'Where do I live? address street', limit: 20, as_of: beforeExecution });
-    const seen = then.results.map((r) => r.unit.id);
-    expect(address.some((id) => seen.includes(id))).toBe(true);
+    expect(historyBefore.results.map((r) => r.unit.id).some((id) => address.includes(id))).toBe(true);
   });
 });

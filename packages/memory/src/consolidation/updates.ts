@@ -26,6 +26,13 @@ export interface Slot {
 }
 
 
+/**
+ * Plans, wishes and reports of a task state no value a person holds ("First I need to find an
+ * apartment", "Task 'Find an apartment' completed: …"): they are not slots, so a new address never
+ * retires the plan that led to it.
+ */
+const INTENT = /\b(?:need to|needs to|want to|wants to|wanna|my goal|goal is|plan(?:ning)? to|going to|gonna|hope to|hoping to|looking for|trying to|would like|thinking (?:of|about)|might|maybe)\b|^Task '/i;
+
 /** "She (Miso) lives …": the name consolidation wrote beside a pronoun (discourse.ts). */
 const RESOLVED_PRONOUN = /^(?:she|he)(?:'s|'d|'ll)? \((\p{Lu}[\p{L}'-]*)\)/iu;
 
@@ -34,6 +41,7 @@ const RESOLVED_PRONOUN = /^(?:she|he)(?:'s|'d|'ll)? \((\p{Lu}[\p{L}'-]*)\)/iu;
  * normalized speaker (speaker.ts normalizeSubject); `names` are the names the conversation uses.
  */
 export function slotOf(text: string, speakerSubject: string, names: ReadonlySet<string>): Slot | null {
+  if (INTENT.test(text)) return null;
   const facets = facetsInOrder(text).filter((f) => STATE_FACETS.has(f));
   if (facets.length === 0) return null;
   const named = RESOLVED_PRONOUN.exec(text)?.[1] ?? openingName(text, names);

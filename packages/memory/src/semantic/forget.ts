@@ -12,10 +12,11 @@
  *   cos   with an embedder, cosine similarity of the target and the unit at or above the threshold
  *         (default 0.75).
  * Decisions:
- * - A qualifier orders and never filters. "old/previous/former" puts superseded units and older
- *   versions first, "current/new" the current ones; all versions of the attribute are listed, each
- *   reason saying "older value" or "current value", so the reviewer sees what the plan will do before
- *   confirming (forgetting only the old value would leave the history of a fact half-erased).
+ * - A qualifier chooses the version. "old/previous/former" takes the superseded units, and current ones
+ *   (an insight, a summary) only where they quote a value of those that the current value does not
+ *   have ("Forget my old address" must never strike the address the user lives at now);
+ *   "current/new" takes the current ones. Each reason says "older value" or "current value". Without
+ *   a qualifier every version of the attribute is listed.
  * - Units already logically forgotten are skipped in logical mode (nothing to do) and included in
  *   hard mode (hard-deleting what was hidden is a fair request).
  * - `limit` caps the units; matched events are the source events (`references`) of the listed units,
@@ -101,6 +102,27 @@ function textMatch(target: ForgetTarget, text: string, facts: Fact[], keywords: 
   return { id: '', score: Math.round((0.5 + 0.4 * share) * 1000) / 1000, reason: `mentions ${hits.join(', ')}` };
 }
 
+/** Numbers and names of a statement: what tells one value of a fact from another ("12 Oak Street"). */
+function valueTokens(text: string): Set<string> {
+  const out = new Set<string>();
+  for (const t of text.split(/\s+/)) {
+    const w = t.replace(/^[^\p{L}\p{N}]+|[^\p{L}\p{N}]+$/gu, '');
+    if (/\d/.test(w) || /^\p{Lu}\p{Ll}+$/u.test(w)) out.add(w.toLowerCase());
+  }
+  return out;
+}
+
+/** The matches of the version the qualifier asks for (see the header); all of them without one. */
+function versionsAsked<T extends { unit: MemoryUnit }>(scored: T[], qualifier: 'old' | 'current' | null): T[] {
+  if (qualifier === 'current') return scored.filter((c) => c.unit.retired_at === null);
+  if (qualifier !== 'old') return scored;
+  const old = scored.filter((c) => c.unit.retired_at !== null);
+  const current = scored.filter((c) => c.unit.retired_at === null);
+  const now = new Set(current.filter((c) => c.unit.level === 1).flatMap((c) => [...valueTokens(c.unit.content)]));
+  const oldValues = new Set(old.flatMap((c) => [...valueTokens(c.unit.content)]).filter((v) => !now.has(v) && !/^(?:i|my)$/.test(v)));
+  return [...old, ...current.filter((c) => c.unit.level !== 1 && [...valueTokens(c.unit.content)].some((v) => oldValues.has(v)))];
+}
+
 function cmp(a: string, b: string): number {
   return a < b ? -1 : a > b ? 1 : 0;
 }
@@ -134,7 +156,10 @@ export function matchForget(input: ForgetInput, similarities: ReadonlyMap<string
     if (target.qualifier === 'current') return -retiredFirst(a, b) || cmp(b.transaction_time, a.transaction_time) || cmp(a.id, b.id);
     return y.match.score - x.match.score || cmp(b.transaction_time, a.transaction_time) || cmp(a.id, b.id);
   });
-  const chosen = scored.slice(0, Math.max(0, limit));
+  const asked = versionsAsked(scored, target.qualifier);
+  const chosen = asked.slice(0, Math.max(0, limit));
+  // The source events of the versions not asked for stay out, even where their words match.
+  const spared = new Set(scored.filter((c) => !asked.includes(c)).flatMap((c) => c.unit.references));
   if (target.qualifier !== null) {
     for (const c of chosen) {
       c.match.reason += c.unit.retired_at !== null ? '; older value (superseded)' : '; current value';
@@ -151,7 +176,7 @@ export function matchForget(input: ForgetInput, similarities: ReadonlyMap<string
   let extra = 0;
   for (const e of [...events].sort((a, b) => cmp(a.transaction_time, b.transaction_time) || cmp(a.event_id, b.event_id))) {
     if (extra >= limit) break;
-    if (picked.has(e.event_id) || e.content_type !== 'text') continue;
+    if (picked.has(e.event_id) || spared.has(e.event_id) || e.content_type !== 'text') continue;
     if (textMatch(target, e.content, extractFacts(e.content), [])) {
       picked.set(e.event_id, e);
       extra += 1;

@@ -15,16 +15,18 @@ const events = [
 ];
 
 describe('matchForget', () => {
-  it('"Forget my old address" takes exactly the address units, the older one first', () => {
+  it('"Forget my old address" takes the superseded address only, never the one the user lives at now', () => {
     const r = matchForget({ instruction: 'Forget my old address', units: [pizza, pine, oak, email], events });
-    expect(r.memory_units.map((u) => u.id)).toEqual(['oak', 'pine']);
-    expect(r.matches).toEqual([
-      { id: 'oak', score: 0.95, reason: 'is about your residence; older value (superseded)' },
-      { id: 'pine', score: 0.95, reason: 'is about your residence; current value' },
-    ]);
-    // source events of both units, plus the event that mentions the address by word
-    expect(r.matched_events.map((e) => e.id)).toEqual(['e-oak', 'e-pine', 'e-addr']);
+    expect(r.memory_units.map((u) => u.id)).toEqual(['oak']);
+    expect(r.matches).toEqual([{ id: 'oak', score: 0.95, reason: 'is about your residence; older value (superseded)' }]);
+    // the source event of the unit, plus the event that mentions the address by word
+    expect(r.matched_events.map((e) => e.id)).toEqual(['e-oak', 'e-addr']);
     expect(r.matched_events[0]).toEqual({ id: 'e-oak', content: 'I live at 12 Oak Street', transaction_time: '2024-01-01T00:00:00.000Z' });
+  });
+
+  it('"Forget my address" takes every version, older first by score; "my current address" the current one', () => {
+    expect(matchForget({ instruction: 'Forget my address', units: [pizza, pine, oak, email], events }).memory_units.map((u) => u.id).sort()).toEqual(['oak', 'pine']);
+    expect(matchForget({ instruction: 'Forget my current address', units: [pizza, pine, oak, email], events }).memory_units.map((u) => u.id)).toEqual(['pine']);
   });
 
   it('"delete everything about my ex" matches by word, not by substring', () => {
@@ -42,8 +44,9 @@ describe('matchForget', () => {
     expect(matchForget({ instruction: 'forget my address', units: [tagged, pizza] }).memory_units.map((u) => u.id)).toEqual(['tagged']);
     expect(matchForget({ instruction: 'forget my address', units: [oak, pine], limit: 1 }).memory_units).toHaveLength(1);
     const forgotten = { ...oak, retired_reason: 'forgotten' as const };
-    expect(matchForget({ instruction: 'forget my old address', units: [forgotten, pine] }).memory_units.map((u) => u.id)).toEqual(['pine']);
-    expect(matchForget({ instruction: 'forget my old address', units: [forgotten, pine], forget_mode: 'hard' }).memory_units.map((u) => u.id)).toEqual(['oak', 'pine']);
+    // logical mode: the old address is forgotten already, and the current one is not "old": nothing to do
+    expect(matchForget({ instruction: 'forget my old address', units: [forgotten, pine] }).memory_units.map((u) => u.id)).toEqual([]);
+    expect(matchForget({ instruction: 'forget my old address', units: [forgotten, pine], forget_mode: 'hard' }).memory_units.map((u) => u.id)).toEqual(['oak']);
   });
 
   it('never forgets everything by accident: a target with no words matches nothing', () => {
