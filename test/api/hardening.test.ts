@@ -249,6 +249,17 @@ describe('input hardening', () => {
     });
   });
 
+  it('marks every answer nosniff: a success, an error, an unauthenticated caller and a refusal of the HTTP layer', async () => {
+    const answers = [
+      await client.raw('GET', '/livez'), await client.raw('GET', '/v1/users/x1/memories/nope'), await client.raw('GET', '/v1/webhooks', { auth: false }),
+      await client.raw('GET', `${events('big')}?q=${'a'.repeat(50_000)}`),
+    ];
+    expect(answers.map((a) => a.status)).toEqual([200, 404, 401, 431]);
+    for (const a of answers) expect(a.headers['x-content-type-options']).toBe('nosniff');
+    const malformed = await rawExchange(server.url, ['GET /livez HTTP/9.9 nonsense\r\n\r\n']);
+    expect(malformed.headers['x-content-type-options']).toBe('nosniff');
+  });
+
   it('is still alive after all of it', async () => {
     expect((await client.raw('GET', '/livez')).status).toBe(200);
   });
