@@ -139,6 +139,8 @@ export interface Config {
     allow_private: boolean;
     /** live subscriptions at most, service-wide (each has a sender in memory on every shard leader) */
     max_subscriptions: number;
+    /** live subscriptions one set of scoped credentials (an API key, an account) may have made; unscoped credentials are not held to it */
+    max_per_creator: number;
     /** deliveries a subscription's outbox holds per shard (recorded in the subscription when created); beyond, the oldest are dropped */
     outbox_max: number;
     /** milliseconds a receiver has to answer one delivery (connect, headers and body) */
@@ -266,6 +268,7 @@ export const CONFIG_SCHEMA = {
     webhooks: section({
       allow_private: bool(false),
       max_subscriptions: int(1, 100, 10_000),
+      max_per_creator: int(1, 10, 10_000),
       outbox_max: int(1, 10_000, 1_000_000),
       timeout_ms: int(100, 10_000, 600_000),
       retry_initial_ms: int(10, 1000),
