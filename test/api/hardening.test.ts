@@ -242,6 +242,17 @@ describe('input hardening', () => {
       expect(forged.status).toBe(401);
     });
 
+    it('answers the internal routes 401 from the headers, before reading a body: unsigned junk is never parsed', async () => {
+      const routes = ['/v1/cluster/shard-reads', '/v1/cluster/groups/0/steps', '/v1/cluster/groups/0/initialize', '/v1/cluster/groups/0/propose'];
+      for (const path of routes) {
+        for (const [type, body] of [['application/json', '{"not json'], ['application/json', '[]'], ['application/x-ndjson', '\u0000\u0001'], ['text/plain', 'x']]) {
+          const res = await fetch(server.url + path, { method: 'POST', headers: { 'content-type': type, 'x-api-key': KEY }, body });
+          expect([path, type, body, res.status]).toEqual([path, type, body, 401]);
+          expectEnvelope(await res.json(), 'unauthenticated');
+        }
+      }
+    });
+
     it('validates the body of an admin', async () => {
       const res = await client.raw('POST', '/v1/cluster/join', { body: {} });
       expect(res.status).toBe(400);

@@ -198,6 +198,7 @@ async function handle(route: RouteSpec, req: Request, res: Response, deps: AppDe
     principal = await deps.auth.authenticate(req.headers.authorization, Array.isArray(key) ? key[0] : key);
     requireRole(principal, route.auth);
   }
+  route.beforeBody?.(req, res);
   checkQueryNames(req.query as Record<string, unknown>, route.queryParams);
   if (route.rawBody) checkRawBody(req, route.rawBody);
   else await readBody(req, res);
