@@ -15,7 +15,7 @@ import { StrataClient } from '@strata/client';
 import { shardOf } from '../../packages/server/src/shards';
 import { waitFor } from '../helpers/cluster';
 import { removeDir, startServer, type ServerProcess } from '../helpers/server-process';
-import { validSignature, WebhookReceiver, type ReceivedDelivery } from '../helpers/webhook-receiver';
+import { validSignature, validTimedSignature, WebhookReceiver, type ReceivedDelivery } from '../helpers/webhook-receiver';
 
 jest.setTimeout(120_000);
 
@@ -73,7 +73,10 @@ describe('webhooks', () => {
   /** Each delivery is signed with the subscription's secret and names itself in x-strata-event-id. */
   const expectSigned = (got: ReceivedDelivery[], secret: string) => {
     for (const d of got) {
-      expect([d.body.id, validSignature(d.raw, d.signature, secret)]).toEqual([d.eventId, true]);
+      expect([d.body.id, validSignature(d.raw, d.signature, secret), validTimedSignature(d.raw, d.timedSignature, secret)]).toEqual([d.eventId, true, true]);
+      // the same delivery replayed an hour later fails the timed check (its t is signed with the body)
+      expect(validTimedSignature(d.raw, d.timedSignature, secret, 300, Date.now() / 1000 + 3600)).toBe(false);
+      expect(validTimedSignature(d.raw, d.timedSignature.replace(/^t=(\d+)/, (_, t: string) => `t=${Number(t) + 3600}`), secret, 300, Date.now() / 1000 + 3600)).toBe(false);
       expect(Object.keys(d.body).sort()).toEqual(d.body.org_id === undefined ? ['created_at', 'data', 'id', 'type', 'user_id'] : ['created_at', 'data', 'id', 'org_id', 'type', 'user_id']);
     }
   };

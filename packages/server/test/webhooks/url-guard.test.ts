@@ -3,10 +3,11 @@
  * delivery-time check of the sender against a real receiver on loopback (a name that resolves to an
  * internal address is refused when the connection is made, not only when the subscription was made).
  */
+import { createHmac } from 'node:crypto';
 import { createServer, type Server } from 'node:http';
 import type { AddressInfo } from 'node:net';
 import { retryDelay } from '../../src/webhooks/backoff';
-import { deliveryBody, signature } from '../../src/webhooks/payload';
+import { deliveryBody, signature, timedSignature } from '../../src/webhooks/payload';
 import { WebhookSender } from '../../src/webhooks/sender';
 import { blockedAddressReason, checkWebhookUrl } from '../../src/webhooks/url-guard';
 
@@ -105,6 +106,9 @@ describe('delivery body, signature, backoff', () => {
     expect(JSON.parse(body)).toEqual({ id: 'd1', type: 'consolidation.failed', created_at: '2026-01-01T00:00:00.000Z', user_id: 'u', data: { event_id: 'e', stream_id: 's', error: 'x', attempts: 3 } });
     // RFC 4231 test case 2
     expect(signature('what do ya want for nothing?', 'Jefe')).toBe('sha256=5bdcc146bf60754e6a042426089575c75a003f089d2739839dec58b964ec3843');
+    // the timed one signs "<t>.<body>", t in whole seconds of the attempt
+    const at = 1_767_225_600_999;
+    expect(timedSignature('{}', 'Jefe', at)).toBe(`t=1767225600,v1=${createHmac('sha256', 'Jefe').update('1767225600.{}').digest('hex')}`);
   });
 
   it('doubles the wait per failure up to the maximum, drawn from its upper half', () => {
