@@ -263,7 +263,7 @@ describe('export and import between two nodes', () => {
     let anaKey: string;
     let readKey: string;
     beforeAll(async () => {
-      anaKey = (await dst.createApiKey({ name: 'ana only', role: 'write', user_ids: ['ana', 'newbie'] })).key;
+      anaKey = (await dst.createApiKey({ name: 'ana only', role: 'write', user_ids: ['ana', 'newbie', 'newbie2'] })).key;
       readKey = (await dst.createApiKey({ name: 'ana reader', role: 'read', user_ids: ['ana'] })).key;
     });
 
@@ -286,6 +286,19 @@ describe('export and import between two nodes', () => {
       expect((await importInto(dst, ndjson([HEADER, event('newbie', 'n1')]), { key: readKey })).status).toBe(403);
       const ok = await importInto(dst, ndjson([HEADER, event('newbie', 'n1')]), { key: anaKey });
       expect([ok.status, ok.body.counts?.events]).toEqual([200, 1]);
+    });
+
+    it('applies nothing of a file refused for scope, however many full chunks come before the line (red-team: 500 of 600 stored)', async () => {
+      // 4 chunks' worth (import.chunk_records is 3 here) of lines in scope, then one outside
+      const good = Array.from({ length: 4 * CHUNK_RECORDS + 1 }, (_, i) => event('newbie2', `early ${i}`));
+      const res = await importInto(dst, ndjson([HEADER, ...good, event('ben', 'not yours either')]), { key: anaKey });
+      expect(res.status).toBe(403);
+      expect(res.body).toMatchObject({ code: 'forbidden', details: [{ path: `/line/${good.length + 2}/user_id` }] });
+      expect(await dst.allEvents('newbie2', S1)).toEqual([]);
+      // a malformed line late in the file keeps the documented behaviour: the full chunks before it stay
+      const malformed = await importInto(dst, ndjson([HEADER, ...good]) + '{"kind":\n', { key: anaKey });
+      expect([malformed.status, malformed.body.code]).toEqual([400, 'invalid_json']);
+      expect((await dst.allEvents('newbie2', S1)).length).toBe(4 * CHUNK_RECORDS);
     });
   });
 

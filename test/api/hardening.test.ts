@@ -242,11 +242,33 @@ describe('input hardening', () => {
       expect(forged.status).toBe(401);
     });
 
+    it('answers the internal routes 401 from the headers, before reading a body: unsigned junk is never parsed', async () => {
+      const routes = ['/v1/cluster/shard-reads', '/v1/cluster/groups/0/steps', '/v1/cluster/groups/0/initialize', '/v1/cluster/groups/0/propose'];
+      for (const path of routes) {
+        for (const [type, body] of [['application/json', '{"not json'], ['application/json', '[]'], ['application/x-ndjson', '\u0000\u0001'], ['text/plain', 'x']]) {
+          const res = await fetch(server.url + path, { method: 'POST', headers: { 'content-type': type, 'x-api-key': KEY }, body });
+          expect([path, type, body, res.status]).toEqual([path, type, body, 401]);
+          expectEnvelope(await res.json(), 'unauthenticated');
+        }
+      }
+    });
+
     it('validates the body of an admin', async () => {
       const res = await client.raw('POST', '/v1/cluster/join', { body: {} });
       expect(res.status).toBe(400);
       expectEnvelope(res.body, 'validation_failed');
     });
+  });
+
+  it('marks every answer nosniff: a success, an error, an unauthenticated caller and a refusal of the HTTP layer', async () => {
+    const answers = [
+      await client.raw('GET', '/livez'), await client.raw('GET', '/v1/users/x1/memories/nope'), await client.raw('GET', '/v1/webhooks', { auth: false }),
+      await client.raw('GET', `${events('big')}?q=${'a'.repeat(50_000)}`),
+    ];
+    expect(answers.map((a) => a.status)).toEqual([200, 404, 401, 431]);
+    for (const a of answers) expect(a.headers['x-content-type-options']).toBe('nosniff');
+    const malformed = await rawExchange(server.url, ['GET /livez HTTP/9.9 nonsense\r\n\r\n']);
+    expect(malformed.headers['x-content-type-options']).toBe('nosniff');
   });
 
   it('is still alive after all of it', async () => {

@@ -2,6 +2,7 @@
  * `npx strata mcp` (CONTRACT §12): the same tools over stdio, driven by the official SDK's client
  * launching the real binary against a real node, as a desktop or coding agent does.
  */
+import { spawn } from 'node:child_process';
 import { join } from 'node:path';
 import { Client } from '@modelcontextprotocol/sdk/client/index.js';
 import { StdioClientTransport } from '@modelcontextprotocol/sdk/client/stdio.js';
@@ -66,5 +67,22 @@ describe('strata mcp over stdio', () => {
     } finally {
       await client.close();
     }
+  });
+
+  it('exits quietly when the agent disconnects (closing once, not in a loop)', async () => {
+    const child = spawn(process.execPath, [join(REPO_ROOT, 'packages/cli/bin/strata.js'), 'mcp', '--url', server.url, '--api-key', KEY], {
+      cwd: REPO_ROOT, stdio: ['pipe', 'pipe', 'pipe'],
+    });
+    let stderr = '';
+    child.stderr.on('data', (chunk: Buffer) => { stderr += chunk.toString('utf8'); });
+    const firstAnswer = new Promise<void>((resolve) => child.stdout.once('data', () => resolve()));
+    child.stdin.write(`${JSON.stringify({ jsonrpc: '2.0', id: 1, method: 'initialize', params: { protocolVersion: '2025-03-26', capabilities: {}, clientInfo: { name: 't', version: '1' } } })}\n`);
+    await firstAnswer;
+    const exited = new Promise<number | null>((resolve) => child.once('exit', (code) => resolve(code)));
+    child.stdin.end();
+    const code = await exited;
+    expect(stderr).not.toMatch(/Maximum call stack/);
+    expect(stderr.length).toBeLessThan(2000);
+    expect(code).toBe(0);
   });
 });

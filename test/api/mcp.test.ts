@@ -162,3 +162,69 @@ describe('MCP over streamable HTTP', () => {
     expect(noSession.status).toBe(400);
   });
 });
+
+/**
+ * What the second red-team pass found in MCP (round 3): one key's sessions must not close another's,
+ * and a browser page (any `Origin` not allowed) must not reach the tools (DNS rebinding).
+ */
+describe('MCP session bounds and request origins', () => {
+  let server: ServerProcess;
+  let admin: StrataClient;
+  const ALLOWED = 'https://agent.example';
+  const init = { jsonrpc: '2.0', id: 1, method: 'initialize', params: { protocolVersion: '2025-03-26', capabilities: {}, clientInfo: { name: 'raw', version: '1' } } };
+  const list = { jsonrpc: '2.0', id: 2, method: 'tools/list', params: {} };
+  const post = (headers: Record<string, string>, body: unknown) => fetch(`${server.url}/mcp`, {
+    method: 'POST', headers: { 'content-type': 'application/json', accept: 'application/json, text/event-stream', ...headers }, body: JSON.stringify(body),
+  });
+  /** Opens a session; answers its id. */
+  const open = async (key: string, headers: Record<string, string> = {}) => {
+    const res = await post({ 'x-api-key': key, ...headers }, init);
+    await res.text();
+    expect(res.status).toBe(200);
+    return res.headers.get('mcp-session-id')!;
+  };
+
+  beforeAll(async () => {
+    server = await startServer({
+      env: {
+        STRATA_API_KEY: KEY, STRATA__EMBEDDING__PROVIDER: 'hashing',
+        STRATA__MCP__MAX_SESSIONS: '8', STRATA__MCP__MAX_SESSIONS_PER_KEY: '3', STRATA__MCP__ALLOWED_ORIGINS: ALLOWED,
+      },
+    });
+    admin = new StrataClient({ baseUrl: server.url, apiKey: KEY });
+  });
+  afterAll(async () => {
+    await admin?.close();
+    if (server) {
+      expect(await server.stop()).toBe(0);
+      removeDir(server.dataDir);
+    }
+  });
+
+  it("does not let a key opening sessions in a loop close another key's session", async () => {
+    const victim = (await admin.createApiKey({ user_ids: ['vic'], role: 'write' })).key;
+    const mallory = (await admin.createApiKey({ user_ids: ['mal'], role: 'read' })).key;
+    const session = await open(victim);
+    const theirs: string[] = [];
+    for (let i = 0; i < 30; i++) theirs.push(await open(mallory));
+    const still = await post({ 'x-api-key': victim, 'mcp-session-id': session }, list);
+    expect(still.status).toBe(200);
+    expect(await still.text()).toContain('remember');
+    // mallory keeps its newest three; its older ones are gone
+    const statuses = [];
+    for (const id of theirs) statuses.push((await post({ 'x-api-key': mallory, 'mcp-session-id': id }, list).then(async (r) => (await r.text(), r.status))));
+    expect(statuses).toEqual([...Array(27).fill(404), 200, 200, 200]);
+  });
+
+  it('refuses a request from an origin not allowed, before its credentials; accepts the allowed one and none', async () => {
+    for (const origin of ['http://evil.example', 'null', `${ALLOWED}.evil.example`]) {
+      const res = await post({ 'x-api-key': KEY, origin }, init);
+      expect([origin, res.status]).toEqual([origin, 403]);
+      expect(res.headers.get('mcp-session-id')).toBeNull();
+      const anonymous = await post({ origin }, init);
+      expect(anonymous.status).toBe(403);
+    }
+    await open(KEY, { origin: ALLOWED });
+    await open(KEY);
+  });
+});

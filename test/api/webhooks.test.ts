@@ -15,7 +15,7 @@ import { StrataClient } from '@strata/client';
 import { shardOf } from '../../packages/server/src/shards';
 import { waitFor } from '../helpers/cluster';
 import { removeDir, startServer, type ServerProcess } from '../helpers/server-process';
-import { validSignature, WebhookReceiver, type ReceivedDelivery } from '../helpers/webhook-receiver';
+import { validSignature, validTimedSignature, WebhookReceiver, type ReceivedDelivery } from '../helpers/webhook-receiver';
 
 jest.setTimeout(120_000);
 
@@ -73,7 +73,10 @@ describe('webhooks', () => {
   /** Each delivery is signed with the subscription's secret and names itself in x-strata-event-id. */
   const expectSigned = (got: ReceivedDelivery[], secret: string) => {
     for (const d of got) {
-      expect([d.body.id, validSignature(d.raw, d.signature, secret)]).toEqual([d.eventId, true]);
+      expect([d.body.id, validSignature(d.raw, d.signature, secret), validTimedSignature(d.raw, d.timedSignature, secret)]).toEqual([d.eventId, true, true]);
+      // the same delivery replayed an hour later fails the timed check (its t is signed with the body)
+      expect(validTimedSignature(d.raw, d.timedSignature, secret, 300, Date.now() / 1000 + 3600)).toBe(false);
+      expect(validTimedSignature(d.raw, d.timedSignature.replace(/^t=(\d+)/, (_, t: string) => `t=${Number(t) + 3600}`), secret, 300, Date.now() / 1000 + 3600)).toBe(false);
       expect(Object.keys(d.body).sort()).toEqual(d.body.org_id === undefined ? ['created_at', 'data', 'id', 'type', 'user_id'] : ['created_at', 'data', 'id', 'org_id', 'type', 'user_id']);
     }
   };
@@ -281,11 +284,12 @@ describe('webhooks', () => {
   });
 });
 
-describe('webhook URLs (SSRF), with the defaults', () => {
+describe('webhook URLs (SSRF) with the defaults, and the subscription caps', () => {
   let server: ServerProcess;
   let admin: StrataClient;
   beforeAll(async () => {
-    server = await startServer({ env: { STRATA_API_KEY: KEY, STRATA__EMBEDDING__PROVIDER: 'hashing' } });
+    // private addresses refused as by default; small caps, so that the race below is cheap
+    server = await startServer({ env: { STRATA_API_KEY: KEY, STRATA__EMBEDDING__PROVIDER: 'hashing', STRATA__WEBHOOKS__MAX_SUBSCRIPTIONS: '30', STRATA__WEBHOOKS__MAX_PER_CREATOR: '10' } });
     admin = new StrataClient({ baseUrl: server.url, apiKey: KEY });
   });
   afterAll(async () => {
@@ -303,6 +307,8 @@ describe('webhook URLs (SSRF), with the defaults', () => {
       'http://[::1]/x', 'http://[::ffff:127.0.0.1]/x', 'http://[::ffff:a9fe:a9fe]/x', 'http://[fe80::1]/x', 'http://[fd00::1]/x', 'http://[64:ff9b::a00:1]/x',
       'http://169.254.169.254/latest/meta-data', 'http://10.1.2.3/x', 'http://172.16.0.1/x', 'http://192.168.1.1/x', 'http://100.64.0.1/x',
       'http://no-such-host.invalid/x',
+      // IPv6 forms embedding an internal IPv4 (red-team round 3): local-use NAT64, IPv4-translated, Teredo
+      'http://[64:ff9b:1::a00:1]/x', 'http://[::ffff:0:7f00:1]/x', 'http://[2001:0:7f00:1::1]/x',
     ];
     for (const url of refused) {
       const res = await admin.raw<{ code: string; details: { path: string }[] }>('POST', '/v1/webhooks', { body: { url, events: ['*'] } });
@@ -313,6 +319,28 @@ describe('webhook URLs (SSRF), with the defaults', () => {
     const ok = await admin.raw<{ webhook_id: string }>('POST', '/v1/webhooks', { body: { url: 'https://203.0.113.5/hook', events: ['task.created'] } });
     expect(ok.status).toBe(200);
     expect((await admin.raw('DELETE', `/v1/webhooks/${ok.body.webhook_id}`)).status).toBe(200);
+  });
+
+  it('holds the caps when creates race: per set of credentials, and service-wide (checked in apply)', async () => {
+    const keyOf = async (user: string) => (await admin.createApiKey({ user_ids: [user], role: 'write' })).key;
+    const [a, b] = [await keyOf('cap-a'), await keyOf('cap-b')];
+    /** `n` creates sent at once with one key (the red team sent 160 against a cap of 100 and got 160). */
+    const burst = async (n: number, key?: string) => {
+      const answers = await Promise.all(Array.from({ length: n }, () => admin.raw<{ code?: string }>('POST', '/v1/webhooks', {
+        body: { url: 'https://203.0.113.5/hook', events: ['task.created'] }, ...(key ? { headers: { 'x-api-key': key }, auth: false } : {}),
+      })));
+      const statuses = answers.map((r) => r.status);
+      expect(answers.filter((r) => r.status !== 200).every((r) => r.status === 409 && r.body.code === 'conflict')).toBe(true);
+      return statuses.filter((st) => st === 200).length;
+    };
+    expect(await burst(40, a)).toBe(10); // one key: its own share, not more
+    expect(await burst(40, b)).toBe(10); // another tenant still has its share
+    expect(await burst(40)).toBe(10); // the operator is not capped per key, but 30 in all
+    expect((await admin.raw<{ webhooks: unknown[] }>('GET', '/v1/webhooks')).body.webhooks).toHaveLength(30);
+    // deleting one of a's frees a's share again
+    const mine = await admin.raw<{ webhooks: { webhook_id: string; user_ids: string[] | null }[] }>('GET', '/v1/webhooks', { headers: { 'x-api-key': a }, auth: false });
+    expect((await admin.raw('DELETE', `/v1/webhooks/${mine.body.webhooks[0].webhook_id}`)).status).toBe(200);
+    expect(await burst(5, a)).toBe(1);
   });
 });
 

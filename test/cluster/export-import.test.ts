@@ -20,7 +20,7 @@ describe('3-node cluster: export and import', () => {
   });
 
   const post = (url: string, body: string) => fetch(`${url}/v1/import`, { method: 'POST', headers: { 'x-api-key': API_KEY, 'content-type': 'application/x-ndjson' }, body });
-  const exportOf = async (url: string) => (await (await fetch(`${url}/v1/users/ivy/export`, { headers: { 'x-api-key': API_KEY } })).text())
+  const exportOf = async (url: string, query = '') => (await (await fetch(`${url}/v1/users/ivy/export${query}`, { headers: { 'x-api-key': API_KEY } })).text())
     .split('\n').filter(Boolean).map((l) => JSON.parse(l) as Record<string, unknown>).slice(1);
 
   it('forwards an import from a follower to the leader and replicates what it wrote to every node', async () => {
@@ -36,7 +36,10 @@ describe('3-node cluster: export and import', () => {
     if (res.status !== 200) throw new Error(`import through the follower answered ${res.status}: ${await res.text()}`);
     expect(res.headers.get('x-strata-forwarded-by')).toBe(String(follower.id));
     expect(await res.json()).toMatchObject({ status: 'imported', counts: { events: 5, users: 1 } });
-    const expected = await exportOf(cluster.live().find((n) => n.id === leader)!.url);
+    // An acknowledged import is read back by a linearizable export on any node (a local export reads that
+    // node's replica, which may not have applied the last chunk yet: the node that led when the test
+    // began may have lost leadership meanwhile). Each replica's local export then catches up to it.
+    const expected = await exportOf(follower.url, '?consistency=linearizable');
     expect(expected.map((l) => l.content ?? l.org_id)).toEqual(['one', 'two', 'three', 'four', 'five', 'acme']);
     for (const node of cluster.live()) {
       await waitFor(`the import on node ${node.id}`, async () => JSON.stringify(await exportOf(node.url)) === JSON.stringify(expected));

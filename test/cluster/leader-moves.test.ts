@@ -51,7 +51,7 @@ describe('leadership moves under writes', () => {
         const to = (from % 3) + 1;
         const path = '/v1/cluster/groups/0/steps';
         const body = { kind: 'transfer_leader', node: to, url: cluster.node(to).url };
-        const r = await api(cluster.node(from).url, 'POST', path, body, { ...signer.sign('POST', path, body), 'x-api-key': '' }, 15_000);
+        const r = await api(cluster.node(from).url, 'POST', path, body, { ...signer.sign(from, 'POST', path, body), 'x-api-key': '' }, 15_000);
         // a transfer that did not complete in time (409) leaves the leadership where it is
         if (r.status === 200) {
           transfers++;

@@ -259,7 +259,7 @@ describe(`cross-shard reads: ${NODES} nodes, ${SHARDS} groups, replication ${RF}
     const path = '/v1/cluster/shard-reads';
     // signed as node 1 would (the test knows the cluster secret)
     const signer = new PeerSigner(SECRET, 1, 30_000);
-    const signed = (id: number, body: unknown) => api(cluster.node(id).url, 'POST', path, body, signer.sign('POST', path, body));
+    const signed = (id: number, body: unknown) => api(cluster.node(id).url, 'POST', path, body, signer.sign(id, 'POST', path, body));
     const target = cluster.live().find((n) => held.get(n.id)!.length < SHARDS)!.id;
     const notHeld = Array.from({ length: SHARDS }, (_, g) => g).find((g) => !held.get(target)!.includes(g))!;
     const good = { query: 'pending', args: { scope: { org_id: null, user_ids: null } }, groups: [0, notHeld] };
@@ -267,7 +267,7 @@ describe(`cross-shard reads: ${NODES} nodes, ${SHARDS} groups, replication ${RF}
     // no signature (admin credentials do not open it), a signature of another body, a replayed one: 401
     const unsigned = await api(cluster.node(target).url, 'POST', path, good);
     expect([unsigned.status, unsigned.body.code]).toEqual([401, 'unauthenticated']);
-    const headers = signer.sign('POST', path, good);
+    const headers = signer.sign(target, 'POST', path, good);
     const tampered = await api(cluster.node(target).url, 'POST', path, { ...good, groups: [0] }, headers);
     expect(tampered.status).toBe(401);
     expect((await api(cluster.node(target).url, 'POST', path, good, headers)).status).toBe(200);

@@ -9,8 +9,8 @@
 import { randomUUID } from 'node:crypto';
 import { Client } from '@modelcontextprotocol/sdk/client/index.js';
 import { StreamableHTTPClientTransport } from '@modelcontextprotocol/sdk/client/streamableHttp.js';
-import { BODY_SHA256_HEADER, importBody, proposePath, recordsPath, sha256Hex, signedDigest } from '../../packages/server/src/cluster/group-wire';
-import { PeerSigner } from '../../packages/server/src/cluster/peer-auth';
+import { importBody, proposePath, recordsPath } from '../../packages/server/src/cluster/group-wire';
+import { PeerSigner, sha256Hex } from '../../packages/server/src/cluster/peer-auth';
 import { shardOf } from '../../packages/server/src/shards';
 import { API_KEY, SECRET, api, listEvents, newStream, waitFor, type TestCluster } from '../helpers/cluster';
 import { startPlaced, statusOf, type Placed } from '../helpers/placement';
@@ -177,16 +177,15 @@ describe(`placement surfaces: ${NODES} nodes, ${SHARDS} groups, replication ${RF
       kind: 'event', event_id: randomUUID(), user_id: user, stream_id: newStream(), content: 'signed import', content_type: 'text',
       valid_time: at, transaction_time: at,
     });
-    /** A proposal's body as the importing node sends it, or any bytes, signed by `by` (null: not signed). */
-    const propose = async (url: string, group: number, body: Buffer, by: PeerSigner | null) => {
-      const digest = sha256Hex(body);
-      const headers: Record<string, string> = { 'content-type': 'application/x-ndjson', [BODY_SHA256_HEADER]: digest, ...(by ? by.sign('POST', proposePath(group), signedDigest(digest)) : {}) };
-      const res = await fetch(url + proposePath(group), { method: 'POST', headers, body });
+    /** A proposal's body as the importing node sends it, or any bytes, to node `to`, signed by `by` (null: not signed). */
+    const propose = async (to: number, group: number, body: Buffer, by: PeerSigner | null) => {
+      const headers: Record<string, string> = { 'content-type': 'application/x-ndjson', ...(by ? by.signDigest(to, 'POST', proposePath(group), sha256Hex(body)) : {}) };
+      const res = await fetch(cluster.node(to).url + proposePath(group), { method: 'POST', headers, body });
       return { status: res.status, body: await res.json() as Record<string, unknown> };
     };
-    const records = async (url: string, group: number, by: PeerSigner | null) => {
+    const records = async (to: number, group: number, by: PeerSigner | null) => {
       const path = recordsPath(group, false);
-      const res = await fetch(url + path, { headers: by ? by.sign('GET', path, undefined) : {} });
+      const res = await fetch(cluster.node(to).url + path, { headers: by ? by.sign(to, 'GET', path, undefined) : {} });
       return { status: res.status, text: await res.text() };
     };
     const chunk = (user: string) => importBody({ type: 'import.records', at, records: [recordOf(user) as never] });
@@ -204,24 +203,29 @@ describe(`placement surfaces: ${NODES} nodes, ${SHARDS} groups, replication ${RF
 
     it('refuses a request not signed with the cluster secret (401)', async () => {
       const g = groups[0];
-      const leader = cluster.node(await leaderNow(g)).url;
+      const leader = await leaderNow(g);
       const user = users.get(g.group_id)![0];
       for (const by of [null, forger]) {
         expect(await propose(leader, g.group_id, chunk(user), by)).toMatchObject({ status: 401, body: { code: 'unauthenticated' } });
         expect((await records(leader, g.group_id, by)).status).toBe(401);
       }
       // signed, but not the body the signature covers
-      const digest = sha256Hex(chunk(user));
-      const res = await fetch(leader + proposePath(g.group_id), {
+      const res = await fetch(cluster.node(leader).url + proposePath(g.group_id), {
         method: 'POST', body: chunk(user),
-        headers: { 'content-type': 'application/x-ndjson', [BODY_SHA256_HEADER]: digest, ...signer.sign('POST', proposePath(g.group_id), signedDigest(sha256Hex(Buffer.from('other')))) },
+        headers: { 'content-type': 'application/x-ndjson', ...signer.signDigest(leader, 'POST', proposePath(g.group_id), sha256Hex(Buffer.from('other'))) },
       });
       expect(res.status).toBe(401);
+      // signed for another node of the cluster: refused here (the receiver is signed), before the body is read
+      const elsewhere = g.voters.find((v) => v !== leader)!;
+      const copied = await fetch(cluster.node(leader).url + proposePath(g.group_id), {
+        method: 'POST', body: chunk(user), headers: { 'content-type': 'application/x-ndjson', ...signer.signDigest(elsewhere, 'POST', proposePath(g.group_id), sha256Hex(chunk(user))) },
+      });
+      expect(copied.status).toBe(401);
     });
 
     it('refuses a signed proposal with a bad body (400), naming the line', async () => {
       const g = groups[0];
-      const leader = cluster.node(await leaderNow(g)).url;
+      const leader = await leaderNow(g);
       const user = users.get(g.group_id)![0];
       const other = users.get(groups[1].group_id)![0];
       const bad = async (text: string) => propose(leader, g.group_id, Buffer.from(text), signer);
@@ -243,15 +247,15 @@ describe(`placement surfaces: ${NODES} nodes, ${SHARDS} groups, replication ${RF
       const follower = await waitFor('a proposal refused by a follower and taken by the leader', async () => {
         const leader = await leaderNow(g);
         const other = g.voters.find((v) => v !== leader)!;
-        const refused = await propose(cluster.node(other).url, g.group_id, chunk(user), signer);
+        const refused = await propose(other, g.group_id, chunk(user), signer);
         expect(refused).toMatchObject({ status: 503, body: { code: 'no_leader' } });
-        const taken = await propose(cluster.node(leader).url, g.group_id, chunk(user), signer);
+        const taken = await propose(leader, g.group_id, chunk(user), signer);
         if (taken.status === 503) return undefined;
         expect(taken).toMatchObject({ status: 200, body: { imported: { event: 1 } } });
         return other;
       }, 30_000, 200);
-      expect((await records(away.url, g.group_id, signer)).status).toBe(503);
-      const held = await records(cluster.node(follower).url, g.group_id, signer);
+      expect((await records(away.id, g.group_id, signer)).status).toBe(503);
+      const held = await records(follower, g.group_id, signer);
       expect(held.status).toBe(200);
       const owners = new Set(held.text.split('\n').filter(Boolean).map((l) => (JSON.parse(l) as { user_id: string }).user_id));
       expect(owners.has(user)).toBe(true);

@@ -143,12 +143,12 @@ describe(`placement: 6 nodes, ${SHARDS} groups, replication ${RF}`, () => {
     // signed with the cluster secret, as another node does: checked like any input
     const signer = new PeerSigner(SECRET, 99, 30_000);
     const bad = { kind: 'explode', node: 0 };
-    const refused = await api(node.url, 'POST', path, bad, signer.sign('POST', path, bad));
+    const refused = await api(node.url, 'POST', path, bad, signer.sign(node.id, 'POST', path, bad));
     expect([refused.status, refused.body.code]).toEqual([400, 'validation_failed']);
-    const unknown = await api(node.url, 'POST', '/v1/cluster/groups/77/steps', step, signer.sign('POST', '/v1/cluster/groups/77/steps', step));
+    const unknown = await api(node.url, 'POST', '/v1/cluster/groups/77/steps', step, signer.sign(node.id, 'POST', '/v1/cluster/groups/77/steps', step));
     expect(unknown.status).toBe(404);
     // a replayed signature is refused
-    const headers = signer.sign('GET', '/v1/cluster/status', undefined);
+    const headers = signer.sign(node.id, 'GET', '/v1/cluster/status', undefined);
     const first = await api(node.url, 'GET', '/v1/cluster/status', undefined, { ...headers, 'x-api-key': 'wrong' });
     expect(first.status).toBe(200);
     const again = await api(node.url, 'GET', '/v1/cluster/status', undefined, { ...headers, 'x-api-key': 'wrong' });

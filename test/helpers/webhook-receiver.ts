@@ -11,6 +11,8 @@ export interface ReceivedDelivery {
   /** x-strata-event-id */
   eventId: string;
   signature: string;
+  /** x-strata-webhook-signature: `t=<unix>,v1=<hex>` */
+  timedSignature: string;
   raw: string;
   body: { id: string; type: string; created_at: string; user_id: string; org_id?: string; data: Record<string, unknown> };
   /** arrival number at this receiver, from 0 */
@@ -21,6 +23,18 @@ export interface ReceivedDelivery {
 export function validSignature(raw: string, header: string, secret: string): boolean {
   const expected = Buffer.from(`sha256=${createHmac('sha256', secret).update(raw, 'utf8').digest('hex')}`);
   const given = Buffer.from(header);
+  return given.length === expected.length && timingSafeEqual(given, expected);
+}
+
+/**
+ * The timestamped signature as a receiver checks it: `v1` is the HMAC of `<t>.<raw body>`, and `t` is
+ * within `toleranceS` of the receiver's clock (a replayed delivery is older).
+ */
+export function validTimedSignature(raw: string, header: string, secret: string, toleranceS = 300, nowS = Date.now() / 1000): boolean {
+  const m = /^t=(\d+),v1=([0-9a-f]{64})$/.exec(header);
+  if (!m || Math.abs(nowS - Number(m[1])) > toleranceS) return false;
+  const expected = Buffer.from(createHmac('sha256', secret).update(`${m[1]}.${raw}`, 'utf8').digest('hex'));
+  const given = Buffer.from(m[2]);
   return given.length === expected.length && timingSafeEqual(given, expected);
 }
 
@@ -50,6 +64,7 @@ export class WebhookReceiver {
         const raw = Buffer.concat(chunks).toString('utf8');
         this.received.push({
           eventId: String(req.headers['x-strata-event-id'] ?? ''), signature: String(req.headers['x-strata-signature'] ?? ''),
+          timedSignature: String(req.headers['x-strata-webhook-signature'] ?? ''),
           raw, body: JSON.parse(raw) as ReceivedDelivery['body'], n: this.received.length,
         });
         setTimeout(() => res.writeHead(200, { 'content-type': 'text/plain' }).end('ok'), this.delayMs);

@@ -74,6 +74,8 @@ export function createApp(deps: AppDeps): express.Express {
     const id = typeof given === 'string' && given.length > 0 && given.length <= 200 ? given : newRequestId();
     req.headers['x-request-id'] = id;
     res.setHeader('x-request-id', id);
+    // A JSON answer (an error quoting what the caller sent, say) is never to be sniffed into HTML by a browser.
+    res.setHeader('x-content-type-options', 'nosniff');
     const started = process.hrtime.bigint();
     const span = serverSpan(deps.tracing, req, id);
     res.locals.span = span;
@@ -196,6 +198,7 @@ async function handle(route: RouteSpec, req: Request, res: Response, deps: AppDe
     principal = await deps.auth.authenticate(req.headers.authorization, Array.isArray(key) ? key[0] : key);
     requireRole(principal, route.auth);
   }
+  route.beforeBody?.(req, res);
   checkQueryNames(req.query as Record<string, unknown>, route.queryParams);
   if (route.rawBody) checkRawBody(req, route.rawBody);
   else await readBody(req, res);

@@ -46,8 +46,14 @@ export interface Config {
   /** MCP over streamable HTTP at /mcp (CONTRACT §12): sessions are held in memory, so they are bounded */
   mcp: {
     enabled: boolean;
-    /** sessions held at once; beyond, the least recently used is closed */
+    /** sessions held at once; beyond, the least recently used of the credentials holding the most is closed */
     max_sessions: number;
+    /** sessions one set of credentials may hold at once; beyond, its own least recently used is closed */
+    max_sessions_per_key: number;
+    /** origins (`scheme://host[:port]`) whose browser pages may call /mcp; a request with any other Origin header: 403 */
+    allowed_origins: string[];
+    /** when not empty, the Host headers /mcp answers to (`host[:port]`); any other: 403 (DNS rebinding) */
+    allowed_hosts: string[];
     /** seconds a session may stay unused before it is closed */
     session_idle_s: number;
   };
@@ -139,6 +145,8 @@ export interface Config {
     allow_private: boolean;
     /** live subscriptions at most, service-wide (each has a sender in memory on every shard leader) */
     max_subscriptions: number;
+    /** live subscriptions one set of scoped credentials (an API key, an account) may have made; unscoped credentials are not held to it */
+    max_per_creator: number;
     /** deliveries a subscription's outbox holds per shard (recorded in the subscription when created); beyond, the oldest are dropped */
     outbox_max: number;
     /** milliseconds a receiver has to answer one delivery (connect, headers and body) */
@@ -204,7 +212,11 @@ export const CONFIG_SCHEMA = {
       max_content_bytes: int(1, 2 * 1024 * 1024),
     }),
     retrieval: section({ max_limit: int(1, 100), max_media_bytes: int(1, 8 * 1024 * 1024) }),
-    mcp: section({ enabled: bool(true), max_sessions: int(1, 1000, 1_000_000), session_idle_s: int(10, 1800) }),
+    mcp: section({
+      enabled: bool(true), max_sessions: int(1, 1000, 1_000_000), max_sessions_per_key: int(1, 32, 1_000_000), session_idle_s: int(10, 1800),
+      allowed_origins: { type: 'array', items: { type: 'string', pattern: '^https?://[^/\\s]+$' }, default: [] },
+      allowed_hosts: { type: 'array', items: { type: 'string', pattern: '^[^/\\s]+$' }, default: [] },
+    }),
     import: section({
       max_bytes: int(1024, 1024 * 1024 * 1024),
       max_line_bytes: int(1024, 16 * 1024 * 1024),
@@ -266,6 +278,7 @@ export const CONFIG_SCHEMA = {
     webhooks: section({
       allow_private: bool(false),
       max_subscriptions: int(1, 100, 10_000),
+      max_per_creator: int(1, 10, 10_000),
       outbox_max: int(1, 10_000, 1_000_000),
       timeout_ms: int(100, 10_000, 600_000),
       retry_initial_ms: int(10, 1000),
@@ -319,8 +332,12 @@ function parsePeers(value: string): unknown {
 }
 
 /** An environment value as the schema's type wants it: numbers, booleans and null as themselves. */
+/** Keys holding a list of strings: comma-separated in an environment variable. */
+const LIST_KEYS: ReadonlySet<string> = new Set(['allowed_origins', 'allowed_hosts']);
+
 function envValue(key: string, value: string): unknown {
   if (key === 'peers') return parsePeers(value);
+  if (LIST_KEYS.has(key)) return value.split(',').map((v) => v.trim()).filter((v) => v !== '');
   if (value === 'null') return null;
   if (value === 'true' || value === 'false') return value === 'true';
   if (/^-?\d+(\.\d+)?$/.test(value)) return Number(value);

@@ -340,6 +340,12 @@ export interface ImportCommand {
 export interface WebhookCreateCommand {
   type: 'webhook.create';
   record: WebhookRecord;
+  /**
+   * The caps apply holds the create to (the proposer's configuration, travelling in the command so every
+   * replica decides alike; absent in commands logged before the caps were checked in apply: no cap).
+   * `per_creator`: live subscriptions one set of credentials may have made (null: no such cap).
+   */
+  limits?: { max_subscriptions: number; per_creator: number | null };
 }
 
 /** Deletes a subscription: a tombstone replaces it, and its outbox, counters and attempts go. Unknown id: 404. */

@@ -106,6 +106,14 @@ export class StateDb {
   readonly idempotency: Sub<IdempotencyRecord>;
   /** asset_id (sha256 hex) → bytes; content-addressed, so stored once however often it is sent */
   readonly assets: Sub<Buffer>;
+  /**
+   * user \0 asset_id → how many of the user's events and units refer to the asset. A key exists only for
+   * a user that gave the bytes (ingest, or an import's asset line): it is what lets the user's export read
+   * them (apply/assets.ts). Knowing an asset's id is not enough.
+   */
+  readonly assetHolds: Sub<number>;
+  /** asset_id → how many users hold it; when it falls to 0 the bytes are deleted. */
+  readonly assetHolders: Sub<number>;
   /** `account` \0 name → AccountRecord; `apikey` \0 id → ApiKeyRecord; `apikey_hash` \0 sha → id; `jwt_secret` */
   readonly auth: Sub<unknown>;
   /** user \0 seq → PendingEntry: the same entries as `pending`, by user, so the worker can serve users in turn */
@@ -161,6 +169,8 @@ export class StateDb {
     this.pending = level.sublevel<string, PendingEntry>('pending', json);
     this.idempotency = level.sublevel<string, IdempotencyRecord>('idempotency', json);
     this.assets = level.sublevel<string, Buffer>('assets', { valueEncoding: 'buffer' });
+    this.assetHolds = level.sublevel<string, number>('asset_holds', json);
+    this.assetHolders = level.sublevel<string, number>('asset_holders', json);
     this.auth = level.sublevel<string, unknown>('auth', json);
     this.pendingByUser = level.sublevel<string, PendingEntry>('pending_by_user', json);
     this.units = level.sublevel<string, MemoryUnit>('units', json);

@@ -152,7 +152,10 @@ function onlyImportanceMoved(before: MemoryUnit, after: MemoryUnit): boolean {
  * Deterministic: the writes are in apply order and the state before the command is the same on every
  * replica.
  */
-export async function resolveEffects(db: StateDb, writes: readonly TrackedWrite[], read: StateReader = readLevel): Promise<ApplyEffects> {
+/** Told each event and unit record a command wrote: its user, the record before and after (undefined: absent). */
+export type RecordObserver = (userId: string, before: EventRecord | MemoryUnit | undefined, after: EventRecord | MemoryUnit | undefined) => void;
+
+export async function resolveEffects(db: StateDb, writes: readonly TrackedWrite[], read: StateReader = readLevel, observe?: RecordObserver): Promise<ApplyEffects> {
   if (writes.length === 0) return NO_EFFECTS;
   // The last write of a key is what the command left; later writes of the same key replace earlier ones.
   const last = new Map<string, TrackedWrite>();
@@ -175,6 +178,7 @@ export async function resolveEffects(db: StateDb, writes: readonly TrackedWrite[
       const [user_id, unit_id] = split(w.key);
       const before = unitBefore.get(w.key);
       const after = w.value as MemoryUnit | undefined;
+      observe?.(user_id, before, after);
       if (!after) {
         if (before) effects.units.push({ user_id, unit_id, change: 'deleted', record_only: false });
         continue;
@@ -216,6 +220,7 @@ export async function resolveEffects(db: StateDb, writes: readonly TrackedWrite[
       const [user_id, stream_id, seq] = w.key.split(SEP);
       const before = befores[i];
       const after = w.value as EventRecord | undefined;
+      observe?.(user_id, before, after);
       if (after && !before) effects.events.push({ user_id, stream_id, event_id: after.event_id, seq, change: 'created' });
       else if (!after && before) effects.events.push({ user_id, stream_id, event_id: before.event_id, seq, change: 'deleted' });
     });

@@ -9,6 +9,7 @@ import type { Level } from 'level';
 import type { StateDb, Sub } from './db';
 import type { ExportEvent, ExportRecord, EventConsolidation } from './export-format';
 import { afterPrefix, compareKeys, join, prefixRange, SEP } from './keys';
+import { holdsAsset } from './apply/assets';
 import type { AssetRef, EventRecord } from './types';
 
 /** A consistent view of one shard's LevelDB for the length of an export; close it when done. */
@@ -68,7 +69,10 @@ function consolidationOf(
 /** The asset lines the records about to be written need, unless written recently (URL-only assets have no bytes). */
 async function* assetLines(db: StateDb, userId: string, refs: AssetRef[], snapshot: ExportSnapshot, recent: RecentIds): AsyncGenerator<ExportRecord> {
   for (const ref of refs) {
-    if (ref.size === 0 || recent.seen(ref.asset_id)) continue;
+    // Per user: each user's file part carries the bytes it holds, so it imports alone (into any shard).
+    if (ref.size === 0 || recent.seen(join(userId, ref.asset_id))) continue;
+    // Only bytes the user gave (apply/assets.ts): a record naming another tenant's asset id reads nothing.
+    if (!(await holdsAsset(db, userId, ref.asset_id, { snapshot }))) continue;
     const bytes = await db.assets.get(ref.asset_id, { snapshot });
     if (bytes) yield { kind: 'asset', user_id: userId, asset_id: ref.asset_id, data_b64: Buffer.from(bytes).toString('base64') };
   }

@@ -9,6 +9,7 @@ import { applyEdgeAdd, applyMemoryDelete, applySemanticExecute, applySemanticPla
 import { applyConsolidate, applyConsolidationFailed, applyInsights, indexPendingByUser } from './apply/memory';
 import { applyPlacement } from './apply/placement';
 import { applyUserOrg } from './apply/users';
+import { AssetReferenceChanges } from './apply/assets';
 import { LIVE_WEBHOOKS_KEY, applyWebhookAdvance, applyWebhookCreate, applyWebhookDelete, enqueueWebhookDeliveries } from './apply/webhooks';
 import type { Command, CommandOf, CommandType, IngestCommand } from './commands';
 import { NO_EFFECTS, resolveEffects, trackedSublevels, type ApplyEffects, type TrackedKind } from './effects';
@@ -204,7 +205,12 @@ export class StateMachine {
     if (e.command) {
       result = await runHandler(this.db, ctx, e.command);
       // Read before the command's writes join the batch: the state before it tells created from changed.
-      const effects = ctx.tracked.length ? await resolveEffects(this.db, ctx.tracked, (sub, keys) => run.pending.getMany(sub, keys)) : NO_EFFECTS;
+      const references = new AssetReferenceChanges();
+      const effects = ctx.tracked.length
+        ? await resolveEffects(this.db, ctx.tracked, (sub, keys) => run.pending.getMany(sub, keys), (user, before, after) => references.observe(user, before, after))
+        : NO_EFFECTS;
+      // Asset holds follow the event and unit records (apply/assets.ts): a hard delete of the last one ends it.
+      if (!references.empty) await references.apply(this.db, ctx);
       // Webhook deliveries follow the effects, in the same batch (apply/webhooks.ts): every replica holds
       // the same outboxes, and only the shard leader's dispatcher sends from them.
       if (effects !== NO_EFFECTS) await enqueueWebhookDeliveries(this.db, ctx, e.command, effects);

@@ -165,6 +165,24 @@ describe('webhooks apply', () => {
     expect(await run({ type: 'webhook.create', record: hook('bad', { events: ['memory.exploded' as never] }) })).toMatchObject({ error: { code: 'invalid_command' } });
   });
 
+  it('holds the caps the command carries, in log order: service-wide and per creator; a delete frees a share', async () => {
+    const by = (subject: string) => ({ created_by: { kind: 'api_key' as const, subject, role: 'write' as const, org_id: null, user_ids: ['u'] } });
+    const limits = { max_subscriptions: 5, per_creator: 2 };
+    const create = (id: string, subject: string, l: typeof limits | null = limits) => run({ type: 'webhook.create', record: hook(id, by(subject)), ...(l ? { limits: l } : {}) });
+    expect(settle(await create('a1', 'a'))).toEqual({ created: true });
+    expect(settle(await create('a2', 'a'))).toEqual({ created: true });
+    expect(await create('a3', 'a')).toMatchObject({ error: { code: 'conflict' } });
+    expect(settle(await create('b1', 'b'))).toEqual({ created: true });
+    expect(settle(await create('b2', 'b'))).toEqual({ created: true });
+    expect(settle(await create('c1', 'c'))).toEqual({ created: true });
+    expect(await create('c2', 'c')).toMatchObject({ error: { code: 'conflict' } }); // 5 live: full
+    expect(settle(await run({ type: 'webhook.delete', webhook_id: 'a1', at: T1 }))).toMatchObject({ webhook_id: 'a1' });
+    expect(settle(await create('a4', 'a'))).toEqual({ created: true });
+    // a command logged before the caps travelled (a mirror into another shard too) is not capped
+    expect(settle(await create('m1', 'a', null))).toEqual({ created: true });
+    expect((await listWebhooks(db)).map((w) => w.webhook_id).sort()).toEqual(['a2', 'a4', 'b1', 'b2', 'c1', 'm1']);
+  });
+
   it('cuts long event content in a delivery and says so', async () => {
     await run({ type: 'webhook.create', record: hook('w') });
     await run({ type: 'events.ingest', user_id: 'u', stream_id: 's1', at: T0, idempotency: null, assets: [], events: [event('u', 'big', 'x'.repeat(20_000))] });

@@ -32,7 +32,12 @@ export function registerMcp(program: Command): void {
       const remote = new StreamableHTTPClientTransport(new URL(`${url}/mcp`), { requestInit: { headers } });
       const local = new StdioServerTransport();
       const closed = new Promise<void>((resolve) => {
+        let closing = false;
+        // Once: closing a transport calls its own onclose, which lands here again (the loop filled stderr
+        // with "Maximum call stack size exceeded" on every disconnect).
         const close = () => {
+          if (closing) return;
+          closing = true;
           void Promise.allSettled([remote.close(), local.close()]).then(() => resolve());
         };
         local.onclose = close;

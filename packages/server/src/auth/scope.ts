@@ -104,12 +104,12 @@ export class ScopeGuard {
    * first write for a new user with an org-scoped key records the user as one of the key's org (it
    * must then run where the user's shard can propose: on its leader, after forwarding).
    */
-  async authorizeUser(p: Principal, input: { user_id: string; org_ids?: readonly unknown[]; write: boolean }): Promise<void> {
+  async authorizeUser(p: Principal, input: { user_id: string; org_ids?: readonly unknown[]; write: boolean; /** false: check only, as if claimed (nothing proposed) */ claim?: boolean }): Promise<void> {
     requireListedUser(p, input.user_id);
     requireNamedOrgs(p, input.org_ids ?? []);
     if (p.org_id === null) return;
     let org = await this.users.orgOf(input.user_id);
-    if (org === null && input.write && !(await this.users.hasData(input.user_id))) org = await this.users.claim(input.user_id, p.org_id);
+    if (org === null && input.write && !(await this.users.hasData(input.user_id))) org = input.claim === false ? p.org_id : await this.users.claim(input.user_id, p.org_id);
     if (org !== p.org_id) {
       throw forbidden(`These credentials act only on users of organization '${p.org_id}', and user '${input.user_id}' is not one (an admin sets a user's organization with PUT /v1/users/:user_id/org).`);
     }

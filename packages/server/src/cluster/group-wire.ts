@@ -6,28 +6,17 @@
  *
  * A proposal's body is NDJSON: the command's own line `{"type":"import.records","at":...}`, then one
  * line per record, as an export file has them. It can be as large as an import chunk (a record line up to
- * `import.max_line_bytes`), beyond what a JSON body may be, so it is not a JSON body: its SHA-256 goes in
- * a header, and the peer signature (cluster/peer-auth.ts) covers `{sha256}`. The receiver checks the
- * signature before it reads a byte, and the digest once it has read them all.
+ * `import.max_line_bytes`), beyond what a JSON body may be, so it is not a JSON body: the peer signature
+ * (cluster/peer-auth.ts `signDigest`) covers its SHA-256, which travels in a header. The receiver checks
+ * the signature before it reads a byte, and the digest once it has read them all.
  */
-import { createHash } from 'node:crypto';
 import { badRequest, type ExportRecord, type ImportCommand } from '@strata/store';
 import type { Line, LineParser } from '../operations/export-lines';
 import { shardOf } from '../shards';
 
-/** The SHA-256 (hex) of a proposal's body, as sent; the signature covers it. */
-export const BODY_SHA256_HEADER = 'x-strata-body-sha256';
-
 export const proposePath = (group: number): string => `/v1/cluster/groups/${group}/propose`;
 export const recordsPath = (group: number, linearizable: boolean): string =>
   `/v1/cluster/groups/${group}/records${linearizable ? '?consistency=linearizable' : ''}`;
-
-/** What the signature of a proposal covers: the digest of its body (the body itself is not JSON). */
-export const signedDigest = (sha256: string): { sha256: string } => ({ sha256 });
-
-export function sha256Hex(bytes: Uint8Array): string {
-  return createHash('sha256').update(bytes).digest('hex');
-}
 
 /** The body of an `import.records` command sent to the group's leader: the command's line, then its records. */
 export function importBody(command: ImportCommand): Buffer {

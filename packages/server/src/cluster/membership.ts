@@ -163,7 +163,7 @@ export class ClusterService {
     while (!stopped()) {
       for (const m of members) {
         try {
-          const r = await this.fwd.call(this.rt.urlOf(m.id, 0) ?? m.url, 'post', path, this.peers.sign('POST', path, body), body, Date.now() + 5000);
+          const r = await this.fwd.call(this.rt.urlOf(m.id, 0) ?? m.url, 'post', path, this.peers.sign(m.id, 'POST', path, body), body, Date.now() + 5000);
           if (r.status === 200) return { shard_id: g.group_id, status: (r.body as { status: 'initialized' | 'already_initialized' }).status };
         } catch {
           // not up yet: the next voter, then again

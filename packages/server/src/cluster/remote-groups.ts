@@ -16,16 +16,16 @@ import { Agent, request, type Dispatcher } from 'undici';
 import { StrataError, unavailable, type ExportRecord, type ImportAnswer, type ImportCommand } from '@strata/store';
 import { ndjsonLines } from '../operations/export-lines';
 import type { LeaderView } from './forward';
-import { BODY_SHA256_HEADER, importBody, proposePath, recordsPath, sha256Hex, signedDigest } from './group-wire';
+import { importBody, proposePath, recordsPath } from './group-wire';
 import { answerError, notSent, peerJson } from './peer-answer';
-import type { PeerSigner } from './peer-auth';
+import { sha256Hex, type PeerSigner } from './peer-auth';
 
 export interface RemoteGroupsOptions {
   /** where each group is (GroupRouting): held here, its voters, their URLs */
   view: LeaderView;
   /** the leader of a group, waited for until a deadline (Forwarder.leaderOf) */
   leaderOf(shard: number, deadline: number): Promise<'self' | { id: number; url: string }>;
-  signer: Pick<PeerSigner, 'sign'>;
+  signer: Pick<PeerSigner, 'sign' | 'signDigest'>;
   /** how long to look for a leader or a holder that answers (cluster.forward_timeout_ms) */
   timeoutMs: number;
   /** how long one proposal may take on the leader once sent (server.request_timeout_ms) */
@@ -79,7 +79,7 @@ export class RemoteGroups {
           const url = id === leader.id ? leader.url : view.urlOf(id, shard);
           if (!url) continue;
           try {
-            return await this.post(url, path, body);
+            return await this.post(id, url, path, body);
           } catch (err) {
             if (!passing(err)) throw err;
             last = err;
@@ -92,13 +92,13 @@ export class RemoteGroups {
   }
 
   /** One proposal on one node: its answer, or its refusal as the StrataError it was (503: try another). */
-  private async post(url: string, path: string, body: Buffer): Promise<ImportAnswer> {
+  private async post(to: number, url: string, path: string, body: Buffer): Promise<ImportAnswer> {
     const digest = sha256Hex(body);
     let r: Dispatcher.ResponseData;
     try {
       r = await request(url.replace(/\/+$/, '') + path, {
         method: 'POST', dispatcher: this.agent, body,
-        headers: { ...this.opts.signer.sign('POST', path, signedDigest(digest)), [BODY_SHA256_HEADER]: digest, 'content-type': 'application/x-ndjson' },
+        headers: { ...this.opts.signer.signDigest(to, 'POST', path, digest), 'content-type': 'application/x-ndjson' },
         headersTimeout: this.opts.requestTimeoutMs, bodyTimeout: this.opts.requestTimeoutMs,
       });
     } catch (err) {
@@ -131,7 +131,7 @@ export class RemoteGroups {
         let r: Dispatcher.ResponseData;
         try {
           r = await request(url.replace(/\/+$/, '') + path, {
-            method: 'GET', dispatcher: this.agent, headers: this.opts.signer.sign('GET', path, undefined),
+            method: 'GET', dispatcher: this.agent, headers: this.opts.signer.sign(id, 'GET', path, undefined),
             headersTimeout: Math.max(1000, deadline - Date.now()), bodyTimeout: 0,
           });
         } catch (err) {

@@ -64,7 +64,7 @@ export class RemovalWatch {
       for (const m of others) {
         const url = rt.urlOf(m.id, 0) ?? m.url!;
         try {
-          const r = await this.o.fwd.call(url, 'get', STATUS_PATH, this.o.signer.sign('GET', STATUS_PATH, undefined), undefined, Date.now() + 2000);
+          const r = await this.o.fwd.call(url, 'get', STATUS_PATH, this.o.signer.sign(m.id, 'GET', STATUS_PATH, undefined), undefined, Date.now() + 2000);
           const removed = r.status === 200 ? (r.body as { removed_nodes?: unknown }).removed_nodes : undefined;
           if (Array.isArray(removed) && removed.includes(self)) {
             this.markRemoved(m.id);

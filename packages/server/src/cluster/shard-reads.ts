@@ -147,7 +147,7 @@ export class ShardReads {
         for (const g of batch.groups) tried.get(g)!.add(node);
         const body: ShardReadRequest = { query: name, args, groups: batch.groups, linearizable };
         try {
-          const r = await peers.forwarder.call(batch.url, 'POST', SHARD_READS_PATH, peers.signer.sign('POST', SHARD_READS_PATH, body), body, attemptDeadline);
+          const r = await peers.forwarder.call(batch.url, 'POST', SHARD_READS_PATH, peers.signer.sign(node, 'POST', SHARD_READS_PATH, body), body, attemptDeadline);
           const results = (r.body as { results?: unknown } | null)?.results;
           if (r.status !== 200 || !Array.isArray(results)) {
             lastError = `node ${node} answered ${r.status}: ${String((r.body as { error?: unknown } | null)?.error ?? '')}`;

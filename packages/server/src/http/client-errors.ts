@@ -35,7 +35,7 @@ export function answerClientErrors(server: Server): void {
     const body = JSON.stringify(refusal.body);
     socket.end(
       `HTTP/1.1 ${refusal.status} ${STATUS_CODES[refusal.status]}\r\ncontent-type: application/json; charset=utf-8\r\n`
-      + `content-length: ${Buffer.byteLength(body)}\r\nx-request-id: ${requestId}\r\nconnection: close\r\n\r\n${body}`,
+      + `content-length: ${Buffer.byteLength(body)}\r\nx-request-id: ${requestId}\r\nx-content-type-options: nosniff\r\nconnection: close\r\n\r\n${body}`,
       () => socket.destroy(),
     );
   });

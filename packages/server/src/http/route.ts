@@ -57,6 +57,12 @@ interface RouteRow {
    * http/body.ts `rawBodyChunks` and its own size limit.
    */
   rawBody?: 'ndjson';
+  /**
+   * Judges a public route's request from its headers alone, before a byte of its body is read (the
+   * cluster's internal routes: the peer signature, cluster/peer-auth.ts); throws to refuse, so an
+   * unsigned request is answered 401 whatever its body. What it found goes in `res.locals`.
+   */
+  beforeBody?: (req: Request, res: Response) => void;
 }
 
 /**

@@ -50,10 +50,32 @@ function credentialsOf(req: Request): Record<string, string> {
   return out;
 }
 
+/**
+ * Where an MCP request may come from (the MCP transport's rule against DNS rebinding): a request that
+ * carries `Origin` (a browser's) is refused unless the origin is in `mcp.allowed_origins` (none by
+ * default: MCP clients that are not browsers send none); with `mcp.allowed_hosts` set, a `Host`
+ * outside it is refused too. Answers the refusal's message, or null.
+ */
+export function requestSourceCheck(config: { allowed_origins: string[]; allowed_hosts: string[] }): (req: Request) => string | null {
+  const origins = new Set(config.allowed_origins.map((o) => o.toLowerCase().replace(/\/+$/, '')));
+  const hosts = new Set(config.allowed_hosts.map((h) => h.toLowerCase()));
+  return (req) => {
+    const origin = req.headers.origin;
+    if (origin !== undefined && !origins.has(origin.toLowerCase())) {
+      return `Origin ${JSON.stringify(origin)} may not use MCP on this node (mcp.allowed_origins).`;
+    }
+    if (hosts.size > 0 && !hosts.has((req.headers.host ?? '').toLowerCase())) {
+      return `Host ${JSON.stringify(req.headers.host ?? '')} is not one this node serves MCP as (mcp.allowed_hosts).`;
+    }
+    return null;
+  };
+}
+
 export function mountMcp(app: Express, options: McpEndpointOptions): { close(): Promise<void> } {
   const { services, auth } = options;
-  const { max_sessions, session_idle_s } = services.config.mcp;
-  const sessions = new SessionTable<McpSession>(max_sessions, session_idle_s * 1000);
+  const { max_sessions, max_sessions_per_key, session_idle_s } = services.config.mcp;
+  const sessions = new SessionTable<McpSession>({ max: max_sessions, perOwner: max_sessions_per_key, idleMs: session_idle_s * 1000 });
+  const refusal = requestSourceCheck(services.config.mcp);
   const readBody = jsonBodyReader(options.bodyLimit);
 
   const openSession = async (principal: Principal, req: Request): Promise<McpSession> => {
@@ -89,6 +111,9 @@ export function mountMcp(app: Express, options: McpEndpointOptions): { close(): 
   };
 
   const handle = async (req: Request, res: Response) => {
+    // Before credentials: a page in a browser must not reach the tools through the user's own network (DNS rebinding).
+    const refused = refusal(req);
+    if (refused) return rpcError(res, 403, refused);
     const key = req.headers['x-api-key'];
     const principal = await auth.authenticate(req.headers.authorization, Array.isArray(key) ? key[0] : key);
     await readBody(req, res);

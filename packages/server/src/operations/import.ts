@@ -10,6 +10,10 @@
  * again skips them, since apply skips every record whose id is stored).
  */
 import { encodeVector, conflict, recordOrgs, settle, StrataError, EXPORT_KINDS, type ExportKind, type ExportRecord, type ImportCommand } from '@strata/store';
+import { once } from 'node:events';
+import { createReadStream, createWriteStream } from 'node:fs';
+import { mkdtemp, rm } from 'node:fs/promises';
+import { join } from 'node:path';
 import type { Principal } from '../auth/principal';
 import { isUnscoped, requireNamedOrgs } from '../auth/scope';
 import type { Services } from '../services';
@@ -51,7 +55,6 @@ export async function importFile(services: Services, principal: Principal, input
   const counts = zero();
   const skipped = zero();
   const chunks = new Map<Shard, Chunk>();
-  const authorized = new Set<string>();
   let header: ParsedHeader | null = null;
   const started = Date.now();
 
@@ -81,13 +84,16 @@ export async function importFile(services: Services, principal: Principal, input
     }
   };
 
-  /** The credentials must cover the record's user (checked once per user) and every org it names. */
-  const authorize = async (record: ExportRecord, line: number) => {
+  /**
+   * The credentials must cover the record's user (checked once per user) and every org it names.
+   * `claim` false (the first pass): a new user an org key would claim is let through, nothing proposed.
+   */
+  const authorizer = (claim: boolean, authorized = new Set<string>()) => async (record: ExportRecord, line: number) => {
     if (isUnscoped(principal)) return;
     const orgs = recordOrgs(record);
     try {
       if (!authorized.has(record.user_id)) {
-        await services.scope.authorizeUser(principal, { user_id: record.user_id, org_ids: orgs, write: true });
+        await services.scope.authorizeUser(principal, { user_id: record.user_id, org_ids: orgs, write: true, claim });
         authorized.add(record.user_id);
       } else {
         requireNamedOrgs(principal, orgs);
@@ -100,27 +106,95 @@ export async function importFile(services: Services, principal: Principal, input
     }
   };
 
-  for await (const line of ndjsonLines(input.body, limits.max_line_bytes)) {
-    if (header === null) {
-      header = parser.header(line);
-      refuseOtherEmbedder(header, embedder, input.reembed);
-      continue;
+  // Scoped credentials: every line's scope is checked before anything is proposed (a 403 applies
+  // nothing), in a first pass that keeps the body in a file of the data directory for the second.
+  const authorize = authorizer(true);
+  const spool = isUnscoped(principal) ? null : await Spool.open(services.config.storage.data_dir);
+  try {
+    const body = spool ? await spool.firstPass(input.body, limits.max_line_bytes, authorizer(false)) : input.body;
+    for await (const line of ndjsonLines(body, limits.max_line_bytes)) {
+      if (header === null) {
+        header = parser.header(line);
+        refuseOtherEmbedder(header, embedder, input.reembed);
+        continue;
+      }
+      const record = parser.record(line);
+      await authorize(record, line.number);
+      const shard = services.shards.forUser(record.user_id);
+      let chunk = chunks.get(shard);
+      if (!chunk) chunks.set(shard, (chunk = { records: [], bytes: 0 }));
+      chunk.records.push(record);
+      chunk.bytes += Buffer.byteLength(line.text, 'utf8');
+      if (chunk.records.length >= limits.chunk_records || chunk.bytes >= limits.chunk_bytes) await flush(shard);
     }
-    const record = parser.record(line);
-    await authorize(record, line.number);
-    const shard = services.shards.forUser(record.user_id);
-    let chunk = chunks.get(shard);
-    if (!chunk) chunks.set(shard, (chunk = { records: [], bytes: 0 }));
-    chunk.records.push(record);
-    chunk.bytes += Buffer.byteLength(line.text, 'utf8');
-    if (chunk.records.length >= limits.chunk_records || chunk.bytes >= limits.chunk_bytes) await flush(shard);
+    if (header === null) {
+      throw new StrataError('validation_failed', `The file is empty: its first line must be the header {"kind":"header","format":"strata-export","version":1,...}.`, [{ path: '/line/1', message: 'is missing' }]);
+    }
+    for (const shard of [...chunks.keys()].sort((a, b) => a.id - b.id)) await flush(shard);
+    services.logger.info({ counts, skipped, ms: Date.now() - started }, 'import done');
+    return { status: 'imported', counts, skipped };
+  } finally {
+    await spool?.remove();
   }
-  if (header === null) {
-    throw new StrataError('validation_failed', `The file is empty: its first line must be the header {"kind":"header","format":"strata-export","version":1,...}.`, [{ path: '/line/1', message: 'is missing' }]);
+}
+
+/**
+ * The body of an import by scoped credentials, kept in a private file while its lines' scopes are
+ * checked, then read again for the proposals. Memory stays bounded (a line at a time); disk holds the
+ * body (at most `import.max_bytes`) until the import ends.
+ */
+class Spool {
+  private constructor(private readonly dir: string) {}
+
+  static async open(dataDir: string): Promise<Spool> {
+    return new Spool(await mkdtemp(join(dataDir, 'import-')));
   }
-  for (const shard of [...chunks.keys()].sort((a, b) => a.id - b.id)) await flush(shard);
-  services.logger.info({ counts, skipped, ms: Date.now() - started }, 'import done');
-  return { status: 'imported', counts, skipped };
+
+  private get path(): string {
+    return join(this.dir, 'body.ndjson');
+  }
+
+  /**
+   * Writes the body to the file while checking the scope of each line that parses (`authorize`: 403).
+   * A line that does not parse ends the pass: the second pass refuses it at the same line, after the
+   * chunks before it (the documented behaviour for a malformed line). Answers the file's bytes.
+   */
+  async firstPass(
+    body: AsyncIterable<Uint8Array>, maxLineBytes: number, authorize: (record: ExportRecord, line: number) => Promise<void>,
+  ): Promise<AsyncIterable<Uint8Array>> {
+    const out = createWriteStream(this.path, { mode: 0o600 });
+    const written = async function* () {
+      for await (const chunk of body) {
+        if (!out.write(chunk)) await once(out, 'drain');
+        yield chunk;
+      }
+    };
+    try {
+      let first = true;
+      const check = new LineParser();
+      for await (const line of ndjsonLines(written(), maxLineBytes)) {
+        if (first) {
+          first = false;
+          continue;
+        }
+        let record: ExportRecord;
+        try {
+          record = check.record(line);
+        } catch {
+          break;
+        }
+        await authorize(record, line.number);
+      }
+    } finally {
+      out.end();
+      await once(out, 'close');
+    }
+    return createReadStream(this.path);
+  }
+
+  async remove(): Promise<void> {
+    await rm(this.dir, { recursive: true, force: true });
+  }
 }
 
 /**

@@ -14,7 +14,7 @@ import {
   type WebhookAttempt, type WebhookFilterKind, type WebhookRecord,
 } from '@strata/store';
 import type { Principal } from '../auth/principal';
-import { covers, requireNamedOrgs, type KeyScope } from '../auth/scope';
+import { covers, isUnscoped, requireNamedOrgs, type KeyScope } from '../auth/scope';
 import type { Services } from '../services';
 import { checkUuid } from '../validation';
 import { newWebhookSecret } from '../webhooks/payload';
@@ -66,16 +66,19 @@ export async function createWebhook(services: Services, principal: Principal, in
   const { webhooks } = services.config;
   const url = await checkWebhookUrl(input.url, webhooks.allow_private);
   const meta = services.shards.meta();
+  // A quick answer when full; the caps that hold are checked by apply, in log order (the limits travel in the command).
   if ((await meta.db.counter('webhooks')) >= webhooks.max_subscriptions) {
     throw conflict(`There are ${webhooks.max_subscriptions} webhook subscriptions already (webhooks.max_subscriptions); delete one first.`);
   }
+  // One tenant's credentials may not take everyone's share; the operator (unscoped) is not capped per creator.
+  const limits = { max_subscriptions: webhooks.max_subscriptions, per_creator: isUnscoped(principal) ? null : webhooks.max_per_creator };
   const record: WebhookRecord = {
     webhook_id: randomUUID(), url: url.href, events: [...new Set(input.events)], user_ids: userIds === null ? null : [...new Set(userIds)].sort(compareKeys),
     org_id: orgId, secret: newWebhookSecret(), created_at: new Date().toISOString(),
     created_by: { kind: principal.kind, subject: principal.subject, role: principal.role, org_id: principal.org_id, user_ids: principal.user_ids },
     outbox_max: webhooks.outbox_max,
   };
-  settle(await meta.log.propose({ type: 'webhook.create', record }));
+  settle(await meta.log.propose({ type: 'webhook.create', record, limits }));
   services.logger.info({ webhook_id: record.webhook_id, url: record.url, events: record.events, by: principal.subject }, 'webhook subscription created');
   return { ...webhookView(record), secret: record.secret };
 }

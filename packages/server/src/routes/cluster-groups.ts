@@ -6,15 +6,15 @@
  * - `POST /v1/cluster/groups/:group_id/propose`: one `import.records` command (the only command
  *   accepted), proposed here when this node leads the group (503 otherwise: the sender looks for the
  *   leader again); its body is checked as an import checks a file (group-wire.ts), 400 naming the line.
- *   The signature covers the body's SHA-256 (a header), so it is checked after the body's first chunk
- *   (a body that does not decode: 400, as on every route) and before the rest is read.
+ *   The signature covers the body's SHA-256 (a header), so it is checked before a byte of the body is
+ *   read, and the digest once all of it has been.
  * - `GET /v1/cluster/groups/:group_id/records`: every record of the group as NDJSON, from one LevelDB
  *   snapshot, when this node holds the group (503 otherwise: the sender asks another holder).
  */
 import { createHash } from 'node:crypto';
-import { badRequest, notFound, openExportSnapshot, settle, shardRecords, unauthenticated, unavailable, type ExportRecord, type ImportCommand } from '@strata/store';
-import { BODY_SHA256_HEADER, commandLine, recordLine, signedDigest } from '../cluster/group-wire';
-import { PEER_SIG_HEADER, type PeerSigner } from '../cluster/peer-auth';
+import { badRequest, notFound, openExportSnapshot, settle, shardRecords, unavailable, type ExportRecord, type ImportCommand } from '@strata/store';
+import { commandLine, recordLine } from '../cluster/group-wire';
+import { jsonDigest, peerOnlyRoute, type PeerSigner } from '../cluster/peer-auth';
 import { rawBodyChunks } from '../http/body';
 import { sendNdjson } from '../http/ndjson';
 import type { RouteContext, RouteSpec } from '../http/route';
@@ -24,14 +24,9 @@ import type { Shard } from '../shards';
 
 export interface GroupDataDeps {
   services: Services;
-  signer: Pick<PeerSigner, 'verify'>;
+  signer: Pick<PeerSigner, 'verifyHeaders'>;
   /** this node serves the group's reads (GroupRouting.holds) */
   holds(shard: number): boolean;
-}
-
-function header(ctx: RouteContext, name: string): string {
-  const v = ctx.req.headers[name];
-  return typeof v === 'string' ? v : '';
 }
 
 /** The records of one group, read from one snapshot, released however the reader stops. */
@@ -66,11 +61,8 @@ function hashed(chunks: AsyncIterable<Buffer>): { bytes: AsyncGenerator<Buffer>;
 export function groupDataRoutes(deps: GroupDataDeps): RouteSpec[] {
   const { services } = deps;
   const shards = () => services.shards.all();
-  const peerOnly = (ctx: RouteContext, body: unknown): void => {
-    if (header(ctx, PEER_SIG_HEADER) === '' || deps.signer.verify(ctx.req.method, ctx.req.originalUrl, body, ctx.req.headers) === null) {
-      throw unauthenticated('This route serves the nodes of the cluster only: a request signed with the cluster secret.');
-    }
-  };
+  // signed for this node, checked from the headers before the body is read (the body's digest is signed)
+  const signed = peerOnlyRoute(deps.signer);
   const groupOf = (ctx: RouteContext): Shard => {
     const n = /^[0-9]{1,6}$/.test(ctx.params.group_id) ? Number(ctx.params.group_id) : NaN;
     const shard = shards().find((s) => s.id === n);
@@ -79,18 +71,15 @@ export function groupDataRoutes(deps: GroupDataDeps): RouteSpec[] {
   };
   return [
     {
-      method: 'post', path: '/v1/cluster/groups/:group_id/propose', tag: 'cluster', auth: 'public', writes: false, rawBody: 'ndjson',
+      method: 'post', path: '/v1/cluster/groups/:group_id/propose', tag: 'cluster', auth: 'public', writes: false, rawBody: 'ndjson', beforeBody: signed.beforeBody,
       summary: "Between nodes: an import's chunk (one import.records command, NDJSON: the command's line, then its records) proposed on the group's leader (503 elsewhere). Signed with the cluster secret.",
       handler: async (ctx) => {
         const { max_bytes: maxBytes, max_line_bytes: maxLine } = services.config.import;
         const body = hashed(rawBodyChunks(ctx.req, maxBytes, 'import.max_bytes'));
         try {
-          // One chunk first: a body that does not decode is refused (400) as on every route with a body.
-          // The rest is read only once the signature, which covers the body's digest, is checked.
+          // The signature, which covers the body's digest, was checked before this (beforeBody); the
+          // digest is compared once the body has been read. A body that does not decode: 400.
           const first = await body.bytes.next();
-          const claimed = header(ctx, BODY_SHA256_HEADER);
-          if (!/^[0-9a-f]{64}$/.test(claimed)) throw unauthenticated(`This route serves the nodes of the cluster only: a request signed with the cluster secret, its body's SHA-256 in ${BODY_SHA256_HEADER}.`);
-          peerOnly(ctx, signedDigest(claimed));
           const shard = groupOf(ctx);
           const rest = body.bytes;
           const bytes = async function* () {
@@ -105,7 +94,7 @@ export function groupDataRoutes(deps: GroupDataDeps): RouteSpec[] {
             if (head === null) head = commandLine(line);
             else records.push(recordLine(parser, line, shard.id, shards().length));
           }
-          if (body.digest() !== claimed) throw unauthenticated('The body is not the one the signature covers.');
+          signed.checkDigest(ctx.res, body.digest());
           if (head === null || records.length === 0) {
             throw badRequest('validation_failed', 'The body must hold the command line {"type":"import.records","at":...} and at least one record.', [{ path: `/line/${head === null ? 1 : 2}`, message: 'is missing' }]);
           }
@@ -121,11 +110,11 @@ export function groupDataRoutes(deps: GroupDataDeps): RouteSpec[] {
       },
     },
     {
-      method: 'get', path: '/v1/cluster/groups/:group_id/records', tag: 'cluster', auth: 'public',
+      method: 'get', path: '/v1/cluster/groups/:group_id/records', tag: 'cluster', auth: 'public', beforeBody: signed.beforeBody,
       summary: "Between nodes: every record of a shard group this node holds (503 elsewhere) as export lines (NDJSON), from one snapshot. Signed with the cluster secret.",
       queryParams: [{ name: 'consistency', schema: { type: 'string', enum: ['local', 'linearizable'], default: 'local' }, description: "linearizable: wait for the leader's commit index first (ReadIndex)" }],
       handler: async (ctx) => {
-        peerOnly(ctx, undefined);
+        signed.checkDigest(ctx.res, jsonDigest(undefined));
         const shard = groupOf(ctx);
         const consistency = ctx.query.consistency;
         if (consistency !== undefined && consistency !== 'local' && consistency !== 'linearizable') {

@@ -1,9 +1,9 @@
-import { badRequest, notFound, unauthenticated, type StrataError } from '@strata/store';
+import { badRequest, notFound, type StrataError } from '@strata/store';
 import { requireRole } from '../auth/principal';
 import { requireUnscoped } from '../auth/scope';
 import type { AuthService } from '../auth/service';
 import { JOIN_NONCE_HEADER, JOIN_SIG_HEADER, JOIN_TS_HEADER, parseJoin, parseMembers, parseStep, type ClusterService } from '../cluster/membership';
-import { PEER_SIG_HEADER } from '../cluster/peer-auth';
+import { jsonDigest, PEER_SIG_HEADER, peerOnlyRoute } from '../cluster/peer-auth';
 import type { RouteContext, RouteSpec } from '../http/route';
 
 /** Credentials passed on when a cluster operation continues on a shard's leader (a join signature is single-use: the hop signs anew). */
@@ -48,9 +48,8 @@ export function clusterRoutes(deps: { auth: AuthService; cluster: ClusterService
   /** A request of another node of this cluster, signed with the cluster secret (the placement loop's). */
   const peer = (ctx: RouteContext, body: unknown): boolean =>
     header(ctx, PEER_SIG_HEADER) !== '' && cluster.peers.verify(ctx.req.method, ctx.req.originalUrl, body, ctx.req.headers) !== null;
-  const peerOnly = (ctx: RouteContext, body: unknown): void => {
-    if (!peer(ctx, body)) throw unauthenticated('This route serves the nodes of the cluster only: a request signed with the cluster secret.');
-  };
+  // the signature is judged from the headers before the body is read; the body must be the one signed
+  const signed = peerOnlyRoute(cluster.peers);
   const groupId = (ctx: RouteContext): number => {
     const n = /^[0-9]{1,6}$/.test(ctx.params.group_id) ? Number(ctx.params.group_id) : NaN;
     if (!deps.shardIds().includes(n)) throw notFound(`No shard ${ctx.params.group_id} in this cluster.`);
@@ -101,18 +100,18 @@ export function clusterRoutes(deps: { auth: AuthService; cluster: ClusterService
       },
     },
     {
-      method: 'post', path: '/v1/cluster/groups/:group_id/initialize', tag: 'cluster', auth: 'public', writes: false,
+      method: 'post', path: '/v1/cluster/groups/:group_id/initialize', tag: 'cluster', auth: 'public', writes: false, beforeBody: signed.beforeBody,
       summary: 'Between nodes: initialize one shard group with its initial voters (sent by the node that initializes the cluster; signed with the cluster secret).',
       handler: async (ctx) => {
-        peerOnly(ctx, ctx.req.body);
+        signed.checkDigest(ctx.res, jsonDigest(ctx.req.body));
         return cluster.initializeGroup(groupId(ctx), parseMembers(ctx.req.body));
       },
     },
     {
-      method: 'post', path: '/v1/cluster/groups/:group_id/steps', tag: 'cluster', auth: 'public', writes: false,
+      method: 'post', path: '/v1/cluster/groups/:group_id/steps', tag: 'cluster', auth: 'public', writes: false, beforeBody: signed.beforeBody,
       summary: "Between nodes: one membership change of a shard group, on its leader (the placement loop's; signed with the cluster secret).",
       handler: async (ctx) => {
-        peerOnly(ctx, ctx.req.body);
+        signed.checkDigest(ctx.res, jsonDigest(ctx.req.body));
         return cluster.step(groupId(ctx), parseStep(ctx.req.body));
       },
     },

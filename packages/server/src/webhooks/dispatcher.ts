@@ -26,7 +26,7 @@ import type { Config } from '../config';
 import type { Shard } from '../shards';
 import { retryDelay, type BackoffPolicy } from './backoff';
 import type { WebhookMetrics } from './metrics';
-import { deliveryBody, signature } from './payload';
+import { deliveryBody, signature, TIMED_SIGNATURE_HEADER, timedSignature } from './payload';
 import type { SendResult, WebhookPost } from './sender';
 
 export interface DispatcherSettings {
@@ -169,10 +169,14 @@ class SubscriptionQueue {
         continue;
       }
       const body = deliveryBody(next);
-      const at = new Date(this.d.now()).toISOString();
+      const now = this.d.now();
+      const at = new Date(now).toISOString();
       const result = await this.d.poster.post({
         url: this.record.url, body, signal: this.abort.signal,
-        headers: { 'x-strata-event-id': next.id, 'x-strata-signature': signature(body, this.record.secret), 'x-strata-webhook-id': this.record.webhook_id },
+        headers: {
+          'x-strata-event-id': next.id, 'x-strata-signature': signature(body, this.record.secret),
+          [TIMED_SIGNATURE_HEADER]: timedSignature(body, this.record.secret, now), 'x-strata-webhook-id': this.record.webhook_id,
+        },
       });
       if (this.abort.signal.aborted) return; // not the leader any more: the next one sends it again
       this.note({ ...base, at, status: result.status, error: result.error, duration_ms: result.duration_ms, outcome: result.ok ? 'delivered' : 'failed' });

@@ -36,6 +36,20 @@ export function signature(body: string, secret: string): string {
   return `sha256=${createHmac('sha256', secret).update(body, 'utf8').digest('hex')}`;
 }
 
+/** The header of the timestamped signature: a receiver that checks the time refuses a replayed delivery. */
+export const TIMED_SIGNATURE_HEADER = 'x-strata-webhook-signature';
+
+/**
+ * `t=<unix seconds>,v1=<hex HMAC-SHA256 of "<t>.<raw body>" with the secret>`: the time of the attempt
+ * is signed with the body, so a receiver that refuses a `t` older than a few minutes cannot be made to
+ * accept a captured delivery again later (the body alone, `x-strata-signature`, is the same on every
+ * attempt and stays valid forever). `at` is the attempt's time in ms.
+ */
+export function timedSignature(body: string, secret: string, at: number): string {
+  const t = Math.floor(at / 1000);
+  return `t=${t},v1=${createHmac('sha256', secret).update(`${t}.${body}`, 'utf8').digest('hex')}`;
+}
+
 /** A new subscription's secret: `whsec_` and 32 random bytes, base64url. */
 export function newWebhookSecret(): string {
   return `whsec_${randomBytes(32).toString('base64url')}`;

@@ -82,12 +82,18 @@ function v6Reason(b: readonly number[]): string | null {
   if (b[0] === 0xfe && (b[1] & 0xc0) === 0x80) return 'link-local';
   if (b[0] === 0xfe && (b[1] & 0xc0) === 0xc0) return 'site-local';
   if (b[0] === 0xff) return 'multicast';
-  // Addresses that carry an IPv4 address are judged by it: mapped (::ffff:a.b.c.d), compatible (::a.b.c.d),
-  // NAT64 (64:ff9b::a.b.c.d) and 6to4 (2002:aabb:ccdd::).
+  // Local-use NAT64 (64:ff9b:1::/48, RFC 8215) translates into the operator's own IPv4 network, whatever
+  // the embedded address: refused whole.
+  if (b[0] === 0x00 && b[1] === 0x64 && b[2] === 0xff && b[3] === 0x9b && b[4] === 0x00 && b[5] === 0x01) return 'local-use NAT64';
+  // Addresses that carry an IPv4 address are judged by it: mapped (::ffff:a.b.c.d), translated
+  // (::ffff:0:a.b.c.d), compatible (::a.b.c.d), NAT64 (64:ff9b::a.b.c.d), 6to4 (2002:aabb:ccdd::) and
+  // Teredo (2001:0:<server v4>:<flags>:<port>:<client v4 inverted>: both addresses are reached).
   if (zeros(0, 10) && b[10] === 0xff && b[11] === 0xff) return v4Reason(b.slice(12));
+  if (zeros(0, 8) && b[8] === 0xff && b[9] === 0xff && zeros(10, 12)) return v4Reason(b.slice(12));
   if (zeros(0, 12)) return v4Reason(b.slice(12));
   if (b[0] === 0x00 && b[1] === 0x64 && b[2] === 0xff && b[3] === 0x9b && zeros(4, 12)) return v4Reason(b.slice(12));
   if (b[0] === 0x20 && b[1] === 0x02) return v4Reason(b.slice(2, 6));
+  if (b[0] === 0x20 && b[1] === 0x01 && b[2] === 0x00 && b[3] === 0x00) return v4Reason(b.slice(4, 8)) ?? v4Reason(b.slice(12).map((x) => x ^ 0xff));
   return null;
 }
 
@@ -105,8 +111,15 @@ export function blockedAddressReason(address: string): string | null {
 /** The error a delivery's connection fails with when the name resolves to an address it may not reach. */
 export class BlockedAddressError extends Error {
   readonly code = 'EWEBHOOKBLOCKED';
+  /** for the node's own log, never for the caller */
+  readonly address: string;
+  readonly reason: string;
   constructor(host: string, address: string, reason: string) {
-    super(`${host} resolves to ${address} (${reason}); webhooks are not sent to internal addresses unless webhooks.allow_private is set`);
+    // The address and its kind are not named: a delivery's error is shown to the subscriber, and would
+    // tell it what any name resolves to inside the node's network.
+    super(`${host} resolves to an internal address; webhooks are not sent to internal addresses unless webhooks.allow_private is set`);
+    this.address = address;
+    this.reason = reason;
   }
 }
 
@@ -181,7 +194,8 @@ export async function checkWebhookUrl(raw: string, allowPrivate: boolean, resolv
   if (addresses.length === 0) throw refuse(`${host} does not resolve`);
   for (const a of addresses) {
     const reason = blockedAddressReason(a.address);
-    if (reason) throw refuse(`${host} resolves to ${a.address}, a ${reason} address; webhooks are not sent to internal addresses unless webhooks.allow_private is set`);
+    // Not which address nor what kind: a write key must not learn what names resolve to (the node's DNS view).
+    if (reason) throw refuse(`${host} resolves to an internal address; webhooks are not sent to internal addresses unless webhooks.allow_private is set`);
   }
   return url;
 }

@@ -2,6 +2,7 @@ import type { ApplyContext } from '../apply-context';
 import type { IngestAnswer, IngestCommand } from '../commands';
 import type { StateDb } from '../db';
 import { eventSeq, join } from '../keys';
+import { holdAsset } from './assets';
 
 /**
  * Stores a command's events (L0), their assets and their pending-consolidation entries. With an
@@ -14,11 +15,8 @@ export async function applyIngest(db: StateDb, ctx: ApplyContext, cmd: IngestCom
     const seen = await ctx.get(db.idempotency, key);
     if (seen && seen.expires_at > cmd.at) return { ...(seen.answer as IngestAnswer), replayed: true };
   }
-  for (const asset of cmd.assets) {
-    if ((await ctx.get(db.assets, asset.asset_id)) === undefined) {
-      ctx.put(db.assets, asset.asset_id, Buffer.from(asset.data_b64, 'base64'));
-    }
-  }
+  // The user gave these bytes: it holds them (apply/assets.ts), and its events' references count from here.
+  for (const asset of cmd.assets) await holdAsset(db, ctx, cmd.user_id, asset.asset_id, Buffer.from(asset.data_b64, 'base64'));
   cmd.events.forEach((event, position) => {
     const seq = eventSeq(ctx.index, position);
     ctx.put(db.events, join(cmd.user_id, cmd.stream_id, seq), { ...event, seq });

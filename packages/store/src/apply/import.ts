@@ -1,9 +1,11 @@
+import { createHash } from 'node:crypto';
 import type { ApplyContext } from '../apply-context';
 import type { ImportAnswer, ImportCommand } from '../commands';
 import type { StateDb } from '../db';
 import { EXPORT_KINDS, type ExportEvent, type ExportKind, type ExportRecord, type ExportUnit } from '../export-format';
 import { eventSeq, join } from '../keys';
 import type { MemoryUnit } from '../types';
+import { holdAsset } from './assets';
 import { goalKey, taskKey } from './l3';
 import { orgUnitKey, subjectKey, unitKey, writeEdge } from './memory';
 
@@ -46,10 +48,13 @@ export async function applyImport(db: StateDb, ctx: ApplyContext, cmd: ImportCom
 
 async function importRecord(db: StateDb, ctx: ApplyContext, cmd: ImportCommand, r: ExportRecord, position: number, deltas: CounterDeltas): Promise<boolean> {
   switch (r.kind) {
-    case 'asset':
-      if ((await ctx.get(db.assets, r.asset_id)) !== undefined) return false;
-      ctx.put(db.assets, r.asset_id, Buffer.from(r.data_b64, 'base64'));
-      return true;
+    case 'asset': {
+      // The line gives the bytes, so its user holds them, if they are the bytes the id names: the hash is
+      // checked here too (the proposer checked it), since holding is what lets an export read them.
+      const bytes = Buffer.from(r.data_b64, 'base64');
+      if (createHash('sha256').update(bytes).digest('hex') !== r.asset_id) return false;
+      return holdAsset(db, ctx, r.user_id, r.asset_id, bytes);
+    }
     case 'event':
       return importEvent(db, ctx, r, position, deltas);
     case 'unit':

@@ -12,7 +12,7 @@ import type {
 } from '../commands';
 import type { StateDb, Sub } from '../db';
 import type { ApplyEffects } from '../effects';
-import { failure, notFound, StrataError, type ApplyFailure } from '../errors';
+import { conflict, failure, notFound, StrataError, type ApplyFailure } from '../errors';
 import { join, padIndex, prefixRange } from '../keys';
 import type { EventRecord } from '../types';
 import {
@@ -47,10 +47,29 @@ export async function applyWebhookCreate(db: StateDb, ctx: ApplyContext, cmd: We
   const problem = recordProblem(cmd.record);
   if (problem) return invalid(`webhook.create: ${problem}`);
   if ((await ctx.get(db.webhooks, cmd.record.webhook_id)) !== undefined) return { created: false };
+  // The caps are checked here, in log order, not by the proposer before proposing: 160 creates at once
+  // all passed a count read before any of them applied (red-team round 3, finding 3).
+  const creator = creatorCounter(cmd.record.created_by);
+  const mine = ((await ctx.get(db.meta, creator)) as number | undefined) ?? 0;
+  if (cmd.limits) {
+    const live = ((await ctx.get(db.meta, LIVE_WEBHOOKS_KEY)) as number | undefined) ?? 0;
+    if (live >= cmd.limits.max_subscriptions) {
+      return failure(conflict(`There are ${cmd.limits.max_subscriptions} webhook subscriptions already (webhooks.max_subscriptions); delete one first.`));
+    }
+    if (cmd.limits.per_creator !== null && mine >= cmd.limits.per_creator) {
+      return failure(conflict(`These credentials have ${cmd.limits.per_creator} webhook subscriptions already (webhooks.max_per_creator); delete one first.`));
+    }
+  }
   ctx.put(db.webhooks, cmd.record.webhook_id, cmd.record);
   ctx.put(db.webhookState, cmd.record.webhook_id, { ...EMPTY_WEBHOOK_STATE });
   await ctx.increment(db.meta, COUNTER, 1);
+  ctx.put(db.meta, creator, mine + 1);
   return { created: true };
+}
+
+/** The meta key counting the live subscriptions made by one set of credentials (kind and subject: an API key's id, an account's name). */
+function creatorCounter(by: WebhookRecord['created_by']): string {
+  return `${LIVE_WEBHOOKS_KEY}_by\u0000${by.kind}\u0000${by.subject}`;
 }
 
 /** Deletes every key of one subscription in a sublevel keyed `webhook_id \0 …`; answers how many. */
@@ -67,6 +86,11 @@ export async function applyWebhookDelete(db: StateDb, ctx: ApplyContext, cmd: We
   const stored = await ctx.get(db.webhooks, cmd.webhook_id);
   if (!isLiveWebhook(stored)) return failure(notFound(`No webhook with id '${cmd.webhook_id}'.`));
   ctx.put(db.webhooks, cmd.webhook_id, { webhook_id: cmd.webhook_id, deleted_at: cmd.at });
+  // The creator's count (a subscription made before it was kept has none to lower: never below 0).
+  const creator = creatorCounter(stored.created_by);
+  const mine = ((await ctx.get(db.meta, creator)) as number | undefined) ?? 0;
+  if (mine > 1) ctx.put(db.meta, creator, mine - 1);
+  else if (mine === 1) ctx.del(db.meta, creator);
   const discarded = await clearRange(ctx, db.webhookOutbox, cmd.webhook_id);
   await clearRange(ctx, db.webhookAttempts, cmd.webhook_id);
   ctx.del(db.webhookState, cmd.webhook_id);

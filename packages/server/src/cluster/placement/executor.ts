@@ -190,7 +190,7 @@ export class PlacementExecutor {
       const path = '/v1/cluster/status';
       const timeout = Math.max(500, Math.min(2000, rt.config.cluster.placement_interval_ms));
       try {
-        const r = url ? await fwd.call(url, 'get', path, signer.sign('GET', path, undefined), undefined, Date.now() + timeout) : null;
+        const r = url ? await fwd.call(url, 'get', path, signer.sign(nodeId, 'GET', path, undefined), undefined, Date.now() + timeout) : null;
         if (r && r.status === 200) shards = (r.body as { shards: ReportedShard[] }).shards;
       } catch {
         shards = null;
@@ -211,7 +211,7 @@ export class PlacementExecutor {
     let error: string | undefined;
     try {
       if (!leaderUrl || !body.url) throw new Error('no address known for the leader or the node');
-      const r = await fwd.call(leaderUrl, 'post', path, signer.sign('POST', path, body), body, Date.now() + 15_000);
+      const r = await fwd.call(leaderUrl, 'post', path, signer.sign(view.leader!, 'POST', path, body), body, Date.now() + 15_000);
       if (r.status !== 200) error = `${r.status} ${(r.body as { error?: string } | null)?.error ?? ''}`.trim();
     } catch (err) {
       error = (err as Error).message;
