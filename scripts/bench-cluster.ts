@@ -134,7 +134,7 @@ async function startStrata(n: number, dir: string, tree = ROOT, label = 'strata'
   const peers = n > 1 ? urls.map((u, i) => `${i + 1}=${u}`).join(',') : '';
   const profile: Record<string, string> = DEFAULT_CONFIG ? {} : { STRATA__EMBEDDING__PROVIDER: 'hashing', STRATA__CONSOLIDATION__ENABLED: 'false' };
   const procs = urls.map((_, i) => launch(process.execPath, [
-    ...(PROFILE_DIR ? ['--cpu-prof', `--cpu-prof-dir=${PROFILE_DIR}/${label}-${n}-${i + 1}`] : []), '--import', 'tsx', 'packages/server/src/main.ts'], {
+    ...(PROFILE_DIR ? ['--cpu-prof', `--cpu-prof-dir=${PROFILE_DIR}/${label}-${n}-${i + 1}`] : []), '--conditions=strata-source', '--import', 'tsx', 'packages/server/src/main.ts'], {
     STRATA_NODE_ID: String(i + 1), STRATA_PORT: String(ports[i]), STRATA_HOST: '127.0.0.1', STRATA_DATA_DIR: join(dir, `${label}-${n}-${i + 1}`),
     ...(peers ? { STRATA_PEERS: peers } : {}), STRATA_CLUSTER_SECRET: 'bench-cluster-secret', STRATA_API_KEY: API_KEY,
     ...profile, STRATA_LOG_LEVEL: 'warn',

@@ -3,7 +3,7 @@
  * worker plans them (one user's events in batches, the user's memory kept current between batches),
  * with no store, log or HTTP. What `npm run bench:consolidation` measures minus apply, Raft and I/O.
  *
- *   node --import tsx scripts/bench-consolidation-plan.ts [--data ../shared/data/locomo] [--batch 21]
+ *   node --conditions=strata-source --import tsx scripts/bench-consolidation-plan.ts [--data ../shared/data/locomo] [--batch 21]
  *        [--rounds 5] [--full-scan] [--digest]
  *
  * Prints the CPU time of the best round (the machine is shared: the least disturbed round is the

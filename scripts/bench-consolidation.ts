@@ -1,6 +1,6 @@
 /**
  * Consolidation throughput and memory of one real node process, on the LoCoMo development conversations.
- *   node --import tsx scripts/bench-consolidation.ts [--data ../shared/data/locomo] [--provider local|hashing]
+ *   node --conditions=strata-source --import tsx scripts/bench-consolidation.ts [--data ../shared/data/locomo] [--provider local|hashing]
  *        [--batch-size 64] [--interval-ms 200] [--timeout-s 600] [--cpu-prof-dir DIR]
  * Phase 1 ingests every turn ("<speaker>: <text>", one stream per session, valid_time = the session's date,
  * one user per conversation) into a node with consolidation turned off. Phase 2 restarts the node on the
@@ -202,7 +202,7 @@ async function main(): Promise<void> {
 
     const result = {
       at: new Date().toISOString(),
-      command: `node --import tsx scripts/bench-consolidation.ts --provider ${provider} --batch-size ${batchSize} --interval-ms ${intervalMs}`,
+      command: `node --conditions=strata-source --import tsx scripts/bench-consolidation.ts --provider ${provider} --batch-size ${batchSize} --interval-ms ${intervalMs}`,
       embedding_provider: provider, batch_size: Number(batchSize), interval_ms: Number(intervalMs),
       events, ingest_s: ingestS, node_start_s: startS, leader_wait_s: leaderWaitS, consolidation_s: drainS, consolidation_and_insights_s: l2S,
       consolidation_events_per_s: Math.round((events / drainS) * 10) / 10,

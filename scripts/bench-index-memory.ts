@@ -12,7 +12,7 @@
  *     what the budget counts) against the heap they measurably hold, for users of 3, 50 and 1,000 units.
  * RSS is read from /proc/<pid>/status (VmRSS) and /metrics (strata_process_resident_memory_bytes).
  *
- *   node --expose-gc --import tsx scripts/bench-index-memory.ts [--unknown 50000] [--users 2000] [--events 3]
+ *   node --expose-gc --conditions=strata-source --import tsx scripts/bench-index-memory.ts [--unknown 50000] [--users 2000] [--events 3]
  *     [--rounds 3] [--concurrency 16] [--budget-mib 8] [--provider local|hashing] [--out bench-results/index-memory.json]
  */
 import { readFileSync, mkdirSync, mkdtempSync, writeFileSync } from 'node:fs';

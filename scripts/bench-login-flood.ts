@@ -7,7 +7,7 @@
  * behaviour before the gate) and the default gate. The login throttle is raised out of the way
  * (every login hashes). Prints a table and writes bench-results/login-flood.json.
  *
- *   node --import tsx scripts/bench-login-flood.ts [--clients 60] [--seconds 8] [--out FILE]
+ *   node --conditions=strata-source --import tsx scripts/bench-login-flood.ts [--clients 60] [--seconds 8] [--out FILE]
  */
 import { mkdirSync, writeFileSync } from 'node:fs';
 import { cpus } from 'node:os';

@@ -55,7 +55,7 @@ async function startCluster(n: number, shards: number, dir: string): Promise<{ u
   const urls = ports.map((p) => `http://127.0.0.1:${p}`);
   const dirs = urls.map((_, i) => join(dir, `node-${n}-${i + 1}`));
   const peers = urls.map((u, i) => `${i + 1}=${u}`).join(',');
-  const procs = urls.map((_, i) => launch(process.execPath, ['--import', 'tsx', 'packages/server/src/main.ts'], {
+  const procs = urls.map((_, i) => launch(process.execPath, ['--conditions=strata-source', '--import', 'tsx', 'packages/server/src/main.ts'], {
     ...nodeEnv(i + 1, ports[i], dirs[i], shards), STRATA_PEERS: peers,
   }, join(dir, `node-${n}-${i + 1}.log`)));
   for (const u of urls) await waitHttp(`${u}/readyz`, (s) => s === 200, `${u} ready`, HEADERS, 120_000);
@@ -126,7 +126,7 @@ async function joinUnderLoad(c: { urls: string[]; procs: Proc[] }, n: number, sh
   const port = await freePort();
   const url = `http://127.0.0.1:${port}`;
   const id = n + 1;
-  c.procs.push(launch(process.execPath, ['--import', 'tsx', 'packages/server/src/main.ts'], {
+  c.procs.push(launch(process.execPath, ['--conditions=strata-source', '--import', 'tsx', 'packages/server/src/main.ts'], {
     ...nodeEnv(id, port, join(dir, `node-${n}-join-${id}`), shards), STRATA_JOIN: c.urls[0],
   }, join(dir, `node-${n}-join-${id}.log`)));
   const t0 = Date.now();

@@ -3,7 +3,7 @@
  * HTTP transport. Closed-loop proposers on the leader (1, 16, 256 concurrent) measure commits/s and
  * p50/p99 latency from propose() to applied-on-leader. A baseline in the same run: one synced
  * LevelDB write at a time in this process (the disk's fsync cost).
- *   node --import tsx scripts/bench-raft.ts [--seconds 5] [--size 128]
+ *   node --conditions=strata-source --import tsx scripts/bench-raft.ts [--seconds 5] [--size 128]
  * Prints the figures and writes bench-results/raft.json.
  */
 import { mkdirSync, mkdtempSync, rmSync, writeFileSync } from 'node:fs';

@@ -13,7 +13,7 @@
  * the latencies: on a shared machine they move less than wall time. With --expose-gc, memory is read
  * after a full collection.
  *
- *   node --expose-gc --import tsx scripts/bench-retrieval-http.ts [--units 20000] [--queries 300] [--rounds 3]
+ *   node --expose-gc --conditions=strata-source --import tsx scripts/bench-retrieval-http.ts [--units 20000] [--queries 300] [--rounds 3]
  *        [--provider local|hashing] [--out FILE]
  */
 import { mkdirSync, mkdtempSync, rmSync, writeFileSync } from 'node:fs';
@@ -153,7 +153,7 @@ async function main(): Promise<void> {
     const mem = memory();
     const report = {
       at: new Date().toISOString(),
-      command: `node --import tsx scripts/bench-retrieval-http.ts --units ${args.units} --queries ${args.queries} --provider ${args.provider}`,
+      command: `node --conditions=strata-source --import tsx scripts/bench-retrieval-http.ts --units ${args.units} --queries ${args.queries} --provider ${args.provider}`,
       embedder: embedder.id, units: args.units, load_s: Math.round(loadS * 100) / 100,
       first_query_with_build_ms: Math.round(buildMs), livez_during_build_ms: { max: pct(livezBuild, 1), p50: pct(livezBuild, 0.5), samples: livezBuild.length },
       graph_build_s: Math.round(graphS * 10) / 10,

@@ -13,7 +13,7 @@
  * Embedder: the default local one (SIF word vectors, 100 dimensions) when its files are prepared;
  * otherwise a deterministic hashing embedder of 100 dimensions.
  *
- *   node --import tsx scripts/bench-retrieval.ts [--sizes 10000,100000] [--users 1000x100] [--queries 500] [--out FILE]
+ *   node --conditions=strata-source --import tsx scripts/bench-retrieval.ts [--sizes 10000,100000] [--users 1000x100] [--queries 500] [--out FILE]
  *
  * With --http, the concurrent mode instead: N users × M events or units in a node process, C clients over
  * HTTP (scripts/bench-retrieval-concurrent.ts says what it reports).

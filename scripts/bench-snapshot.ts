@@ -5,7 +5,7 @@
  * transport on 127.0.0.1. Each side reports its peak RSS (getrusage maxrss), so the memory a transfer
  * costs shows next to the size of the state; both sides then digest their whole state (the image's
  * SHA-256, streamed) and must agree.
- *   node --import tsx scripts/bench-snapshot.ts [--mib 500] [--chunk-kib 1024]
+ *   node --conditions=strata-source --import tsx scripts/bench-snapshot.ts [--mib 500] [--chunk-kib 1024]
  * Prints the figures and writes bench-results/snapshot.json.
  */
 import { fork, type ChildProcess } from 'node:child_process';
@@ -207,7 +207,7 @@ async function main(): Promise<void> {
   const root = mkdtempSync(join(process.cwd(), 'bench-results', '.snapshot-'));
   const ports = [await freePort(), await freePort()];
   const spawn = (id: 1 | 2) =>
-    new Proc(fork(__filename, ['--role', String(id), '--dir', join(root, `n${id}`), '--chunk-kib', String(chunkKiB), '--ports', ports.join(',')], { execArgv: ['--import', 'tsx'] }));
+    new Proc(fork(__filename, ['--role', String(id), '--dir', join(root, `n${id}`), '--chunk-kib', String(chunkKiB), '--ports', ports.join(',')], { execArgv: ['--conditions=strata-source', '--import', 'tsx'] }));
   const [leader, follower] = [spawn(1), spawn(2)];
   try {
     await Promise.all([leader.next(), follower.next()]);

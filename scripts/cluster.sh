@@ -38,7 +38,7 @@ launch() { # id [extra env...]
   (umask 077; mkdir -p "$RUN_DIR/data/$id") # the node refuses a data directory others can read
   env STRATA_NODE_ID="$id" STRATA_PORT="$((BASE_PORT + id))" STRATA_HOST=127.0.0.1 \
     STRATA_DATA_DIR="$RUN_DIR/data/$id" "$@" \
-    nohup node --import tsx packages/server/src/main.ts >> "$RUN_DIR/logs/$id.log" 2>&1 &
+    nohup node --conditions=strata-source --import tsx packages/server/src/main.ts >> "$RUN_DIR/logs/$id.log" 2>&1 &
   echo $! > "$RUN_DIR/pids/$id.pid"
   echo "node $id: pid $!, $(url_of "$id"), log $RUN_DIR/logs/$id.log"
 }

@@ -1,7 +1,7 @@
 /**
  * Where a V8 CPU profile spent its time: self time summed by function (name + file:line) and by file,
  * plus inclusive time of the functions whose names match --focus.
- *   node --import tsx scripts/cpuprofile-summary.ts FILE.cpuprofile [--top 30] [--focus regex]
+ *   node --conditions=strata-source --import tsx scripts/cpuprofile-summary.ts FILE.cpuprofile [--top 30] [--focus regex]
  *        [--from S --to S] [--timeline MS] [--consolidation] [--retrieval]
  * `--from`/`--to` keep the samples between those seconds of the profile (e.g. the drain of a backlog),
  * `--timeline MS` prints, per slice of MS, how the main thread's time split (idle, GC, the rest), and

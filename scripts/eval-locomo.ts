@@ -11,7 +11,7 @@
  * beside BM25 over the raw turns computed in the same run (the baseline to beat). Figures go to
  * bench-results/locomo.json.
  *
- *   node --import tsx scripts/eval-locomo.ts [--baseline-only] [--url http://127.0.0.1:3000]
+ *   node --conditions=strata-source --import tsx scripts/eval-locomo.ts [--baseline-only] [--url http://127.0.0.1:3000]
  *        [--api-key KEY | env STRATA_API_KEY] [--start-server] [--conversations conv-26,conv-30]
  *        [--data DIR] [--out FILE] [--limit 100] [--graph-depth 1] [--timeout-s 1800]
  *        [--data-dir DIR (kept; reused by the next run)] [--dump FILE (per-question results)] [--no-in-process]
@@ -366,7 +366,7 @@ async function startServer(keptDir: string | null): Promise<{ url: string; apiKe
   const dataDir = keptDir ?? mkdtempSync(join(tmpdir(), 'strata-locomo-'));
   const apiKey = `sk_${randomBytes(18).toString('hex')}`;
   const root = resolve(__dirname, '..');
-  const child = spawn(process.execPath, ['--import', 'tsx', 'packages/server/src/main.ts'], {
+  const child = spawn(process.execPath, ['--conditions=strata-source', '--import', 'tsx', 'packages/server/src/main.ts'], {
     cwd: root,
     // Retrieval reinforcement off: otherwise each question would change the importance the next one
     // sees, and the figures would depend on question order.

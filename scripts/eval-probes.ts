@@ -3,7 +3,7 @@
  * among distractors (scripts/lib/probes.ts), asked in other words. Starts its own node on a fresh data
  * directory unless --url is given. Figures go to bench-results/probes.json.
  *
- *   node --import tsx scripts/eval-probes.ts [--seed 7] [--users 24] [--embedder local|hashing]
+ *   node --conditions=strata-source --import tsx scripts/eval-probes.ts [--seed 7] [--users 24] [--embedder local|hashing]
  *        [--url http://127.0.0.1:3000 --api-key KEY] [--out FILE] [--misses]
  */
 import { mkdirSync, writeFileSync } from 'node:fs';

@@ -4,7 +4,7 @@
  * Run by the root `postinstall`; idempotent: when the output is present, intact and made from the same
  * source by the same converter version, it says so and exits.
  *
- *   node --import tsx scripts/prepare-embeddings.ts [--force] [--dir <output dir>]
+ *   node --conditions=strata-source --import tsx scripts/prepare-embeddings.ts [--force] [--dir <output dir>]
  */
 import fs from 'node:fs';
 import path from 'node:path';

@@ -2,7 +2,7 @@
  * Mutation test of the simulator: plants each classic Raft bug in a copy of packages/raft/src and
  * runs the simulator on the copy until it reports a violation, printing the seed that caught each.
  * A bug the simulator misses within the seed budget fails the run.
- *   node --import tsx scripts/sim-mutants.ts [--seeds 600] [--block 50] [--steps 3000] [--only name] [--json out.json]
+ *   node --conditions=strata-source --import tsx scripts/sim-mutants.ts [--seeds 600] [--block 50] [--steps 3000] [--only name] [--json out.json]
  * Every fault profile with 3, 5 and 7 voters is tried, round-robin in blocks of seeds, up to --seeds
  * seeds each; the report names the schedule and seed that caught each bug and how many seeds ran.
  * The copies live in .sim-mutants/ (ignored by git) so they resolve the repository's node_modules.
@@ -91,7 +91,7 @@ interface Outcome {
 function runBlock(src: string, combo: { profile: string; voters: number }, from: number, count: number): { seed: number; message: string; reproduce: string; ran: number } | null {
   const run = spawnSync(
     process.execPath,
-    ['--import', 'tsx', join(root, 'scripts/sim.ts'), '--seed-start', String(from), '--seeds', String(count), '--steps', String(steps), '--profile', combo.profile, '--voters', String(combo.voters)],
+    ['--conditions=strata-source', '--import', 'tsx', join(root, 'scripts/sim.ts'), '--seed-start', String(from), '--seeds', String(count), '--steps', String(steps), '--profile', combo.profile, '--voters', String(combo.voters)],
     { cwd: root, env: { ...process.env, STRATA_SIM_SRC: src }, encoding: 'utf8', maxBuffer: 64 * 1024 * 1024 },
   );
   const match = /VIOLATION at seed (\d+): (.*)/.exec(run.stderr);

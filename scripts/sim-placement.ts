@@ -6,7 +6,7 @@
  * doing, that no loss of quorum outlasts the detector's timeout, that no voter is removed before its
  * replacement is a caught-up voter, that no group's acknowledged data is lost, that the throttle holds,
  * and that the cluster ends balanced within the tolerances.
- *   node --import tsx scripts/sim-placement.ts [--seed-start 1] [--seeds 20] [--nodes 100] [--groups 1000]
+ *   node --conditions=strata-source --import tsx scripts/sim-placement.ts [--seed-start 1] [--seeds 20] [--nodes 100] [--groups 1000]
  *     [--steps 2400] [--budget 32] [--node-budget 4] [--detect 60] [--plant remove_before_add]
  *     [--json bench-results/sim-placement.json]
  * Prints one line per seed and the figures over all seeds; exits 1 on any violation.
@@ -59,7 +59,7 @@ for (let seed = seedStart; seed < seedStart + seeds; seed++) {
   console.log(line(r));
   if (!r.ok) {
     for (const v of r.first_violations) console.log(`  tick ${v.tick} ${v.kind}${v.group === null ? '' : ` group ${v.group}`}: ${v.detail}`);
-    console.log(`  reproduce: node --import tsx scripts/sim-placement.ts --seed-start ${seed} --seeds 1 --nodes ${options.nodes} --groups ${options.groups} --steps ${options.steps}${options.plant ? ` --plant ${options.plant}` : ''}`);
+    console.log(`  reproduce: node --conditions=strata-source --import tsx scripts/sim-placement.ts --seed-start ${seed} --seeds 1 --nodes ${options.nodes} --groups ${options.groups} --steps ${options.steps}${options.plant ? ` --plant ${options.plant}` : ''}`);
   }
 }
 const fills = reports.flatMap((r) => r.joins.fill_ticks);

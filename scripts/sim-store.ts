@@ -2,7 +2,7 @@
  * The store simulator over a range of seeds (packages/store/src/sim): three replicas of the real state
  * machine on real LevelDB apply one random command stream with crashes, restarts and snapshot installs,
  * and must end with identical state images.
- *   node --import tsx scripts/sim-store.ts [--seed-start 1] [--seeds 20] [--steps 1500]
+ *   node --conditions=strata-source --import tsx scripts/sim-store.ts [--seed-start 1] [--seeds 20] [--steps 1500]
  *     [--plant clock] [--no-faults] [--json bench-results/sim-store.json] [--dir /tmp/strata-sim-store]
  * Prints one line per seed (commands, crashes, snapshot installs, time) and the totals; on a divergence,
  * the seed, the checkpoint and the first differing key of each replica, and exits 1.
@@ -53,7 +53,7 @@ async function main(): Promise<void> {
     );
     if (!ok) {
       for (const line of describe(r)) console.log(line);
-      console.log(`  reproduce: node --import tsx scripts/sim-store.ts --seed-start ${seed} --seeds 1 --steps ${steps}${plant ? ` --plant ${plant}` : ''}${faults ? '' : ' --no-faults'}`);
+      console.log(`  reproduce: node --conditions=strata-source --import tsx scripts/sim-store.ts --seed-start ${seed} --seeds 1 --steps ${steps}${plant ? ` --plant ${plant}` : ''}${faults ? '' : ' --no-faults'}`);
       failedSeed = seed;
       break;
     }

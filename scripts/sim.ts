@@ -1,6 +1,6 @@
 /**
  * Runs the Raft simulator over a range of seeds, on several worker processes:
- *   node --import tsx scripts/sim.ts --seed-start 1 --seeds 1000 --steps 3000
+ *   node --conditions=strata-source --import tsx scripts/sim.ts --seed-start 1 --seeds 1000 --steps 3000
  *     [--profile classic|churn|membership|lossy|mixed] [--voters 3|5|7] [--workers 2] [--no-faults]
  *     [--json bench-results/sim.json] [--verbose]
  * `--profile mixed` derives each seed's profile and voter count from the seed (mixedOptions), so the
@@ -79,7 +79,7 @@ function optionsFor(seed: number): SimOptions {
 
 function reproduce(o: SimOptions): string {
   const extra = `${o.profile && o.profile !== 'classic' ? ` --profile ${o.profile}` : ''}${o.voters ? ` --voters ${o.voters}` : ''}${o.faults === false ? ' --no-faults' : ''}`;
-  return `node --import tsx scripts/sim.ts --seed-start ${o.seed} --seeds 1 --steps ${o.steps}${extra}`;
+  return `node --conditions=strata-source --import tsx scripts/sim.ts --seed-start ${o.seed} --seeds 1 --steps ${o.steps}${extra}`;
 }
 
 /** Runs seeds [from, from+count) here; returns the totals or the first violation. */
@@ -152,7 +152,7 @@ async function parent(): Promise<void> {
       const from = next;
       const count = Math.min(chunk, end - from);
       next += count;
-      const args = ['--import', 'tsx', __filename, '--worker', '--seed-start', String(from), '--seeds', String(count), '--steps', String(steps), '--profile', profile];
+      const args = ['--conditions=strata-source', '--import', 'tsx', __filename, '--worker', '--seed-start', String(from), '--seeds', String(count), '--steps', String(steps), '--profile', profile];
       if (voters) args.push('--voters', String(voters));
       if (!faults) args.push('--no-faults');
       const child = spawn(process.execPath, args, { stdio: ['ignore', 'pipe', 'inherit'] });

@@ -16,7 +16,7 @@ export class ProcNode {
 
   async start(): Promise<void> {
     const child = fork(join(__dirname, 'node-proc.ts'), [], {
-      execArgv: ['--import', 'tsx'],
+      execArgv: ['--conditions=strata-source', '--import', 'tsx'],
       env: { ...process.env, RAFT_NODE_CONFIG: JSON.stringify({ id: this.id, port: this.port, dir: this.dir, peers: this.peers, secret: this.secret, tickMs: this.tickMs }) },
       stdio: ['ignore', 'inherit', 'inherit', 'ipc'],
     });

@@ -4,6 +4,8 @@ import { tmpdir } from 'node:os';
 import { join, resolve } from 'node:path';
 
 export const REPO_ROOT = resolve(__dirname, '..', '..');
+/** The node's compiled entry, what `npm start` runs (jest's global setup builds it before the tests). */
+export const SERVER_MAIN = 'packages/server/dist/main.js';
 
 export interface ServerProcess {
   url: string;
@@ -54,7 +56,7 @@ export interface StartLimits {
 export const START_LIMITS: StartLimits = { cpuMs: 20_000, wallMs: 120_000 };
 
 /**
- * Starts a real Strata node process (`node --import tsx packages/server/src/main.ts`) on a free port
+ * Starts a real Strata node process (`node packages/server/dist/main.js`, what `npm start` runs) on a free port
  * and resolves once it logs that it serves. The port comes from the log line, so parallel test files
  * never collide. `timeoutMs` is the CPU-time limit of the start (StartLimits).
  */
@@ -62,7 +64,7 @@ export function startServer(
   options: { dataDir?: string; env?: Record<string, string>; timeoutMs?: number; /** extra node flags, e.g. --cpu-prof (not allowed in NODE_OPTIONS) */ nodeArgs?: string[] } = {},
 ): Promise<ServerProcess> {
   const dataDir = options.dataDir ?? tempDir();
-  const child = spawn(process.execPath, [...(options.nodeArgs ?? []), '--import', 'tsx', 'packages/server/src/main.ts'], {
+  const child = spawn(process.execPath, [...(options.nodeArgs ?? []), SERVER_MAIN], {
     cwd: REPO_ROOT,
     env: {
       PATH: process.env.PATH ?? '',
@@ -120,7 +122,7 @@ export function startServer(
 
 /** Runs the server expecting it to refuse to start; resolves with its exit code and output. */
 export function runServerExpectingExit(env: Record<string, string>, timeoutMs = 20000): Promise<{ code: number | null; output: string }> {
-  const child = spawn(process.execPath, ['--import', 'tsx', 'packages/server/src/main.ts'], {
+  const child = spawn(process.execPath, [SERVER_MAIN], {
     cwd: REPO_ROOT,
     env: { PATH: process.env.PATH ?? '', HOME: process.env.HOME ?? '', STRATA_PORT: '0', STRATA_HOST: '127.0.0.1', ...env },
     stdio: ['ignore', 'pipe', 'pipe'],

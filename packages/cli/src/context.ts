@@ -4,7 +4,6 @@
  */
 import type { Command } from 'commander';
 import type { StrataClient } from '@strata/client';
-import { NodeStrataClient } from '@strata/client/node';
 import { UsageError } from './errors';
 import { Output } from './output';
 
@@ -48,6 +47,8 @@ export function connected(run: (ctx: CommandContext, command: Command) => Promis
     const command = args[args.length - 1] as Command;
     const g = globalsOf(command);
     const url = checkUrl(g.url);
+    // undici is loaded by the commands that talk to a node, not by `--help`, `--version` or `serve`.
+    const { NodeStrataClient } = await import('@strata/client/node');
     const client = new NodeStrataClient({ baseUrl: url, apiKey: g.apiKey, connections: 4 });
     try {
       await run({ client, out: new Output(g.json === true), url, json: g.json === true }, command);

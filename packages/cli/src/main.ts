@@ -1,4 +1,4 @@
-/** Entry point of `strata` (bin/strata.js loads it through tsx). */
+/** Entry point of `strata` (bin/strata.js loads its compiled form from dist/; tests run this source through tsx). */
 import { buildProgram } from './program';
 import { DEFAULT_URL } from './context';
 import { report } from './errors';

@@ -1,13 +1,11 @@
 /**
- * `strata mcp`: the node's MCP tools (CONTRACT §12) over stdio, for desktop and coding agents that launch
+ * `strata mcp`: the node's MCP tools (docs/api.md §12) over stdio, for desktop and coding agents that launch
  * a command. A bridge, not a second implementation: each JSON-RPC message read on stdin goes to the
  * node's streamable HTTP endpoint (`<url>/mcp`, with the key and `--user`), and each message the node
  * sends comes back on stdout, through the official SDK's transports. stdout carries the protocol only;
  * anything for a person goes to stderr.
  */
 import type { Command } from 'commander';
-import { StreamableHTTPClientTransport } from '@modelcontextprotocol/sdk/client/streamableHttp.js';
-import { StdioServerTransport } from '@modelcontextprotocol/sdk/server/stdio.js';
 import type { JSONRPCMessage } from '@modelcontextprotocol/sdk/types.js';
 import { checkUrl, globalsOf } from '../context';
 import { UsageError } from '../errors';
@@ -28,6 +26,11 @@ export function registerMcp(program: Command): void {
       const g = globalsOf(command);
       const url = checkUrl(g.url);
       if (!g.apiKey) throw new UsageError('strata mcp needs credentials: --api-key or STRATA_API_KEY.');
+      // The SDK is loaded only by this command: it is most of what the CLI would otherwise load at every start.
+      const [{ StreamableHTTPClientTransport }, { StdioServerTransport }] = await Promise.all([
+        import('@modelcontextprotocol/sdk/client/streamableHttp.js'),
+        import('@modelcontextprotocol/sdk/server/stdio.js'),
+      ]);
       const headers: Record<string, string> = { 'x-api-key': g.apiKey, ...(options.user ? { [USER_HEADER]: options.user } : {}) };
       const remote = new StreamableHTTPClientTransport(new URL(`${url}/mcp`), { requestInit: { headers } });
       const local = new StdioServerTransport();

