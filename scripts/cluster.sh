@@ -33,12 +33,13 @@ pid_of() { cat "$RUN_DIR/pids/$1.pid" 2>/dev/null || true; }
 alive() { local p; p="$(pid_of "$1")"; [ -n "$p" ] && kill -0 "$p" 2>/dev/null; }
 
 launch() { # id [extra env...]
+  [ -f packages/server/dist/main.js ] || npm run build # the nodes run the compiled build, as npm start does
   local id="$1"; shift
   if alive "$id"; then echo "node $id already running (pid $(pid_of "$id"))"; return; fi
   (umask 077; mkdir -p "$RUN_DIR/data/$id") # the node refuses a data directory others can read
   env STRATA_NODE_ID="$id" STRATA_PORT="$((BASE_PORT + id))" STRATA_HOST=127.0.0.1 \
     STRATA_DATA_DIR="$RUN_DIR/data/$id" "$@" \
-    nohup node --conditions=strata-source --import tsx packages/server/src/main.ts >> "$RUN_DIR/logs/$id.log" 2>&1 &
+    nohup node packages/server/dist/main.js >> "$RUN_DIR/logs/$id.log" 2>&1 &
   echo $! > "$RUN_DIR/pids/$id.pid"
   echo "node $id: pid $!, $(url_of "$id"), log $RUN_DIR/logs/$id.log"
 }
