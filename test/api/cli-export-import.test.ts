@@ -6,33 +6,22 @@
  * refusals: a malformed line (exit 1, the line named), a missing file or a bad --out (exit 2), a key
  * the export is not for (exit 1).
  */
-import { spawn } from 'node:child_process';
 import { existsSync, readFileSync, statSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { StrataClient } from '@strata/client';
-import { REPO_ROOT, removeDir, startServer, tempDir, type ServerProcess } from '../helpers/server-process';
+import { removeDir, startServer, tempDir, type ServerProcess } from '../helpers/server-process';
+import { runStrata } from '../helpers/cli';
 
 const KEY = 'cli-export-import-admin-key';
-const BIN = join(REPO_ROOT, 'node_modules', '.bin', 'strata');
 const STREAM = '7a2b3c4d-5e6f-4a70-8b9c-0d1e2f3a4b5c';
 /** Both nodes embed alike, or the target would refuse the file's vectors (409 without --reembed). */
 const COMMON = { STRATA_API_KEY: KEY, STRATA__EMBEDDING__PROVIDER: 'hashing' };
 const KINDS = ['events', 'assets', 'units', 'edges', 'goals', 'tasks', 'users'];
 
-interface Run { code: number | null; stdout: string; stderr: string }
 interface ExportSummary { status: string; user_id: string | null; file: string; records: Record<string, number>; total_records: number; bytes: number; seconds: number }
 interface ImportSummary { status: string; counts: Record<string, number>; skipped: Record<string, number>; bytes: number; seconds: number }
 
-/** Runs a command to its end; `input` is piped to stdin (stdin is closed either way). */
-function run(args: string[], env: Record<string, string>, input = ''): Promise<Run> {
-  const child = spawn(BIN, args, { cwd: REPO_ROOT, env: { PATH: process.env.PATH ?? '', HOME: process.env.HOME ?? '', ...env }, stdio: ['pipe', 'pipe', 'pipe'] });
-  let stdout = '';
-  let stderr = '';
-  child.stdout.on('data', (c: Buffer) => (stdout += c.toString()));
-  child.stderr.on('data', (c: Buffer) => (stderr += c.toString()));
-  child.stdin.end(input);
-  return new Promise((resolve) => child.once('close', (code) => resolve({ code, stdout, stderr })));
-}
+const run = runStrata;
 
 const lines = (text: string) => text.split('\n').filter((l) => l !== '');
 

@@ -8,28 +8,15 @@ import { writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { StrataClient } from '@strata/client';
 import { REPO_ROOT, removeDir, startServer, tempDir, type ServerProcess } from '../helpers/server-process';
+import { runCommand, STRATA_BIN, type CliRun } from '../helpers/cli';
 
 const KEY = 'cli-test-admin-key';
-const BIN = join(REPO_ROOT, 'node_modules', '.bin', 'strata');
+const BIN = STRATA_BIN;
 const STREAM = '6f1c2a3b-4d5e-4f60-8a7b-9c0d1e2f3a4b';
 const UUID = /[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}/;
 
-interface Run { code: number | null; stdout: string; stderr: string }
-
-/** Runs a command to its end; `input` is piped to stdin (stdin is closed either way). */
-function run(command: string, args: string[], options: { env?: Record<string, string>; input?: string } = {}): Promise<Run> {
-  const child = spawn(command, args, {
-    cwd: REPO_ROOT,
-    env: { PATH: process.env.PATH ?? '', HOME: process.env.HOME ?? '', ...options.env },
-    stdio: ['pipe', 'pipe', 'pipe'],
-  });
-  let stdout = '';
-  let stderr = '';
-  child.stdout.on('data', (c: Buffer) => (stdout += c.toString()));
-  child.stderr.on('data', (c: Buffer) => (stderr += c.toString()));
-  child.stdin.end(options.input ?? '');
-  return new Promise((resolve) => child.once('close', (code) => resolve({ code, stdout, stderr })));
-}
+type Run = CliRun;
+const run = runCommand;
 
 describe('the strata CLI against a running node', () => {
   let server: ServerProcess;

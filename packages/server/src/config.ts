@@ -313,7 +313,10 @@ const SHORTCUTS: Record<string, [string, string]> = {
   STRATA_NODE_ID: ['cluster', 'node_id'],
   STRATA_PEERS: ['cluster', 'peers'],
   STRATA_ADMIN_PASSWORD: ['auth', 'admin_password'],
+  // The server's static admin key. STRATA_API_KEY (the clients' and the CLI's credential) is still read
+  // for compatibility; STRATA_ADMIN_API_KEY, listed after it, wins when both are set.
   STRATA_API_KEY: ['auth', 'api_key'],
+  STRATA_ADMIN_API_KEY: ['auth', 'api_key'],
   STRATA_CLUSTER_SECRET: ['cluster', 'secret'],
   STRATA_SHARDS: ['cluster', 'shards'],
   STRATA_JOIN: ['cluster', 'join'],

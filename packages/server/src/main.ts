@@ -38,6 +38,10 @@ async function main(): Promise<void> {
   process.on('SIGTERM', () => stop('SIGTERM'));
   process.on('SIGINT', () => stop('SIGINT'));
   node = await StrataNode.start(config);
+  if (process.env.STRATA_API_KEY && !process.env.STRATA_ADMIN_API_KEY) {
+    // One shell often exports STRATA_API_KEY for the CLI: say that the node took it as its admin key.
+    node.logger.warn('STRATA_API_KEY is set and accepted as an admin key; name the node\'s admin key STRATA_ADMIN_API_KEY (STRATA_API_KEY is the clients\' credential)');
+  }
   if (requested) stopNode(node, requested);
 }
 

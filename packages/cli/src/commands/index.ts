@@ -8,6 +8,7 @@ import { registerExport } from './export';
 import { registerImport } from './import';
 import { registerIngest } from './ingest';
 import { registerKeys } from './keys';
+import { registerLogin } from './login';
 import { registerMcp } from './mcp';
 import { registerSearch } from './search';
 import { registerServe } from './serve';
@@ -19,6 +20,7 @@ export const COMMANDS: RegisterCommand[] = [
   registerServe,
   registerMcp,
   registerStatus,
+  registerLogin,
   registerKeys,
   registerCluster,
   registerIngest,

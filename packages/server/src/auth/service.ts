@@ -1,5 +1,5 @@
 import { randomBytes, timingSafeEqual } from 'node:crypto';
-import { chmodSync, writeFileSync } from 'node:fs';
+import { chmodSync, existsSync, rmSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import jwt from 'jsonwebtoken';
 import type { Logger } from 'pino';
@@ -13,6 +13,8 @@ import type { Principal } from './principal';
 import { LoginThrottle } from './throttle';
 
 export const ADMIN = 'admin';
+/** Where a generated admin password is written, in the data directory, until the password is changed. */
+export const INITIAL_PASSWORD_FILE = 'initial-admin-password';
 
 /**
  * Accounts, tokens and API keys. Their records live in the replicated state (shard 0's group), so a
@@ -36,7 +38,8 @@ export class AuthService {
 
   /** Creates the admin account (and the JWT secret) on the first start of the service; no-op after. */
   async bootstrap(): Promise<void> {
-    if (await this.db.account(ADMIN)) return;
+    const existing = await this.db.account(ADMIN);
+    if (existing) return this.tidyInitialPassword(existing);
     const configured = this.config.auth.admin_password;
     const password = configured ?? randomPassword();
     const { created } = settle(await this.log.propose({
@@ -45,7 +48,7 @@ export class AuthService {
       jwt_secret: randomBytes(32).toString('base64'),
     }));
     if (created && !configured) {
-      const file = join(this.config.storage.data_dir, 'initial-admin-password');
+      const file = this.initialPasswordFile();
       writeFileSync(file, password + '\n', { mode: 0o600 });
       chmodSync(file, 0o600);
       this.logger.warn({ file }, `admin account created with a generated password, written to ${file}; log in and change it`);
@@ -81,6 +84,31 @@ export class AuthService {
     }
     if (next.length < 8) throw badRequest('validation_failed', 'The new password must have at least 8 characters.', [{ path: '/new_password', message: 'must have at least 8 characters' }]);
     settle(await this.log.propose({ type: 'auth.set_password', username, password_hash: await this.hashes.run(() => hashPassword(next)), at: new Date().toISOString() }));
+    if (username === ADMIN) this.removeInitialPassword();
+  }
+
+  /**
+   * At start, once the admin account is known: a password changed since it was generated (perhaps
+   * through another node) leaves the file holding a password that no longer works; it goes.
+   */
+  tidyInitialPassword(account: { must_change_password: boolean }): void {
+    if (!account.must_change_password) this.removeInitialPassword();
+  }
+
+  private initialPasswordFile(): string {
+    return join(this.config.storage.data_dir, INITIAL_PASSWORD_FILE);
+  }
+
+  /**
+   * The generated password's file goes once the admin password is changed, so nothing reads a password
+   * that no longer works. Another node's file (the one that created the account) goes at its next start
+   * (tidyInitialPassword).
+   */
+  private removeInitialPassword(): void {
+    const file = this.initialPasswordFile();
+    if (!existsSync(file)) return;
+    rmSync(file, { force: true });
+    this.logger.info({ file }, 'admin password changed: removed the file that held the generated one');
   }
 
   /** Resolves the credentials of a request, or throws 401. */

@@ -57,7 +57,8 @@ export async function startCluster(rt: ClusterRuntime, cluster: ClusterService, 
 /** Creates the admin account once a leader of shard 0 exists (every node tries while it leads). */
 async function ensureAdmin(meta: Shard, auth: AuthService, logger: Logger, stopped: () => boolean): Promise<void> {
   while (!stopped()) {
-    if (await meta.db.account(ADMIN)) return;
+    const account = await meta.db.account(ADMIN);
+    if (account) return auth.tidyInitialPassword(account);
     if (meta.log.isLeader()) {
       try {
         await auth.bootstrap();
