@@ -11,6 +11,7 @@ import { inBatches, type Batch } from '../ingest/batches';
 import { countEvents, openInput, readEvents, type InputFormat } from '../ingest/input';
 import { createProgress } from '../ingest/progress';
 import { sendBatch } from '../ingest/send';
+import { waitForMemory } from '../ingest/wait';
 import { integerIn, uuid } from '../parse';
 
 /** Half the server's default body limit (server.body_limit, 2 MiB): room for JSON escaping and headers. */
@@ -23,6 +24,8 @@ interface IngestOptions {
   batchSize: number;
   org?: string;
   agent?: string;
+  wait?: boolean;
+  waitTimeout: number;
 }
 
 export function registerIngest(program: Command): void {
@@ -36,6 +39,8 @@ export function registerIngest(program: Command): void {
     .option('--batch-size <n>', 'events per request (the server takes at most ingest.max_batch, 1000 by default)', integerIn(1, 100_000), 100)
     .option('--org <org_id>', 'org_id for events that name none')
     .option('--agent <agent_id>', 'agent_id for events that name none')
+    .option('--wait', 'then show consolidation progress until the events are memory (the backlog the key sees is empty)')
+    .option('--wait-timeout <seconds>', 'give up waiting after this long (exit 1; the events stay accepted)', integerIn(1, 86_400), 600)
     .action(connected(async ({ client, out, json }, command) => {
       const [file] = command.processedArgs as [string | undefined];
       const o = command.opts<IngestOptions>();
@@ -60,8 +65,10 @@ export function registerIngest(program: Command): void {
         throw annotate(err, current, { user, stream, accepted });
       }
       progress.finish();
-      out.result({ status: 'accepted', user_id: user, stream_id: stream, count: accepted, batches }, () => [
+      const memory = o.wait ? await waitForMemory(client, { timeoutMs: o.waitTimeout * 1000, stream: process.stderr }) : undefined;
+      out.result({ status: 'accepted', user_id: user, stream_id: stream, count: accepted, batches, ...(memory ? { memory } : {}) }, () => [
         `accepted ${accepted} event(s) into stream ${stream} of user ${user} (${batches} batch${batches === 1 ? '' : 'es'})`,
+        ...(memory ? [`consolidated: nothing waits${memory.failed ? `; ${memory.failed} event(s) failed (GET /v1/status/failed)` : ''}`] : []),
       ]);
     }));
 }
