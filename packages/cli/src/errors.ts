@@ -1,5 +1,5 @@
 /**
- * What a failure prints and which exit code it gives (CONTRACT.md §16): 1 for a failed request (the
+ * What a failure prints and which exit code it gives (docs/api.md §16): 1 for a failed request (the
  * error envelope's message and code), 2 for wrong usage (commander's own parse errors, and UsageError).
  */
 import { CommanderError } from 'commander';

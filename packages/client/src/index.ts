@@ -55,7 +55,7 @@ export interface ApiKeyView {
   created_at: string;
 }
 
-/** The retrieve fields (CONTRACT.md §3). */
+/** The retrieve fields (docs/api.md §3). */
 export interface RetrieveRequest {
   query: string;
   limit?: number | null;
@@ -117,12 +117,12 @@ export interface ContextResponse {
 
 export type TaskStatusName = 'pending' | 'in_progress' | 'blocked' | 'completed' | 'failed' | 'cancelled';
 
-/** CONTRACT §8 */
+/** docs/api.md §8 */
 export interface L3TaskView {
   task_id: string; user_id: string; org_id: string | null; agent_id: string | null; parent_id: string | null;
   title: string; description: string; status: TaskStatusName; progress: number; dependencies: string[];
   context_refs: string[]; created_at: string; updated_at: string; result_summary: string | null;
-  /** only with `?view=full` (CONTRACT §8) */
+  /** only with `?view=full` (docs/api.md §8) */
   stream_id?: string;
   /** only with `?view=full` */
   status_reason?: string | null;
@@ -137,7 +137,7 @@ export interface WebhookDeliveries {
     duration_ms: number; outcome: 'delivered' | 'failed' | 'expired' }[];
 }
 
-/** One known user (GET /v1/users, CONTRACT §15). */
+/** One known user (GET /v1/users, docs/api.md §15). */
 export interface UserSummary {
   user_id: string;
   org_id: string | null;
@@ -148,7 +148,7 @@ export interface TaskNodeView { task: L3TaskView; children: TaskNodeView[] }
 export interface GoalTreeView { goal: GoalView; tasks: TaskNodeView[] }
 export interface TaskStatusRequest { status: string | Record<string, string | null>; progress?: number | null; result_summary?: string | null; reopen?: boolean | null }
 
-/** CONTRACT §7 */
+/** docs/api.md §7 */
 export interface SemanticPreviewRequest { instruction: string; mode?: 'forget' | 'update' | 'auto' | null; forget_mode?: 'logical' | 'hard' | null; org_id?: string | null; limit?: number | null }
 export interface SemanticPreviewResponse {
   plan_id: string; instruction: string; kind: 'forget' | 'update'; created_at: string; expires_at: string;
@@ -160,7 +160,7 @@ export interface SemanticPreviewResponse {
 }
 export interface SemanticExecuteResponse { status: 'executed'; plan_id: string; kind: 'forget' | 'update'; affected_unit_ids: string[]; created_memory_unit_id?: string }
 
-/** CONTRACT §9 */
+/** docs/api.md §9 */
 export interface OrgUnitView { id: string; content: string; keywords: string[]; level: number; transaction_time: string }
 export interface KnowledgeItemView { unit: OrgUnitView; contributor_user_ids: string[]; contribution_count: number; source_memory_types: string[]; published_at: string }
 export interface KnowledgeListResponse {
@@ -173,7 +173,7 @@ export interface MemoryUnitView extends RetrievedUnitView { retired_at: string |
 export interface DroppedEventView { event_id: string; reason: string; dropped_at: string }
 export interface FailedEventView { event_id: string; user_id: string; stream_id: string; error: string; attempts: number; at: string }
 
-/** CONTRACT §10 */
+/** docs/api.md §10 */
 export interface ClusterMemberView { node_id: number; url: string | null; voter: boolean; match_index: number | null }
 export interface ClusterShardView {
   shard_id: number; leader: number | null; term: number; role: 'leader' | 'follower' | 'candidate' | 'learner';
@@ -203,12 +203,12 @@ export interface ClusterInitializeResponse { status: 'initialized' | 'already_in
 export interface ClusterJoinResponse { status: 'joined' | 'already_joined'; node_id: number; role: 'voter'; shards: { shard_id: number; status: 'joined' | 'already_joined' }[] }
 export interface ClusterRemoveResponse { status: 'removed'; node_id: number; shards: { shard_id: number; status: 'removed' | 'not_member' }[] }
 
-/** `/livez` and `/readyz` (CONTRACT §0): whether the process answers, and whether it can serve. */
+/** `/livez` and `/readyz` (docs/api.md §0): whether the process answers, and whether it can serve. */
 export interface Health { live: boolean; ready: boolean }
 
 export interface PendingStatus { pending: number; ready: boolean; failed: number; oldest_pending_ms: number | null }
 
-/** CONTRACT §14: options of an export (an NDJSON stream, docs/export-format.md). */
+/** docs/api.md §14: options of an export (an NDJSON stream, docs/export-format.md). */
 export interface ExportOptions {
   /** linearizable: the node first waits until it has applied everything committed */
   consistency?: 'local' | 'linearizable';
@@ -451,7 +451,7 @@ export class StrataClient {
     return this.call<{ failed: FailedEventView[]; next_cursor: string | null }>('GET', `/v1/status/failed${qs ? `?${qs}` : ''}`);
   }
 
-  /** Subscribes a URL to service events (CONTRACT §13); the secret that signs deliveries is in this answer only. */
+  /** Subscribes a URL to service events (docs/api.md §13); the secret that signs deliveries is in this answer only. */
   createWebhook(input: { url: string; events: WebhookKind[]; user_ids?: string[]; org_id?: string }) {
     return this.call<WebhookView & { secret: string }>('POST', '/v1/webhooks', input);
   }
@@ -484,7 +484,7 @@ export class StrataClient {
   }
 
   /**
-   * The user's records as an export file (NDJSON, CONTRACT §14), as the node sends it: read the stream
+   * The user's records as an export file (NDJSON, docs/api.md §14), as the node sends it: read the stream
    * to its end. A stream that errors before its end is an incomplete export (the node cut it).
    */
   async exportUser(userId: string, options: ExportOptions = {}): Promise<ReadableStream<Uint8Array>> {

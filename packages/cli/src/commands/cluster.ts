@@ -1,4 +1,4 @@
-/** `strata cluster status|init|join|remove` (CONTRACT.md §10; admin key). */
+/** `strata cluster status|init|join|remove` (docs/api.md §10; admin key). */
 import type { Command } from 'commander';
 import type { ClusterStatus } from '@strata/client';
 import { connected } from '../context';

@@ -1,6 +1,6 @@
 /**
  * `strata export`: one user's records (--user) or every user's (unscoped admin key) as an export file
- * (NDJSON, CONTRACT.md §14, docs/export-format.md), written to --out or stdout as the node sends it:
+ * (NDJSON, docs/api.md §14, docs/export-format.md), written to --out or stdout as the node sends it:
  * chunk by chunk with back-pressure, so memory stays flat whatever the export's size.
  */
 import { createWriteStream, renameSync, rmSync, statSync } from 'node:fs';

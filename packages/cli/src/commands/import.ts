@@ -1,6 +1,6 @@
 /**
  * `strata import [file]`: an export file (NDJSON, docs/export-format.md) from a file or stdin into the
- * node (POST /v1/import, CONTRACT.md §14), sent as it is read. The node writes it through the log and
+ * node (POST /v1/import, docs/api.md §14), sent as it is read. The node writes it through the log and
  * skips every record whose id it has, so importing a file again changes nothing.
  */
 import { statSync } from 'node:fs';

@@ -1,4 +1,4 @@
-/** `strata keys create|list|revoke` (CONTRACT.md §1; admin key, or a key minting within its own scope). */
+/** `strata keys create|list|revoke` (docs/api.md §1; admin key, or a key minting within its own scope). */
 import { Option, type Command } from 'commander';
 import type { ApiKeyView } from '@strata/client';
 import { connected } from '../context';

@@ -1,5 +1,5 @@
 /**
- * The dashboard's one way to the node: fetch on /v1 with the dashboard token (CONTRACT §1). The token
+ * The dashboard's one way to the node: fetch on /v1 with the dashboard token (docs/api.md §1). The token
  * lives in sessionStorage (gone when the tab closes, never sent anywhere but this origin). A 401 on a
  * call made with a token means the token expired or is no longer valid: the token is dropped and the
  * app goes back to the login page.

@@ -1,5 +1,5 @@
 /**
- * The Strata dashboard (CONTRACT §15): log in, then the page the URL names. Preact + htm, loaded as
+ * The Strata dashboard (docs/api.md §15): log in, then the page the URL names. Preact + htm, loaded as
  * ES modules from the node itself (see packages/server/src/http/dashboard.ts and docs/dashboard.md).
  */
 import { render } from 'preact';

@@ -1,5 +1,5 @@
 /**
- * API keys (/dashboard/keys, CONTRACT §1): create one with a role and a scope (an org, users, both or
+ * API keys (/dashboard/keys, docs/api.md §1): create one with a role and a scope (an org, users, both or
  * neither), see it once, list the keys, revoke one.
  */
 import { useEffect, useRef, useState } from 'preact/hooks';

@@ -1,4 +1,4 @@
-/** The login page: POST /v1/dashboard/auth/login with the form's username and password (CONTRACT §1). */
+/** The login page: POST /v1/dashboard/auth/login with the form's username and password (docs/api.md §1). */
 import { useEffect, useRef, useState } from 'preact/hooks';
 import { login } from '../api.js';
 import { html } from '../html.js';

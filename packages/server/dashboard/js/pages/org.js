@@ -1,5 +1,5 @@
 /**
- * An organization's knowledge (/dashboard/orgs/<org_id>, CONTRACT §9): the metrics, and the knowledge
+ * An organization's knowledge (/dashboard/orgs/<org_id>, docs/api.md §9): the metrics, and the knowledge
  * list with search, sort and paging; an item opens its contributions.
  */
 import { useState } from 'preact/hooks';

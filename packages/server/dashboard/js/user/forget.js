@@ -1,5 +1,5 @@
 /**
- * Forget or update by instruction (CONTRACT §7): the preview (which changes nothing) is shown as a diff,
+ * Forget or update by instruction (docs/api.md §7): the preview (which changes nothing) is shown as a diff,
  * removed lines for what would be forgotten or superseded, added ones for the new memory; then the plan
  * is executed exactly as previewed, or discarded (it expires by itself after 15 minutes).
  */

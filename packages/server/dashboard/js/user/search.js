@@ -1,5 +1,5 @@
 /**
- * Search a user's memory with the retrieval options of CONTRACT §3 (limit, as_of, valid-time range,
+ * Search a user's memory with the retrieval options of docs/api.md §3 (limit, as_of, valid-time range,
  * graph depth, org, pending events, arbitration); each result with its score, content, and why it
  * ranked there (`explain`: the fused lists it came from, with its rank in each, and the boosts).
  */
@@ -47,13 +47,14 @@ export function SearchPanel({ userId, state, setState, openUnit, selectedUnit })
             <input id="search-limit" type="number" min="1" max="100" value=${form.limit} onInput=${set('limit')} /></div>
           <div class="field"><label for="search-depth">Graph depth</label>
             <select id="search-depth" value=${form.graph_depth} onChange=${set('graph_depth')}>${[0, 1, 2, 3].map((d) => html`<option value=${d}>${d}</option>`)}</select></div>
-          <div class="field"><label for="search-asof">As of (recorded by)</label>
-            <input id="search-asof" type="datetime-local" step="1" value=${form.as_of} onInput=${set('as_of')} aria-describedby="search-asof-hint" />
-            <small id="search-asof-hint" class="muted">memory as it stood then (your local time)</small></div>
           <div class="field"><label for="search-start">Happened from</label>
-            <input id="search-start" type="datetime-local" step="1" value=${form.start_time} onInput=${set('start_time')} /></div>
+            <input id="search-start" type="datetime-local" step="1" value=${form.start_time} onInput=${set('start_time')} aria-describedby="search-when-hint" /></div>
           <div class="field"><label for="search-end">Happened until</label>
-            <input id="search-end" type="datetime-local" step="1" value=${form.end_time} onInput=${set('end_time')} /></div>
+            <input id="search-end" type="datetime-local" step="1" value=${form.end_time} onInput=${set('end_time')} aria-describedby="search-when-hint" />
+            <small id="search-when-hint" class="muted">when it happened (valid time; your local time)</small></div>
+          <div class="field"><label for="search-asof">Memory as stored by</label>
+            <input id="search-asof" type="datetime-local" step="1" value=${form.as_of} onInput=${set('as_of')} aria-describedby="search-asof-hint" />
+            <small id="search-asof-hint" class="muted">what the memory held then (storage time): history imported later is hidden</small></div>
           <div class="field"><label for="search-org">Organization knowledge of</label>
             <input id="search-org" value=${form.org_id} onInput=${set('org_id')} placeholder="org id (optional)" autocomplete="off" /></div>
           <div class="field check"><input id="search-pending" type="checkbox" checked=${form.include_pending} onChange=${set('include_pending')} />

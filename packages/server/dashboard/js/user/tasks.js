@@ -1,6 +1,6 @@
 /**
  * Goals and their task trees (GET .../tasks/tree?view=full) with status changes (PUT .../tasks/:id/status,
- * CONTRACT §8): complete a task in one click, or set any status (reopening a finished one says so).
+ * docs/api.md §8): complete a task in one click, or set any status (reopening a finished one says so).
  */
 import { useState } from 'preact/hooks';
 import { api, userPath, seg } from '../api.js';
