@@ -107,7 +107,15 @@ export interface Config {
     /** and their bytes at most */
     compaction_margin_bytes: number;
   };
-  embedding: { provider: 'local' | 'openai' | 'hashing'; base_url: string | null; api_key: string | null; model: string | null; dimensions: number | null };
+  embedding: {
+    provider: 'local' | 'openai' | 'hashing'; base_url: string | null; api_key: string | null; model: string | null; dimensions: number | null;
+    /** send `dimensions` in each request, for models that shorten their vectors to it (text-embedding-3-*) */
+    send_dimensions: boolean;
+    /** texts per request (a text-embeddings server takes 32 by default) */
+    batch_size: number;
+    /** deadline of one request */
+    timeout_ms: number;
+  };
   llm: { provider: 'none' | 'openai'; base_url: string | null; api_key: string | null; model: string | null };
   reranker: { type: 'weighted' | 'arbitrator' | 'http'; url: string | null };
   consolidation: { enabled: boolean; interval_ms: number; batch_size: number };
@@ -258,6 +266,7 @@ export const CONFIG_SCHEMA = {
       provider: { enum: ['local', 'openai', 'hashing'], default: 'local' },
       base_url: nullableStr, api_key: nullableStr, model: nullableStr,
       dimensions: { type: ['integer', 'null'], minimum: 1, default: null },
+      send_dimensions: bool(false), batch_size: int(1, 64), timeout_ms: int(100, 30_000),
     }),
     llm: section({ provider: { enum: ['none', 'openai'], default: 'none' }, base_url: nullableStr, api_key: nullableStr, model: nullableStr }),
     reranker: section({ type: { enum: ['weighted', 'arbitrator', 'http'], default: 'weighted' }, url: nullableStr }),

@@ -32,6 +32,7 @@ export function embeddingConfig(config: Config): EmbeddingConfig {
       return {
         provider: 'openai', base_url: required(e.base_url, 'embedding.base_url', 'openai'), api_key: e.api_key ?? undefined,
         model: required(e.model, 'embedding.model', 'openai'), dimensions: required(e.dimensions, 'embedding.dimensions', 'openai'),
+        send_dimensions: e.send_dimensions, batch_size: e.batch_size, timeout_ms: e.timeout_ms,
       };
   }
 }
