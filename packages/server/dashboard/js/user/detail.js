@@ -44,7 +44,7 @@ function Detail({ detail, openUnit, openEvent }) {
       <dt>State</dt><dd>${state(unit)} ${unit.retired_at ? html`since <${Time} iso=${unit.retired_at} />` : null}</dd>
       <dt>Level</dt><dd>L${unit.level} · ${unit.memory_type}</dd>
       <dt>Happened</dt><dd><${Time} iso=${unit.valid_time} /></dd>
-      <dt>Recorded</dt><dd><${Time} iso=${unit.transaction_time} /></dd>
+      <dt>Stored</dt><dd><${Time} iso=${unit.transaction_time} /></dd>
       <dt>Importance</dt><dd>${unit.importance.toFixed(2)}</dd>
       <dt>Stream</dt><dd><${Short} id=${unit.stream_id} /></dd>
       ${unit.keywords.length ? html`<dt>Keywords</dt><dd>${unit.keywords.join(', ')}</dd>` : null}
@@ -64,10 +64,11 @@ function Detail({ detail, openUnit, openEvent }) {
     <section aria-labelledby="versions-h">
       <h3 id="versions-h">Versions</h3>
       ${versions.length <= 1 ? html`<p class="muted">No corrections: this is the only version.</p>` : html`
-        <p class="muted small">Oldest first. A search with <em>as of</em> inside a version's period shows that version.</p>
+        <p class="muted small">Oldest first. Each version held from when it happened until the next one did; when it was stored comes second (a search <em>as of</em> a storage time shows the version stored by then).</p>
         <ol class="versions">${versions.map((v) => html`<li aria-current=${v.id === unit.id ? 'true' : undefined} class=${v.id === unit.id ? 'this' : ''}>
           <p class="content">${v.id === unit.id ? v.content : html`<button type="button" class="link" onClick=${() => openUnit(v.id)}>${v.content}</button>`}</p>
-          <p class="meta">${state(v)} from <${Time} iso=${v.transaction_time} precise />${v.retired_at ? html` until <${Time} iso=${v.retired_at} precise />` : ' on'}
+          <p class="meta">${state(v)}: happened from <${Time} iso=${v.valid_time} precise />${versions[versions.indexOf(v) + 1] ? html` until <${Time} iso=${versions[versions.indexOf(v) + 1].valid_time} precise />` : ' on'}
+            <span class="muted small">· stored <${Time} iso=${v.transaction_time} precise />${v.retired_at ? html` to <${Time} iso=${v.retired_at} precise />` : ''}</span>
             ${v.id === unit.id ? html` <${Badge} kind="info">this unit</${Badge}>` : null}</p>
         </li>`)}</ol>`}
     </section>

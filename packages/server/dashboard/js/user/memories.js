@@ -42,7 +42,7 @@ export function MemoriesPanel({ userId, openUnit, selectedUnit }) {
       <button type="button" class="unit-row" onClick=${() => openUnit(u.id)} aria-current=${u.id === selectedUnit ? 'true' : undefined}>
         <span class="content">${u.content}</span>
         <span class="meta"><${Badge}>L${u.level}</${Badge}> ${u.retired_at ? html`<${Badge} kind="muted">${u.superseded_by ? 'superseded' : 'forgotten'}</${Badge}>` : null}
-          recorded <${Time} iso=${u.transaction_time} /></span>
+          happened <${Time} iso=${u.valid_time} /> <span class="muted">· stored <${Time} iso=${u.transaction_time} /></span></span>
       </button>
     </li>`)}</ul>
     ${next ? html`<button type="button" onClick=${loadMore}>Load more</button>` : null}`;
