@@ -37,7 +37,7 @@ export class StrataRetriever extends BaseRetriever {
     this.input = input;
   }
 
-  async _getRelevantDocuments(query: string): Promise<Document[]> {
+  override async _getRelevantDocuments(query: string): Promise<Document[]> {
     const { client, userId, streamId, limit, request } = this.input;
     const answer = await client.retrieve(userId, streamId ?? ANY_STREAM, { ...request, query, limit: limit ?? 5 });
     return answer.results.map(({ unit, score }) => new Document({
@@ -73,7 +73,7 @@ export class StrataChatMessageHistory extends BaseListChatMessageHistory {
   }
 
   /** One batch, so the messages keep their order and are stored together or not at all. */
-  async addMessages(messages: BaseMessage[]): Promise<void> {
+  override async addMessages(messages: BaseMessage[]): Promise<void> {
     const { client, userId, streamId } = this.input;
     const events = messages.map((m) => ({
       content: typeof m.content === 'string' ? m.content : JSON.stringify(m.content),
@@ -89,7 +89,7 @@ export class StrataChatMessageHistory extends BaseListChatMessageHistory {
   }
 
   /** Strata keeps what was said: clearing a conversation is not an append-only log's job (forget it instead). */
-  async clear(): Promise<void> {
+  override async clear(): Promise<void> {
     throw new Error('StrataChatMessageHistory keeps every message; forget memories with the forget routes instead.');
   }
 }

@@ -76,7 +76,7 @@ describe.each(CASES)('examples/embeddings/$file', ({ file, kind, apiKey, check }
     await client.ingestBatch('priya', STREAM, EVENTS);
     const status = await client.waitUntilReady(90_000, 200);
     expect(status).toMatchObject({ ready: true, failed: 0 });
-    const answer = await client.retrieve('priya', STREAM, { query: 'Where does Priya keep her passport?', limit: 3, include_pending: false });
+    const answer = await client.retrieve('priya', STREAM, { query: 'Where does Priya keep her passport?', limit: 3 });
     expect(answer.results[0]?.unit.content).toContain('passport');
     expect(service.requests.length).toBeGreaterThan(0);
     expect(service.requests.some((r) => Array.isArray(r.body.input) && r.body.input.length > 1)).toBe(true); // batched

@@ -52,7 +52,7 @@ describeWithBrowser('dashboard: a large graph and imported history', () => {
     expect(res.status).toBe(200);
     return (await res.json()) as T;
   };
-  const summary = () => page.$eval('.graph-summary', (el) => (el as HTMLElement).innerText);
+  const summary = () => page.$eval('.graph-summary', (el) => (el as unknown as { innerText: string }).innerText);
   const waitForSummary = async (start: string) => {
     try {
       await page.waitForFunction(`document.querySelector('.graph-summary')?.innerText.startsWith(${JSON.stringify(start)})`, { timeout: 20_000 });
@@ -66,7 +66,7 @@ describeWithBrowser('dashboard: a large graph and imported history', () => {
     expect(statSync(path).size).toBeGreaterThan(20_000); // a drawing, not an empty page
   };
   const setRange = (selector: string, value: number) => page.$eval(selector, (el, v) => {
-    const input = el as HTMLInputElement;
+    const input = el as unknown as { value: string; dispatchEvent(e: Event): boolean };
     input.value = String(v);
     input.dispatchEvent(new Event('input', { bubbles: true }));
   }, value);
@@ -119,7 +119,7 @@ describeWithBrowser('dashboard: a large graph and imported history', () => {
     // logged in as the login page would leave it: the token in this tab's session storage
     const { token } = await api<{ token: string }>('POST', '/v1/dashboard/auth/login', { username: 'admin', password: PASSWORD });
     await page.goto(`${server.url}/dashboard/`);
-    await page.evaluate((t) => sessionStorage.setItem('strata.dashboard.token', t), token);
+    await page.evaluate(`sessionStorage.setItem('strata.dashboard.token', ${JSON.stringify(token)})`);
   }, 120_000);
 
   afterAll(async () => {
@@ -177,7 +177,7 @@ describeWithBrowser('dashboard: a large graph and imported history', () => {
     await page.waitForSelector('.timeline .event');
     const contents = () => page.$$eval('.timeline .event .content', (els) => els.map((e) => e.textContent));
     expect(await contents()).toEqual(['Kai moved to Lyon.', 'Kai met Lena at the climbing gym.', 'Kai started a pottery course.']);
-    const meta = await page.$eval('.timeline .event .meta', (el) => (el as HTMLElement).innerText);
+    const meta = await page.$eval('.timeline .event .meta', (el) => (el as unknown as { innerText: string }).innerText);
     expect(meta.indexOf('happened')).toBeLessThan(meta.indexOf('stored'));
     expect(meta).toContain('2023');
     await page.select('#timeline-order', 'stored');
@@ -190,7 +190,7 @@ describeWithBrowser('dashboard: a large graph and imported history', () => {
   it('lists memories with when they happened first and when they were stored second', async () => {
     await page.goto(`${server.url}/dashboard/users/${USER}?tab=memories`);
     await page.waitForSelector('.unit-list .unit-row');
-    const meta = await page.$eval('.unit-list .unit-row .meta', (el) => (el as HTMLElement).innerText);
+    const meta = await page.$eval('.unit-list .unit-row .meta', (el) => (el as unknown as { innerText: string }).innerText);
     expect(meta).toMatch(/happened\s.*2023.*stored/s);
   }, 60_000);
 });
