@@ -4,7 +4,7 @@
  * L1 units, and whether the context of time questions is dated and carries the current value. Starts its
  * own node on a fresh data directory unless --url is given. Figures go to bench-results/conversations.json.
  *
- *   node --import tsx scripts/eval-conversations.ts [--file test/conversations/suite.json ...]
+ *   node --conditions=strata-source --import tsx scripts/eval-conversations.ts [--file test/conversations/suite.json ...]
  *        [--embedder local|hashing] [--all-at-once] [--url URL --api-key KEY] [--misses] [--units]
  */
 import { mkdirSync, writeFileSync } from 'node:fs';
