@@ -38,7 +38,7 @@ launch() { # id [extra env...]
   if alive "$id"; then echo "node $id already running (pid $(pid_of "$id"))"; return; fi
   (umask 077; mkdir -p "$RUN_DIR/data/$id") # the node refuses a data directory others can read
   env STRATA_NODE_ID="$id" STRATA_PORT="$((BASE_PORT + id))" STRATA_HOST=127.0.0.1 \
-    STRATA_DATA_DIR="$RUN_DIR/data/$id" "$@" \
+    STRATA_DATA_DIR="$RUN_DIR/data/$id" STRATA_ADMIN_API_KEY="$STRATA_API_KEY" "$@" \
     nohup node packages/server/dist/main.js >> "$RUN_DIR/logs/$id.log" 2>&1 &
   echo $! > "$RUN_DIR/pids/$id.pid"
   echo "node $id: pid $!, $(url_of "$id"), log $RUN_DIR/logs/$id.log"
