@@ -13,7 +13,7 @@
  * say anything. That is how a regression like issue 28's (server p99 4-17 ms → 115-131 ms after a
  * drain) is caught: `--baseline main` before merging a change to the query path.
  *
- *   node --expose-gc --import tsx scripts/bench-retrieval.ts --http [--users 20] [--events 1000 | --units 100000]
+ *   node --expose-gc --conditions=strata-source --import tsx scripts/bench-retrieval.ts --http [--users 20] [--events 1000 | --units 100000]
  *        [--clients 8] [--seconds 15] [--runs 3] [--provider local|hashing] [--baseline REV] [--out FILE] [--cpu-prof-dir DIR] [--settle-s S]
  */
 import { execFileSync, spawn } from 'node:child_process';
@@ -113,7 +113,7 @@ interface NodeProcess { url: string; pid: number; stop(): Promise<void> }
  */
 async function startNode(root: string, dataDir: string, provider: string, cpuProfDir: string | null): Promise<NodeProcess> {
   const port = await freePort();
-  const child = spawn(process.execPath, [...(cpuProfDir ? ['--cpu-prof', '--cpu-prof-dir', cpuProfDir] : []), '--import', 'tsx', 'packages/server/src/main.ts'], {
+  const child = spawn(process.execPath, [...(cpuProfDir ? ['--cpu-prof', '--cpu-prof-dir', cpuProfDir] : []), '--conditions=strata-source', '--import', 'tsx', 'packages/server/src/main.ts'], {
     cwd: root,
     env: {
       PATH: process.env.PATH ?? '', HOME: process.env.HOME ?? '', STRATA_PORT: String(port), STRATA_HOST: '127.0.0.1', STRATA_DATA_DIR: dataDir,
@@ -404,7 +404,7 @@ export async function runConcurrent(a: ConcurrentArgs): Promise<void> {
     }
   }
   const report = {
-    at: new Date().toISOString(), command: `node --expose-gc --import tsx scripts/bench-retrieval.ts ${process.argv.slice(2).join(' ')}`,
+    at: new Date().toISOString(), command: `node --expose-gc --conditions=strata-source --import tsx scripts/bench-retrieval.ts ${process.argv.slice(2).join(' ')}`,
     args: a, embedder: embedder.id, load_average_1m: round(loadavg()[0], 1), runs, ratios,
   };
   mkdirSync(dirname(a.out), { recursive: true });
