@@ -13,7 +13,7 @@
  *    flights now.", "Noted, the plan follows your new days.") state nothing about the user or the world.
  */
 
-import { facetsOf, SINGLE_VALUED_FACETS, STOPWORDS } from '../text';
+import { STOPWORDS } from '../text';
 
 /** Words that announce news rather than state it, in a lead-in before a colon. */
 const LEAD_IN = /^(?:(?:big|good|great|bad|sad|some|quick|small|little|fun|random|exciting|huge|other|more|latest)\s+)*(?:news|update|updates|thing|things|fact|heads[- ]up|announcement|confession|question|story|status)\b|^(?:btw|fyi|so|well|also|oh and|and|anyway|guess what|ps|p\.s\.|update|news|reminder|note to self)\b/i;
@@ -38,12 +38,27 @@ export function isFragment(statement: string): boolean {
   return words.length > 0 && words.length <= 5 && !SUBJECT_WORD.test(statement) && !FINITE_VERB.test(statement);
 }
 
-/** Fragments joined to the statement before them (or after, for a turn's first statement). */
+/**
+ * A short announcement that opens a turn and names no one and nothing exact ("heads up, deadline
+ * moved."): the next sentence says what it announces ("Atlas now has to be done by April 30").
+ */
+function isAnnouncement(statement: string, index: number, count: number): boolean {
+  const words = statement.split(/\s+/).filter((w) => /[\p{L}\p{N}]/u.test(w));
+  return index === 0 && count > 1 && words.length <= 5 && !/\d/.test(statement) && !/\b(?:i|i'm|my|me|we|our)\b/i.test(statement)
+    && !words.slice(1).some((w) => /^\p{Lu}/u.test(w));
+}
+
+/**
+ * Fragments joined to the statement before them (or after, for a turn's first statement), and an
+ * opening announcement to the statement after it. Only these: statements of one turn are otherwise
+ * kept apart, so an update to one retires only that one (joining whole turns by topic was tried and
+ * cost LoCoMo evidence recall@10 0.79 -> 0.72: long units match less sharply, docs/memory-quality.md).
+ */
 export function joinFragments(statements: string[]): string[] {
   const out: string[] = [];
   let pendingHead: string | null = null;
-  for (const s of statements) {
-    if (isFragment(s) && statements.length > 1) {
+  for (const [i, s] of statements.entries()) {
+    if ((isFragment(s) || isAnnouncement(s, i, statements.length)) && statements.length > 1) {
       if (out.length > 0) out[out.length - 1] = `${out[out.length - 1]} ${s}`;
       else pendingHead = pendingHead ? `${pendingHead} ${s}` : s;
       continue;
@@ -52,41 +67,6 @@ export function joinFragments(statements: string[]): string[] {
     pendingHead = null;
   }
   if (pendingHead) out.push(pendingHead);
-  return out;
-}
-
-/** Openers that turn to another topic ("Also I dropped keto", "Btw the wedding moved"). */
-const TOPIC_SHIFT = /^(?:also|btw|by the way|oh and|and also|another thing|other news|in other news|ps|p\.s\.|separately|unrelated|anyway|on another note|plus)\b/i;
-/** Statements of one topic are kept together up to this many words: a turn is rarely longer about one thing. */
-const MAX_TOPIC_WORDS = 45;
-
-function singleValuedFacets(s: string): Set<string> {
-  return new Set([...facetsOf(s)].filter((f) => SINGLE_VALUED_FACETS.has(f)));
-}
-
-/**
- * A turn's statements grouped by topic: a statement joins the one before it unless it turns to another
- * topic (an opener such as "also", or a fact of another kind: "Ankle is healed, back to running!" then
- * "I'm on a Mediterranean diet now"). Sentences of one topic read together ("heads up, deadline moved.
- * Atlas now has to be done by April 30"): split apart, each loses what the other says. Facts of two kinds
- * stay apart, so an update to one retires only that one.
- */
-export function groupByTopic(statements: string[]): string[] {
-  const out: string[] = [];
-  let facets = new Set<string>();
-  for (const s of statements) {
-    const own = singleValuedFacets(s);
-    const prev = out.length > 0 ? out[out.length - 1] : null;
-    const otherKind = [...own].some((f) => !facets.has(f)) && facets.size > 0;
-    const fresh = own.size > 0 && facets.size === 0 && prev !== null && singleValuedFacets(prev).size === 0 && /\bI\b|\bmy\b/i.test(s) && prev.split(/\s+/).length > 6;
-    if (prev === null || TOPIC_SHIFT.test(s) || otherKind || fresh || (prev.split(/\s+/).length + s.split(/\s+/).length) > MAX_TOPIC_WORDS) {
-      out.push(s);
-      facets = own;
-    } else {
-      out[out.length - 1] = `${prev} ${s}`;
-      for (const f of own) facets.add(f);
-    }
-  }
   return out;
 }
 

@@ -8,7 +8,7 @@ import { classifyNoise } from './noise';
 import { splitStatements } from './split';
 import { resolveSpeaker } from './speaker';
 import { classifyMemoryType, hasStepMarkers, isHowTo } from './classify';
-import { assistantChatter, groupByTopic, joinFragments, namesUsedIn, openingName, resolvePronoun, stripLeadIn } from './discourse';
+import { assistantChatter, joinFragments, namesUsedIn, openingName, resolvePronoun, stripLeadIn } from './discourse';
 
 export interface StatementDraft {
   event: EventRecord;
@@ -96,7 +96,7 @@ export function draftEvent(event: EventRecord, names: ReadonlySet<string>, textO
   }
   const known = discourse?.names ?? names;
   let about = discourse?.lastSubject.get(event.stream_id) ?? null;
-  for (const joined of groupByTopic(joinFragments(kept))) {
+  for (const joined of joinFragments(kept)) {
     const s = resolvePronoun(joined, about);
     about = openingName(joined, known) ?? (s === joined ? null : about);
     drafts.push({ ...base, text: cut(s), memoryType: classifyMemoryType(event, s), assets: et.assets });

@@ -54,9 +54,8 @@ describe('planConsolidation', () => {
 
   it('splits an event into atomic statements that all reference it', async () => {
     const { run } = setup();
-    // statements of one topic stay together (discourse.ts groupByTopic); another kind of fact, or "also", starts a new one
-    const p = await run([event('Jon: I lost my job as a banker, but I am starting a dance studio. Also I moved to Boston. Contemporary is my top pick.', { event_id: 'j' })]);
-    expect(contents(p)).toEqual(['Jon: I lost my job as a banker. I am starting a dance studio.', 'Jon: Also I moved to Boston. Contemporary is my top pick.']);
+    const p = await run([event('Jon: I lost my job as a banker, but I am starting a dance studio. Contemporary is my top pick.', { event_id: 'j' })]);
+    expect(contents(p)).toEqual(['Jon: I lost my job as a banker.', 'Jon: I am starting a dance studio.', 'Jon: Contemporary is my top pick.']);
     expect(p.units.every((u) => u.unit.references[0] === 'j' && u.unit.speaker === 'Jon')).toBe(true);
   });
 
