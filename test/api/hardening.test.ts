@@ -33,7 +33,7 @@ const nestedObjects = (depth: number, leaf = '1') => '{"a":'.repeat(depth) + lea
 describe('input hardening', () => {
   let server: ServerProcess;
   let client: StrataClient;
-  let bodyRoutes: { method: string; path: string; type: string }[];
+  let bodyRoutes: { method: string; path: string; type: string; peer: boolean }[];
 
   beforeAll(async () => {
     server = await startServer({
@@ -45,13 +45,15 @@ describe('input hardening', () => {
     });
     client = new StrataClient({ baseUrl: server.url, apiKey: KEY });
     // Every route that takes a body, from the route table as the OpenAPI document publishes it.
-    const doc = (await client.raw<{ paths: Record<string, Record<string, { requestBody?: { content: Record<string, unknown> } }>> }>('GET', '/openapi.json')).body;
+    const doc = (await client.raw<{ paths: Record<string, Record<string, { summary?: string; requestBody?: { content: Record<string, unknown> } }>> }>('GET', '/openapi.json')).body;
     // each with the media type it reads (JSON, or NDJSON for the import)
     bodyRoutes = Object.entries(doc.paths).flatMap(([path, methods]) => Object.entries(methods)
       .filter(([m]) => m !== 'get')
       .map(([method, op]) => ({
         method: method.toUpperCase(), path: path.replace('{stream_id}', STREAM).replace(/\{[a-z_]+\}/g, 'x1'),
         type: Object.keys(op.requestBody?.content ?? {})[0] ?? 'application/json',
+        // routes between nodes judge the peer signature from the headers before reading a byte (401)
+        peer: /^Between nodes/.test(op.summary ?? ''),
       })));
   });
   afterAll(async () => {
@@ -73,8 +75,8 @@ describe('input hardening', () => {
       expect(bodyRoutes.length).toBeGreaterThan(10);
       for (const route of bodyRoutes) {
         const res = await client.raw(route.method, route.path, { rawBody: '{"content":"plain"}', headers: { 'content-type': route.type, 'content-encoding': encoding } });
-        expect({ route, status: res.status }).toEqual({ route, status: 400 });
-        expectEnvelope(res.body, 'invalid_body_encoding');
+        expect({ route, status: res.status }).toEqual({ route, status: route.peer ? 401 : 400 });
+        if (!route.peer) expectEnvelope(res.body, 'invalid_body_encoding');
       }
     });
 

@@ -12,7 +12,8 @@
  *   cos   with an embedder, cosine similarity of the target and the unit at or above the threshold
  *         (default 0.75).
  * Decisions:
- * - A qualifier chooses the version. "old/previous/former" takes the superseded units, and current ones
+ * - A qualifier chooses the version. "old/previous/former" takes the superseded units (and statements
+ *   that call themselves old: "My old phone number is 555-0199"), and current ones
  *   (an insight, a summary) only where they quote a value of those that the current value does not
  *   have ("Forget my old address" must never strike the address the user lives at now);
  *   "current/new" takes the current ones. Each reason says "older value" or "current value". Without
@@ -116,8 +117,10 @@ function valueTokens(text: string): Set<string> {
 function versionsAsked<T extends { unit: MemoryUnit }>(scored: T[], qualifier: 'old' | 'current' | null): T[] {
   if (qualifier === 'current') return scored.filter((c) => c.unit.retired_at === null);
   if (qualifier !== 'old') return scored;
-  const old = scored.filter((c) => c.unit.retired_at !== null);
-  const current = scored.filter((c) => c.unit.retired_at === null);
+  // superseded, or saying so itself ("My old phone number is 555-0199")
+  const saysOld = (u: MemoryUnit) => /\b(?:old|previous|former|ex)\b/i.test(u.content);
+  const old = scored.filter((c) => c.unit.retired_at !== null || (c.unit.level === 1 && saysOld(c.unit)));
+  const current = scored.filter((c) => !old.includes(c));
   const now = new Set(current.filter((c) => c.unit.level === 1).flatMap((c) => [...valueTokens(c.unit.content)]));
   const oldValues = new Set(old.flatMap((c) => [...valueTokens(c.unit.content)]).filter((v) => !now.has(v) && !/^(?:i|my)$/.test(v)));
   return [...old, ...current.filter((c) => c.unit.level !== 1 && [...valueTokens(c.unit.content)].some((v) => oldValues.has(v)))];
