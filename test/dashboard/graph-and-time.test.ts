@@ -87,8 +87,8 @@ describeWithBrowser('dashboard: a large graph and imported history', () => {
     const { memory_ids } = await api<{ memory_ids: string[] }>('POST', `/v1/users/${USER}/facts`, { facts });
     const made = memory_ids.map((id, i) => ({ id, content: facts[i].content }));
     while (edges.length < 180) {
-      const a = Math.floor(random() * units.length);
-      const b = Math.floor(random() * units.length);
+      const a = Math.floor(random() * made.length);
+      const b = Math.floor(random() * made.length);
       if (a === b || edges.some((e) => e.source_id === made[a].id && e.target_id === made[b].id)) continue;
       const weight = Math.round(random() * 100) / 100;
       edges.push({ source_id: made[a].id, target_id: made[b].id, weight });
@@ -107,8 +107,21 @@ describeWithBrowser('dashboard: a large graph and imported history', () => {
     });
     // consolidation adds its own units and links: the expected figures come from what the node holds
     while (!(await api<{ ready: boolean }>('GET', '/v1/status/pending')).ready) await new Promise((r) => setTimeout(r, 100));
-    units = (await api<{ memories: { id: string; content: string }[] }>('GET', `/v1/users/${USER}/memories?include_retired=true&limit=1000`)).memories;
-    edges = (await api<{ edges: { source_id: string; target_id: string; weight: number }[] }>('GET', `/v1/users/${USER}/graph/edges?limit=1000`)).edges;
+    // Insights (L2 units and their edges) are planned once the user's memory has been quiet a while, at
+    // most once per 10 s: the figures are read once they have stayed the same for longer than that.
+    const read = async () => ({
+      units: (await api<{ memories: { id: string; content: string }[] }>('GET', `/v1/users/${USER}/memories?include_retired=true&limit=1000`)).memories,
+      edges: (await api<{ edges: { source_id: string; target_id: string; weight: number }[] }>('GET', `/v1/users/${USER}/graph/edges?limit=1000`)).edges,
+    });
+    let seen = await read();
+    for (let stableSince = Date.now(), deadline = Date.now() + 150_000; Date.now() - stableSince < 12_000 && Date.now() < deadline;) {
+      await new Promise((r) => setTimeout(r, 1000));
+      const now = await read();
+      if (now.units.length !== seen.units.length || now.edges.length !== seen.edges.length) stableSince = Date.now();
+      seen = now;
+    }
+    units = seen.units;
+    edges = seen.edges;
     expect(units.length).toBeGreaterThanOrEqual(50);
     expect(edges.length).toBeGreaterThanOrEqual(180);
 
