@@ -123,6 +123,9 @@ const SELF_NARRATION = /^(?:(?:i'?m|i am|we'?re|we are)\s+(?:now\s+)?(?:looking|
 /** Echoes of what the user just said ("the plan follows your new days"): a remark on the user's words with no value of its own. */
 const ECHO = /^(?:the plan (?:follows|reflects|is updated|has been updated)|i'?ve noted|i have noted|that'?s noted|i'?ll remember|i will remember|i'?ll keep (?:that|it) in mind)\b/i;
 
+/** How to do something ("To restart the build server, first drain the queue, then reboot"): an agent's knowledge. */
+const PROCEDURE = /^to\s+\p{L}+\b[^,]{0,80},|\bfirst\b.+\bthen\b/iu;
+
 /** Capitalized words past the first that are not among `ignore` (the people talking). */
 function properNouns(text: string, ignore: ReadonlySet<string>): string[] {
   return text.split(/\s+/).slice(1).map((t) => t.replace(/^[^\p{L}]+|[^\p{L}]+$/gu, '')).filter((t) => /^\p{Lu}/u.test(t) && t !== 'I' && !ignore.has(t));
@@ -131,10 +134,12 @@ function properNouns(text: string, ignore: ReadonlySet<string>): string[] {
 /**
  * Why an assistant's statement is not memory, or null when it states something about the user or the
  * world: a number, an action done or committed, the user's own things ("your flight"), or something
- * named. Advice and encouragement ("an internal move is a low-risk way to get experience") carry none
- * of these and stay in L0. `people` are the names of the conversation (vocatives such as "Rui").
+ * named, or a procedure ("To restart the build server, first drain the queue"). Advice and
+ * encouragement ("an internal move is a low-risk way to get experience") carry none of these and stay
+ * in L0. `people` are the names of the conversation (vocatives such as "Rui").
  */
 export function assistantChatter(statement: string, people: ReadonlySet<string> = new Set()): string | null {
+  if (PROCEDURE.test(statement)) return null;
   const vocative = /^\p{Lu}\p{Ll}+,\s+/u.exec(statement);
   const bare = vocative && people.has(vocative[0].replace(/,\s+$/, '')) ? statement.slice(vocative[0].length) : statement;
   const rest = bare.replace(ASSISTANT_OPENER, '').trim();

@@ -87,7 +87,7 @@ export function draftEvent(event: EventRecord, names: ReadonlySet<string>, textO
       reasons.push(verdict.reason);
       continue;
     }
-    const chatter = assistant ? assistantChatter(s, discourse?.names ?? names) : null;
+    const chatter = assistant && !isHowTo(s) && !hasStepMarkers(s) ? assistantChatter(s, discourse?.names ?? names) : null;
     if (chatter) {
       reasons.push(chatter);
       continue;

@@ -81,6 +81,7 @@ describe('turn-level discourse', () => {
       event('How did it go?'),
       event('Happy to help, Rui! Looking for flights now.', { role: 'assistant' }),
       event('Booked: Lisbon to Montreal on October 3, seat 23C.', { role: 'assistant' }),
+      event('To reset the router, hold its button down, then wait for the green light.', { role: 'assistant' }),
     ]);
     expect(p.dropped.map((d) => d.reason)).toEqual([
       'noise: acknowledgement or small talk without information',
@@ -88,7 +89,11 @@ describe('turn-level discourse', () => {
       'noise: a question without information',
       'noise: an assistant pleasantry; an assistant describing its own work',
     ]);
-    expect(p.units.map((u) => u.unit.content)).toEqual(['assistant: Booked: Lisbon to Montreal on October 3 (2023-10-03), seat 23C.']);
+    // an agent's procedure is knowledge, not chatter
+    expect(p.units.map((u) => u.unit.content)).toEqual([
+      'assistant: Booked: Lisbon to Montreal on October 3 (2023-10-03), seat 23C.',
+      'assistant: To reset the router, hold its button down, then wait for the green light.',
+    ]);
   });
 
   it('cuts lead-ins, joins fragments to their sentence, and names whom "she" is about', async () => {
