@@ -21,7 +21,7 @@ describe('providers from configuration', () => {
     expect(embeddingConfig(config({
       STRATA__EMBEDDING__PROVIDER: 'openai', STRATA__EMBEDDING__BASE_URL: 'http://127.0.0.1:8080/v1', STRATA__EMBEDDING__MODEL: 'm',
       STRATA__EMBEDDING__DIMENSIONS: '8', STRATA__EMBEDDING__API_KEY: 'sk-test',
-    }))).toEqual({ provider: 'openai', base_url: 'http://127.0.0.1:8080/v1', model: 'm', dimensions: 8, api_key: 'sk-test' });
+    }))).toEqual({ provider: 'openai', base_url: 'http://127.0.0.1:8080/v1', model: 'm', dimensions: 8, api_key: 'sk-test', send_dimensions: false, batch_size: 64, timeout_ms: 30000 });
     expect(() => embeddingConfig(config({ STRATA__EMBEDDING__PROVIDER: 'openai', STRATA__EMBEDDING__MODEL: 'm', STRATA__EMBEDDING__DIMENSIONS: '8' })))
       .toThrow("'embedding.base_url' is required");
     expect(() => embeddingConfig(config({ STRATA__EMBEDDING__PROVIDER: 'openai', STRATA__EMBEDDING__BASE_URL: 'http://x/v1', STRATA__EMBEDDING__MODEL: 'm' })))
