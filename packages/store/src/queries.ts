@@ -48,7 +48,10 @@ export interface PendingSummary {
 export async function pendingSummary(db: StateDb): Promise<PendingSummary> {
   let oldest: string | null = null;
   for await (const entry of db.pending.values({ limit: 1 })) oldest = entry.accepted_at;
-  return { pending: await db.counter('pending'), failed: await db.counter('failed'), oldest_accepted_at: oldest };
+  const pending = await db.counter('pending');
+  // The counter is read after the scan: an event consolidated in between leaves the scan's entry
+  // behind, and "0 pending, oldest 65 ms ago" would contradict itself. None pending: no oldest.
+  return { pending, failed: await db.counter('failed'), oldest_accepted_at: pending === 0 ? null : oldest };
 }
 
 // ---- memory (L1/L2 units, vectors, edges) and the consolidation backlog ----
