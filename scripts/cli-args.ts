@@ -4,6 +4,11 @@ export function arg(name: string): string | undefined {
   return i < 0 ? undefined : process.argv[i + 1];
 }
 
+/** Every value of a flag given several times (`--file a --file b`), in order. */
+export function args(name: string): string[] {
+  return process.argv.flatMap((a, i) => (a === `--${name}` && process.argv[i + 1] !== undefined ? [process.argv[i + 1]] : []));
+}
+
 export function intArg(name: string, def: number): number {
   const raw = arg(name);
   if (raw === undefined) return def;

@@ -11,18 +11,9 @@ import { mkdirSync, writeFileSync } from 'node:fs';
 import { dirname, resolve } from 'node:path';
 import { StrataClient } from '@strata/client';
 import { removeDir, startServer, type ServerProcess } from '../test/helpers/server-process';
+import { arg, args } from './cli-args';
 import { loadSuite, runSuite, type Suite } from './lib/conversations';
 
-function arg(name: string, fallback: string): string {
-  const i = process.argv.indexOf(`--${name}`);
-  return i >= 0 && process.argv[i + 1] !== undefined ? process.argv[i + 1] : fallback;
-}
-
-function args(name: string): string[] {
-  const out: string[] = [];
-  process.argv.forEach((a, i) => { if (a === `--${name}` && process.argv[i + 1]) out.push(process.argv[i + 1]); });
-  return out;
-}
 
 const DEFAULT_FILES = ['test/conversations/dev.json', 'test/conversations/suite.json'];
 
@@ -30,13 +21,13 @@ async function main(): Promise<void> {
   const files = args('file').length > 0 ? args('file') : DEFAULT_FILES;
   const only = args('only');
   const suite: Suite = { conversations: files.flatMap((f) => loadSuite(resolve(f)).conversations).filter((c) => only.length === 0 || only.includes(c.id)) };
-  const embedder = arg('embedder', 'local');
-  const out = resolve(arg('out', resolve(__dirname, '../bench-results/conversations.json')));
-  const url = arg('url', '');
-  const key = arg('api-key', process.env.STRATA_API_KEY ?? 'conversations-admin-key');
+  const embedder = arg('embedder') ?? 'local';
+  const out = resolve(arg('out') ?? resolve(__dirname, '../bench-results/conversations.json'));
+  const url = arg('url') ?? '';
+  const key = arg('api-key') ?? process.env.STRATA_API_KEY ?? 'conversations-admin-key';
   let server: ServerProcess | null = null;
   if (!url) {
-    const env: Record<string, string> = { STRATA_API_KEY: key, STRATA__CONSOLIDATION__INTERVAL_MS: '50', STRATA__EMBEDDING__PROVIDER: embedder };
+    const env: Record<string, string> = { STRATA_ADMIN_API_KEY: key, STRATA__CONSOLIDATION__INTERVAL_MS: '50', STRATA__EMBEDDING__PROVIDER: embedder };
     for (const kv of args('env')) { const [k, ...v] = kv.split('='); env[k] = v.join('='); }
     server = await startServer({ env, timeoutMs: 120_000 });
   }

@@ -20,7 +20,7 @@ describe('chat exports', () => {
   const batch = (user: string, body: unknown) => client.raw<{ event_ids?: string[]; code?: string; error?: string; details?: { path: string; message: string }[] }>('POST', `/v1/users/${user}/streams/${S}/events/batch`, { body });
 
   beforeAll(async () => {
-    server = await startServer({ env: { STRATA_API_KEY: KEY, STRATA__CONSOLIDATION__ENABLED: 'false', STRATA__EMBEDDING__PROVIDER: 'hashing' } });
+    server = await startServer({ env: { STRATA_ADMIN_API_KEY: KEY, STRATA__CONSOLIDATION__ENABLED: 'false', STRATA__EMBEDDING__PROVIDER: 'hashing' } });
     client = new StrataClient({ baseUrl: server.url, apiKey: KEY });
   });
   afterAll(async () => {

@@ -19,7 +19,7 @@ describe('conversation suite', () => {
   let client: StrataClient;
 
   beforeAll(async () => {
-    server = await startServer({ env: { STRATA_API_KEY: KEY, STRATA__CONSOLIDATION__INTERVAL_MS: '50' }, timeoutMs: 60_000 });
+    server = await startServer({ env: { STRATA_ADMIN_API_KEY: KEY, STRATA__CONSOLIDATION__INTERVAL_MS: '50' }, timeoutMs: 60_000 });
     client = new StrataClient({ baseUrl: server.url, apiKey: KEY });
   }, 90_000);
   afterAll(async () => {

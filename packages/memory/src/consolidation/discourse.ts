@@ -13,7 +13,7 @@
  *    flights now.", "Noted, the plan follows your new days.") state nothing about the user or the world.
  */
 
-import { STOPWORDS } from '../text';
+import { capitalizedWords, STOPWORDS } from '../text';
 
 /** Words that announce news rather than state it, in a lead-in before a colon. */
 const LEAD_IN = /^(?:(?:big|good|great|bad|sad|some|quick|small|little|fun|random|exciting|huge|other|more|latest)\s+)*(?:news|update|updates|thing|things|fact|heads[- ]up|announcement|confession|question|story|status)\b|^(?:btw|fyi|so|well|also|oh and|and|anyway|guess what|ps|p\.s\.|update|news|reminder|note to self)\b/i;
@@ -126,11 +126,6 @@ const ECHO = /^(?:the plan (?:follows|reflects|is updated|has been updated)|i'?v
 /** How to do something ("To restart the build server, first drain the queue, then reboot"): an agent's knowledge. */
 const PROCEDURE = /^to\s+\p{L}+\b[^,]{0,80},|\bfirst\b.+\bthen\b/iu;
 
-/** Capitalized words past the first that are not among `ignore` (the people talking). */
-function properNouns(text: string, ignore: ReadonlySet<string>): string[] {
-  return text.split(/\s+/).slice(1).map((t) => t.replace(/^[^\p{L}]+|[^\p{L}]+$/gu, '')).filter((t) => /^\p{Lu}/u.test(t) && t !== 'I' && !ignore.has(t));
-}
-
 /**
  * Why an assistant's statement is not memory, or null when it states something about the user or the
  * world: a number, an action done or committed, the user's own things ("your flight"), or something
@@ -148,7 +143,7 @@ export function assistantChatter(statement: string, people: ReadonlySet<string> 
   if (/\d/.test(rest)) return null;
   if (ECHO.test(rest)) return 'an assistant acknowledgement';
   if (ACTION.test(rest) || ABOUT_USER.test(rest)) return null;
-  const named = properNouns(rest, people);
+  const named = capitalizedWords(rest, people, true);
   if (named.length > 0 && rest.split(/\s+/).length >= 4) return null;
   return 'an assistant remark without information about the user';
 }

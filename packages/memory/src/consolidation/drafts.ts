@@ -134,9 +134,8 @@ function cmp(a: string, b: string): number {
   return a < b ? -1 : a > b ? 1 : 0;
 }
 
-export function draftEvents(events: EventRecord[], textOptions: TextOptions = DEFAULT_TEXT_OPTIONS): DraftResult {
+export function draftEvents(events: EventRecord[], textOptions: TextOptions = DEFAULT_TEXT_OPTIONS, discourse: DiscourseState = newDiscourseState(events)): DraftResult {
   const names = participantNames(events);
-  const discourse = newDiscourseState(events);
   const out: DraftResult = { drafts: [], dropped: [] };
   for (const e of orderEvents(events)) {
     const r = draftEvent(e, names, textOptions, discourse);

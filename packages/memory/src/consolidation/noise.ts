@@ -10,6 +10,8 @@
  *  - a fragment of three words or fewer with no name, number or "I" ("Pictures please", "Respect.").
  */
 
+import { capitalizedWords } from '../text';
+
 export type NoiseVerdict = { noise: false } | { noise: true; reason: string };
 
 /** Multi-word small-talk formulas, removed before the word check (normalized: lowercase, straight quotes). */
@@ -90,12 +92,6 @@ function fillerVerdict(raw: string, names: ReadonlySet<string>): NoiseVerdict {
   return { noise: true, reason: `${kind} without information` };
 }
 
-/** Capitalized words after the first one that are not known participants: names of people, places, things. */
-function ownNames(text: string, names: ReadonlySet<string>): string[] {
-  const tokens = text.split(/\s+/).map((t) => t.replace(/^[^\p{L}\p{N}]+|[^\p{L}\p{N}]+$/gu, '')).filter((t) => t !== '');
-  return tokens.slice(1).filter((t) => /^\p{Lu}\p{Ll}/u.test(t) && !names.has(t) && t !== 'I');
-}
-
 /**
  * Questions, reactions and short fragments (see the header): the reason, or null for a statement. These
  * carry words outside the filler lists, so the word check below would keep them.
@@ -104,7 +100,7 @@ function classifyShape(raw: string, names: ReadonlySet<string>): string | null {
   const text = raw.replace(/^(?:[^\p{L}\p{N}]+)/u, '');
   const lower = text.toLowerCase();
   const hasNumber = /\d/.test(text);
-  const own = ownNames(text, names);
+  const own = capitalizedWords(text, names);
   if (/\?\s*["')\]]*\s*$/.test(text) && !TELLING_QUESTION.test(lower)) return 'a question without information';
   if (!FIRST_PERSON.test(lower) && !hasNumber && own.length === 0) {
     if (INTERJECTION.test(lower) || TO_LISTENER.test(lower)) return 'a reaction without information';

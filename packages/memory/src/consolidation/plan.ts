@@ -56,15 +56,17 @@ export async function planConsolidation(input: ConsolidationInput): Promise<Cons
   if (new Set(input.events.map((e) => e.event_id)).size !== input.events.length) throw new Error('consolidation batch repeats an event id');
 
   // 1-5: drafts, from the LLM when one is configured and answers well, else offline.
+  // The names the batch uses, read once: the drafts resolve pronouns with them, the slots find subjects.
+  const discourse = newDiscourseState(input.events);
   let front = null;
   if (input.llm) front = await llmDrafts(input.llm, input.events, opts.text);
   if (front) plan.method = 'llm';
-  else front = draftEvents(input.events, opts.text);
+  else front = draftEvents(input.events, opts.text, discourse);
   plan.dropped.push(...front.dropped);
 
   // 6-8, 11: content, valid time, keywords, subject/attribute, importance.
   const previousFact = new Map<string, SubjectAttribute>(); // per speaker, for "actually, it's Y"
-  const names = newDiscourseState(input.events).names;
+  const names = discourse.names;
   const prepared: Prepared[] = front.drafts.map((d) => {
     const t = resolveTemporal(d.text, d.event.valid_time);
     const subject = normalizeSubject(d.speaker);

@@ -11,7 +11,7 @@
  *    statements that name what ended are retired (they share a content word with the statement).
  * Without a cue nothing is retired: "I love my job at the cafe" adds to "I work at the cafe".
  */
-import { facetGroup, facetsInOrder, STATE_FACETS, STOPWORDS, stemPlural, words, type Facet } from '../text';
+import { facetGroup, facetsInOrder, specificValues, STATE_FACETS, STOPWORDS, stemPlural, withoutSpeakerPrefix, words, type Facet } from '../text';
 import { openingName } from './discourse';
 import { changeCue, type ChangeCue } from '../text';
 
@@ -60,7 +60,7 @@ const CUE_WORDS = new Set(['quit', 'quitting', 'resigned', 'retired', 'sold', 's
 
 /** Content words of a statement (stems), without stopwords, cue words and the speaker prefix. */
 function objectStems(text: string): Set<string> {
-  const body = text.replace(/^[\p{Lu}][\p{L}'.-]*(?:\s[\p{Lu}][\p{L}'.-]*)?:\s+/u, '');
+  const body = withoutSpeakerPrefix(text);
   return new Set(words(body.toLowerCase()).filter((w) => w.length > 2 && !STOPWORDS.has(w) && !CUE_WORDS.has(w) && !/^\d/.test(w)).map(stemPlural));
 }
 
@@ -74,18 +74,6 @@ export function endingNames(ending: string, old: string): boolean {
 /** Cues that a plan or date moved: one shared word ("the defense got pushed to August") is enough. */
 const RESCHEDULE = /\b(?:pushed|moved|rescheduled|postponed|brought forward|delayed|bumped|shifted|now on|now at|changed to)\b/i;
 const FIRST_PERSON = /\b(?:i|i'm|i've|i'll|i'd|me|my|we|we're|our|us)\b/i;
-
-/** Specific values a statement gives: numbers, dates, codes and names past its first word ("March 31", "thistle-kettle-88", "Fibre 500"). */
-function valuesOf(text: string): Set<string> {
-  const body = text.replace(/^[\p{Lu}][\p{L}'.-]*(?:\s[\p{Lu}][\p{L}'.-]*)?:\s+/u, '');
-  const out = new Set<string>();
-  for (const m of body.matchAll(/[\p{L}\p{N}]*\d[\p{L}\p{N}:.,/-]*/gu)) out.add(m[0].toLowerCase().replace(/[.,]+$/, ''));
-  body.split(/\s+/).slice(1).forEach((t) => {
-    const w = t.replace(/^[^\p{L}]+|[^\p{L}]+$/gu, '');
-    if (/^\p{Lu}\p{Ll}+$/u.test(w) && !STOPWORDS.has(w.toLowerCase())) out.add(w.toLowerCase());
-  });
-  return out;
-}
 
 /** Shared content stems of two statements (speaker prefixes, cue words and stopwords aside). */
 export function sharedStems(a: string, b: string): number {
@@ -110,8 +98,8 @@ export function updatesTopic(next: { text: string; owner: string }, old: { text:
   if (personal && next.owner !== old.owner) return false;
   const shared = sharedStems(next.text, old.text);
   if (!(shared >= 2 || (shared >= 1 && RESCHEDULE.test(next.text)))) return false;
-  const was = valuesOf(old.text);
-  const now = valuesOf(next.text);
+  const was = specificValues(old.text);
+  const now = specificValues(next.text);
   if (was.size === 0 || now.size === 0) return false;
   for (const v of now) if (!was.has(v)) return true;
   return false;

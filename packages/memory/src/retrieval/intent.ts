@@ -15,7 +15,7 @@
  */
 import { asksAboutHistory } from './arbitration';
 import { isQuestion } from './query';
-import { contentStems, STOPWORDS } from '../text';
+import { contentStems, STOPWORDS, withoutSpeakerPrefix } from '../text';
 
 export type Tense = 'current' | 'past' | 'history';
 export type AnswerKind = 'time' | 'number' | 'person' | null;
@@ -38,7 +38,7 @@ export function queryTerms(query: string): string[] {
 
 /** Which of `terms` a unit's own words hold (its speaker prefix aside). */
 export function matchedTerms(content: string, terms: readonly string[]): Set<string> {
-  const body = content.replace(/^[\p{Lu}][\p{L}'.-]*(?:\s[\p{Lu}][\p{L}'.-]*)?:\s+/u, '');
+  const body = withoutSpeakerPrefix(content);
   const own = new Set(contentStems(body));
   return new Set(terms.filter((t) => own.has(t)));
 }
@@ -73,7 +73,7 @@ export function carriesTime(content: string): boolean {
 
 /** Does the statement name someone or something (a capitalized word past the first, the speaker prefix aside)? */
 export function namesSomeone(content: string): boolean {
-  const body = content.replace(/^[\p{Lu}][\p{L}'.-]*(?:\s[\p{Lu}][\p{L}'.-]*)?:\s+/u, '');
+  const body = withoutSpeakerPrefix(content);
   const tokens = body.split(/\s+/);
   const first = (tokens[0] ?? '').replace(/[^\p{L}]+$/u, '');
   if (/^\p{Lu}\p{Ll}+$/u.test(first) && !STOPWORDS.has(first.toLowerCase())) return true;

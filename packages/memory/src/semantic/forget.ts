@@ -28,7 +28,7 @@ import type { Embedder } from '../providers/types';
 import { extractFacts, sameValue, type Fact } from './facts';
 import { extractForgetTarget, type ForgetTarget } from './instruction';
 import { cosine } from '../embedding/vector-math';
-import { canonicalAttribute, canonicalSubject, contentStems, stem } from '../text';
+import { canonicalAttribute, canonicalSubject, contentStems, specificValues, stem } from '../text';
 
 export type ForgetMode = 'logical' | 'hard';
 export type CandidateEvent = Pick<EventRecord, 'event_id' | 'content' | 'content_type' | 'transaction_time'>;
@@ -103,16 +103,6 @@ function textMatch(target: ForgetTarget, text: string, facts: Fact[], keywords: 
   return { id: '', score: Math.round((0.5 + 0.4 * share) * 1000) / 1000, reason: `mentions ${hits.join(', ')}` };
 }
 
-/** Numbers and names of a statement: what tells one value of a fact from another ("12 Oak Street"). */
-function valueTokens(text: string): Set<string> {
-  const out = new Set<string>();
-  for (const t of text.split(/\s+/)) {
-    const w = t.replace(/^[^\p{L}\p{N}]+|[^\p{L}\p{N}]+$/gu, '');
-    if (/\d/.test(w) || /^\p{Lu}\p{Ll}+$/u.test(w)) out.add(w.toLowerCase());
-  }
-  return out;
-}
-
 /** The matches of the version the qualifier asks for (see the header); all of them without one. */
 function versionsAsked<T extends { unit: MemoryUnit }>(scored: T[], qualifier: 'old' | 'current' | null): T[] {
   if (qualifier === 'current') return scored.filter((c) => c.unit.retired_at === null);
@@ -121,9 +111,9 @@ function versionsAsked<T extends { unit: MemoryUnit }>(scored: T[], qualifier: '
   const saysOld = (u: MemoryUnit) => /\b(?:old|previous|former|ex)\b/i.test(u.content);
   const old = scored.filter((c) => c.unit.retired_at !== null || (c.unit.level === 1 && saysOld(c.unit)));
   const current = scored.filter((c) => !old.includes(c));
-  const now = new Set(current.filter((c) => c.unit.level === 1).flatMap((c) => [...valueTokens(c.unit.content)]));
-  const oldValues = new Set(old.flatMap((c) => [...valueTokens(c.unit.content)]).filter((v) => !now.has(v) && !/^(?:i|my)$/.test(v)));
-  return [...old, ...current.filter((c) => c.unit.level !== 1 && [...valueTokens(c.unit.content)].some((v) => oldValues.has(v)))];
+  const now = new Set(current.filter((c) => c.unit.level === 1).flatMap((c) => [...specificValues(c.unit.content)]));
+  const oldValues = new Set(old.flatMap((c) => [...specificValues(c.unit.content)]).filter((v) => !now.has(v) && !/^(?:i|my)$/.test(v)));
+  return [...old, ...current.filter((c) => c.unit.level !== 1 && [...specificValues(c.unit.content)].some((v) => oldValues.has(v)))];
 }
 
 function cmp(a: string, b: string): number {

@@ -3,7 +3,7 @@
  * replica gets the same output), and small helpers over words. Part of the text toolkit (text/index.ts).
  */
 import { stem } from './stem';
-import { FUNCTION_WORDS } from './stopwords';
+import { FUNCTION_WORDS, STOPWORDS } from './stopwords';
 
 /** Lowercase word tokens (letters, digits, inner apostrophes), in order. */
 export function words(text: string): string[] {
@@ -43,4 +43,35 @@ export function clip(text: string, max: number): string {
   const cut = text.slice(0, max - 1);
   const space = cut.lastIndexOf(' ');
   return (space > max / 2 ? cut.slice(0, space) : cut).replace(/[\s,;:.-]+$/, '') + '…';
+}
+
+/** A unit's "Name: " attribution (one or two capitalized words and a colon), the way consolidation writes it. */
+const SPEAKER_PREFIX = /^[\p{Lu}][\p{L}'.-]*(?:\s[\p{Lu}][\p{L}'.-]*)?:\s+/u;
+
+/** The statement without its speaker's "Name: " prefix. */
+export function withoutSpeakerPrefix(text: string): string {
+  return text.replace(SPEAKER_PREFIX, '');
+}
+
+/**
+ * Capitalized words past the first ("I" and `ignore` aside): the names a statement gives of people,
+ * places, things. `acronyms` counts all-capital words too ("PM", "DHL").
+ */
+export function capitalizedWords(text: string, ignore: ReadonlySet<string> = new Set(), acronyms = false): string[] {
+  const named = acronyms ? /^\p{Lu}/u : /^\p{Lu}\p{Ll}/u;
+  return text.split(/\s+/).slice(1).map((t) => t.replace(/^[^\p{L}\p{N}]+|[^\p{L}\p{N}]+$/gu, ''))
+    .filter((t) => named.test(t) && t !== 'I' && !ignore.has(t));
+}
+
+/**
+ * The specific values a statement gives, lowercased: numbers, dates and codes ("march 31",
+ * "thistle-kettle-88", "12") and names past its first word ("Oak", "Fibre"), its speaker prefix aside.
+ * What tells one value of a fact from another.
+ */
+export function specificValues(text: string): Set<string> {
+  const body = withoutSpeakerPrefix(text);
+  const out = new Set<string>();
+  for (const m of body.matchAll(/[\p{L}\p{N}]*\d[\p{L}\p{N}:.,/-]*/gu)) out.add(m[0].toLowerCase().replace(/[.,]+$/, ''));
+  for (const w of capitalizedWords(body)) if (/^\p{Lu}\p{Ll}+$/u.test(w) && !STOPWORDS.has(w.toLowerCase())) out.add(w.toLowerCase());
+  return out;
 }
