@@ -126,7 +126,7 @@ export function facetsInOrder(text: string): Facet[] {
   const at = new Map<Facet, number>();
   const note = (f: Facet, i: number) => { if (!at.has(f) || i < (at.get(f) as number)) at.set(f, i); };
   for (const [re, facet] of PHRASES) {
-    const m = new RegExp(re.source).exec(lower);
+    const m = re.exec(lower); // not global: exec keeps no state between calls
     if (m) note(facet, m.index);
   }
   let pos = 0;
