@@ -119,7 +119,7 @@ export async function planConsolidation(input: ConsolidationInput): Promise<Cons
 
   for (let i = 0; i < prepared.length; i++) {
     const p = prepared[i];
-    const vec = vectors[i];
+    let vec = vectors[i];
     const eventId = p.draft.event.event_id;
     const speakerKey = normalizeSubject(p.draft.speaker);
     const supersedes: MemoryUnit[] = [];
@@ -128,17 +128,33 @@ export async function planConsolidation(input: ConsolidationInput): Promise<Cons
     if (p.fact) {
       const key = `${p.fact.subject}|${p.fact.attribute}`;
       const inBatch = byFactKey.get(key);
-      if (inBatch !== undefined) {
+      const isRecord = p.fact.attribute.startsWith('record ');
+      if (isRecord) {
+        // A record's later output is its new state: the fields it gives replace the old ones, the fields
+        // it leaves out ("plan: Fibre 500; status: upgraded" after the whole account) still hold. The new
+        // unit states the merged record and supersedes the old one, so no field keeps a stale value current.
+        const olds = inBatch !== undefined ? [planned[inBatch].unit] : sortById((await input.findBySubjectAttribute(userId, p.fact.subject, p.fact.attribute)).filter(isCurrent));
+        const given = p.content.slice(p.draft.prefix.length);
+        const merged = olds.reduce((acc, u) => mergeRecordText(withoutPrefix(u), acc), given);
+        const same = olds.find((u) => withoutPrefix(u) === merged);
+        if (same) {
+          if (inBatch !== undefined) mergeIntoPlanned(inBatch, eventId);
+          else reinforce(same, eventId);
+          continue;
+        }
+        if (merged !== given) {
+          p.content = `${p.draft.prefix}${merged}`;
+          [vec] = await input.embedder.embed([p.content]);
+        }
+        supersedes.push(...olds);
+      } else if (inBatch !== undefined) {
         if (planned[inBatch].fact?.value === p.fact.value) { mergeIntoPlanned(inBatch, eventId); continue; }
         supersedes.push(planned[inBatch].unit);
       } else {
         const existing = (await input.findBySubjectAttribute(userId, p.fact.subject, p.fact.attribute)).filter(isCurrent);
-        const isRecord = p.fact.attribute.startsWith('record ');
-        const same = existing.find((u) => (isRecord ? withoutPrefix(u) === p.content.slice(p.draft.prefix.length) : existingValue(u, p.fact as SubjectAttribute) === p.fact?.value));
+        const same = existing.find((u) => existingValue(u, p.fact as SubjectAttribute) === p.fact?.value);
         if (same) { reinforce(same, eventId); continue; }
-        // A record's later output replaces the earlier one only when it holds every field of it: a partial
-        // update ("status: changed") must not retire the fields it does not repeat.
-        supersedes.push(...sortById(isRecord ? existing.filter((u) => recordFieldsCovered(withoutPrefix(u), p.content.slice(p.draft.prefix.length))) : existing));
+        supersedes.push(...sortById(existing));
       }
     }
 
@@ -236,15 +252,32 @@ export async function planConsolidation(input: ConsolidationInput): Promise<Cons
   return plan;
 }
 
-/** Field names of flattened JSON ("booking: ZX81K; seat: 23C" → booking, seat), array indexes aside. */
-function recordFields(text: string): Set<string> {
-  return new Set([...text.matchAll(/(?:^|;\s)([^:;]{1,80}):\s/g)].map((m) => m[1].replace(/\[\d+\]/g, '').trim()));
+/** The entries of flattened JSON ("booking: ZX81K; seat: 23C"), as [field path, value] in order. */
+function recordEntries(text: string): [string, string][] {
+  return text.split(/; (?=[^:;]{1,80}: )/).map((e): [string, string] => {
+    const at = e.indexOf(': ');
+    return at < 0 ? [e, ''] : [e.slice(0, at), e.slice(at + 2)];
+  });
 }
 
-function recordFieldsCovered(old: string, next: string): boolean {
-  const have = recordFields(next);
-  for (const f of recordFields(old)) if (!have.has(f)) return false;
-  return true;
+/**
+ * A record's state after a later output of it: the old entries in their order, each taking the new
+ * value where the output gives the field, then the fields only the output has. An output that holds
+ * every field is the new state as it is.
+ */
+export function mergeRecordText(old: string, next: string): string {
+  const given = recordEntries(next);
+  const byField = new Map(given);
+  const out: string[] = [];
+  const used = new Set<string>();
+  for (const [field, value] of recordEntries(old)) {
+    if (field.startsWith('…')) continue; // the "… (n more)" mark of a cut document
+    const now = byField.get(field);
+    out.push(`${field}: ${now ?? value}`);
+    used.add(field);
+  }
+  for (const [field, value] of given) if (!used.has(field)) out.push(value === '' && !next.includes(`${field}: `) ? field : `${field}: ${value}`);
+  return out.join('; ');
 }
 
 /** Whose statement it is: the subject when consolidation found one, else the speaker (an assistant speaks of the user). */

@@ -12,7 +12,7 @@ import { buildUnitFilter, type RetrievalScope } from './filters';
 import { fuse, type FusionOptions } from './fusion';
 import { MAX_GRAPH_DEPTH } from './graph';
 import { facetsOf, type Facet } from '../text';
-import { isNamedSpeaker, queryTimeRanges, speakersNamedIn, withoutNames } from './query';
+import { isNamedSpeaker, queryTimeRanges, selfIntroducedNames, speakersNamedIn, withoutNames } from './query';
 import { queryIntent, type QueryIntent } from './intent';
 import type { Neighbors, RankedList, RetrievalUnit, ScoredUnit } from './types';
 
@@ -244,20 +244,25 @@ function planSearch<U extends RetrievalUnit>(sources: RetrievalSources<U>, reque
   };
   // The people the query names, among the speakers of its best word matches (a name that no candidate
   // was said by cannot steer anything, so no per-user speaker list is needed).
+  // The user's own name, too, when they introduced themselves ("Hi, I'm Rui"): their turns carry no
+  // name, so the name matched only the introduction.
   const speakers = new Set<string>();
+  const selfNames = new Set<string>();
   for (const ix of sources.textIndexes) {
     for (const h of ix.search(request.query, candidates, { filter: idFilter })) {
-      const s = sources.getUnit(h.id)?.speaker;
-      if (isNamedSpeaker(s)) speakers.add(s);
+      const u = sources.getUnit(h.id);
+      if (isNamedSpeaker(u?.speaker)) speakers.add(u.speaker);
+      else if (u && u.level === 1) for (const name of selfIntroducedNames(u.content)) selfNames.add(name);
     }
   }
   const named = speakersNamedIn(request.query, speakers);
+  const people = new Set([...named, ...speakersNamedIn(request.query, selfNames)]);
   // Words: the name matches every memory its person said (in the attribution) and, being rare, outweighs
   // the topic; without it the topic decides and `speakerFocus` keeps the person. Vectors: both readings,
   // the whole question and its topic alone, each memory scored by the closer one (LoCoMo dev and the
   // conversation suite: docs/memory-quality.md).
-  const searchQuery = named.size > 0 ? withoutNames(request.query, named) || request.query : request.query;
-  const vectors = [request.queryVector, named.size > 0 ? request.topicVector : null].filter((v): v is Float32Array => !!v);
+  const searchQuery = people.size > 0 ? withoutNames(request.query, people) || request.query : request.query;
+  const vectors = [request.queryVector, people.size > 0 ? request.topicVector : null].filter((v): v is Float32Array => !!v);
   return { sources, request, config, limit, weights, candidates, idFilter, verdicts, intent, named, searchQuery, vectors };
 }
 

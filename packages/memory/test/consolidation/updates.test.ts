@@ -61,14 +61,18 @@ describe('updates said in passing', () => {
     expect(current()).toHaveLength(2);
   });
 
-  it("a tool's later output of the same record replaces it when it repeats every field, not when it is partial", async () => {
+  it("a tool's later output of the same record is its new state: given fields replace, fields left out still hold", async () => {
     const { run, current } = setup();
     const tool = (content: string, day: string) => event(content, { ...at(day), role: 'tool', content_type: 'json' });
     await run([tool('{"booking":"ZX81K","date":"2025-10-03","seat":"23C","status":"confirmed"}', '2025-09-01')]);
+    // a partial output: the record's state is the old one with the new status, stated once
     await run([tool('{"booking":"ZX81K","status":"delayed"}', '2025-09-10')]);
-    expect(current()).toHaveLength(2);
-    await run([tool('{"booking":"ZX81K","date":"2025-10-05","seat":"19D","status":"changed"}', '2025-09-20')]);
-    expect(current().filter((c) => c.includes('23C'))).toEqual([]);
+    expect(current()).toEqual(['tool: booking: ZX81K; date: 2025-10-03; seat: 23C; status: delayed']);
+    await run([tool('{"booking":"ZX81K","seat":"19D","gate":"B12"}', '2025-09-20')]);
+    expect(current()).toEqual(['tool: booking: ZX81K; date: 2025-10-03; seat: 19D; status: delayed; gate: B12']);
+    // the same state again only reinforces it; another record is its own
+    await run([tool('{"booking":"ZX81K","seat":"19D"}', '2025-09-21'), tool('{"booking":"QQ1","seat":"1A"}', '2025-09-21')]);
+    expect(current().sort()).toEqual(['tool: booking: QQ1; seat: 1A', 'tool: booking: ZX81K; date: 2025-10-03; seat: 19D; status: delayed; gate: B12']);
   });
 });
 
