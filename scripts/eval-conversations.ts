@@ -6,6 +6,11 @@
  *
  *   node --conditions=strata-source --import tsx scripts/eval-conversations.ts [--file test/conversations/suite.json ...]
  *        [--embedder local|hashing] [--all-at-once] [--url URL --api-key KEY] [--misses] [--units]
+ *        [--llm BASE_URL --llm-model MODEL] [--env NAME=VALUE ...]
+ *
+ * --llm runs consolidation through an OpenAI-compatible chat model (the node's `[llm]` section; the key is
+ * read from STRATA_LLM_API_KEY in this shell, never from the command line), so the same figures compare
+ * the offline path with a model.
  */
 import { mkdirSync, writeFileSync } from 'node:fs';
 import { dirname, resolve } from 'node:path';
@@ -28,6 +33,13 @@ async function main(): Promise<void> {
   let server: ServerProcess | null = null;
   if (!url) {
     const env: Record<string, string> = { STRATA_ADMIN_API_KEY: key, STRATA__CONSOLIDATION__INTERVAL_MS: '50', STRATA__EMBEDDING__PROVIDER: embedder };
+    const llm = arg('llm');
+    if (llm) {
+      const model = arg('llm-model');
+      if (!model) throw new Error('--llm needs --llm-model');
+      Object.assign(env, { STRATA__LLM__PROVIDER: 'openai', STRATA__LLM__BASE_URL: llm, STRATA__LLM__MODEL: model });
+      if (process.env.STRATA_LLM_API_KEY) env.STRATA__LLM__API_KEY = process.env.STRATA_LLM_API_KEY;
+    }
     for (const kv of args('env')) { const [k, ...v] = kv.split('='); env[k] = v.join('='); }
     server = await startServer({ env, timeoutMs: 120_000 });
   }

@@ -11,9 +11,17 @@ import type { ChatMessage, Llm } from '../providers/types';
 import { draftEvent, orderEvents, participantNames, type DraftResult, type StatementDraft } from './drafts';
 import { eventText, type TextOptions } from './text';
 import { resolveSpeaker } from './speaker';
+import { SINGLE_VALUED_FACETS } from '../text';
 
 /** Beyond this many characters of event text the batch is consolidated offline (a prompt must stay bounded). */
 export const MAX_LLM_BATCH_CHARS = 24_000;
+
+/**
+ * Attribute names the model is asked to use: the single-valued facets of the offline path (text/facets.ts),
+ * so a fact drafted by the model and one drafted offline, or by two batches, meet under one name and the
+ * later retires the earlier (consolidation/plan.ts).
+ */
+const LLM_ATTRIBUTES = [...SINGLE_VALUED_FACETS, 'birthday'];
 
 export const EXTRACTION_SYSTEM_PROMPT = [
   'You turn conversation events into long-term memory. Reply with one JSON object and nothing else:',
@@ -23,8 +31,10 @@ export const EXTRACTION_SYSTEM_PROMPT = [
   'Rules: every event appears in facts or in noise. A statement keeps the speaker\'s own words and person ("I ...")',
   'without the speaker\'s name in front, and keeps relative dates as said ("yesterday"). Greetings, thanks and',
   'acknowledgements are noise. procedural = how-to steps or what an agent/assistant/tool did; otherwise factual.',
-  'subject/attribute/value only for a personal attribute that can change (e.g. subject "user" or the speaker\'s',
-  'name in lowercase, attribute "residence", "employer", "age", "birthday", value "denver"); otherwise null.',
+  'subject/attribute/value only for a fact someone holds one value of at a time, which a later value replaces',
+  '(subject "user" for the user, else the person\'s first name in lowercase; value short, e.g. "denver"); otherwise null.',
+  `Use these attribute names where they fit, the same name for the same kind of fact every time: ${LLM_ATTRIBUTES.join(', ')};`,
+  'else a short lowercase name of your own (e.g. "medication", "landlord", "wifi password").',
   'Do not invent anything that the events do not say.',
 ].join('\n');
 

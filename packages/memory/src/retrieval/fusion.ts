@@ -23,7 +23,7 @@ import { effectiveTimeMs } from './filters';
 import { expandGraph, type ExpansionOptions } from './graph';
 import { isNamedSpeaker, isQuestion, normalizeSpeaker, type TimeRange } from './query';
 import { kindFactor, matchedTerms, type QueryIntent } from './intent';
-import { changeCue } from '../text';
+import { changeCue, isFacet } from '../text';
 import type { Neighbors, RankedList, RetrievalUnit, ScoredUnit, ScoreSignals } from './types';
 
 export interface FusionOptions {
@@ -94,6 +94,12 @@ export interface FusionOptions {
    * `VERSION_FACTOR`; for one about before, the newest version of a fact that has older ones is.
    */
   answerFocus?: QueryIntent | null;
+  /**
+   * The kinds of fact the query asks about (text/facets.ts): when some candidate is a fact stored under
+   * one of them (its `attribute`), a fact stored under another kind is scaled by `factor` ("Where does
+   * Dana live?" wants the residence, not the job that shares the question's other words).
+   */
+  facetFocus?: { facets: ReadonlySet<string>; factor: number } | null;
 }
 
 /** Scale of a version of a fact the question does not ask about (see `answerFocus`). */
@@ -227,6 +233,16 @@ export function fuse<U extends RetrievalUnit>(input: FusionInput<U>): ScoredUnit
     ? { ranges: o.timeFocus.ranges, factor: Math.max(0, o.timeFocus.factor) } : null;
   const intent = o.answerFocus ?? null;
   const versions = intent && intent.tense !== 'past' ? findVersions(fused, visible, intent, focus?.named ?? null) : null;
+  let facetFocus = o.facetFocus && o.facetFocus.facets.size > 0 && o.facetFocus.factor < 1 ? o.facetFocus : null;
+  if (facetFocus) {
+    const wanted = facetFocus.facets;
+    let stated = false;
+    for (const id of fused.keys()) {
+      const u = visible(id);
+      if (u && u.level === 1 && u.attribute && wanted.has(u.attribute)) { stated = true; break; }
+    }
+    if (!stated) facetFocus = null;
+  }
   const scored: ScoredUnit<U>[] = [];
   for (const [id, f] of fused) {
     const unit = visible(id);
@@ -269,6 +285,10 @@ export function fuse<U extends RetrievalUnit>(input: FusionInput<U>): ScoredUnit
         score *= PAST_SUPERSEDED_FACTOR;
         boosts.push('superseded');
       }
+    }
+    if (facetFocus && unit.level === 1 && unit.attribute && isFacet(unit.attribute) && !facetFocus.facets.has(unit.attribute)) {
+      score *= facetFocus.factor;
+      boosts.push('other_fact');
     }
     if (focus && isNamedSpeaker(unit.speaker) && !focus.named.has(normalizeSpeaker(unit.speaker))) {
       score *= focus.factor;

@@ -34,6 +34,11 @@ export function facetGroup(f: Facet): Facet[] {
   return f === 'occupation' || f === 'employer' ? ['occupation', 'employer'] : [f];
 }
 
+/** Is this name one of the facets (a unit's attribute may be any name a model or a pattern gave)? */
+export function isFacet(name: string): name is Facet {
+  return Object.prototype.hasOwnProperty.call(WORDS, name);
+}
+
 /** Multi-word triggers, matched on the lowercased text before single words (they disambiguate "living"). */
 const PHRASES: [RegExp, Facet][] = [
   [/\bfor a living\b/, 'occupation'],
