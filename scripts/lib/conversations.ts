@@ -76,7 +76,8 @@ const SMALL_TALK = new Set(('hello hey thanks thank welcome congrats congratulat
   + 'crazy insane funny hilarious classic typical same here also too very much well done miss missed talk soon later').split(/\s+/));
 
 export function isFillerText(content: string): boolean {
-  const body = content.replace(/^[\p{Lu}][\p{L}'.-]*(?:\s[\p{Lu}][\p{L}'.-]*)?:\s+/u, '').trim();
+  // a reply's "(asked: …?)" is the question it answers, kept beside it by consolidation: the reply is judged
+  const body = content.replace(/^[\p{Lu}][\p{L}'.-]*(?:\s[\p{Lu}][\p{L}'.-]*)?:\s+/u, '').replace(/\s*\(asked: [^()]*\)\s*$/u, '').trim();
   if (/\?\s*["')\]]*\s*$/.test(body) && !/\b(?:is|am|are|was|'s|'m)\b.*\b(?:now|moved|work|live)\b/i.test(body.slice(0, -1))) return true;
   if (/\d/.test(body)) return false;
   const words = body.toLowerCase().replace(/[^\p{L}'\s]/gu, ' ').split(/\s+/).filter((w) => w.length >= 4);

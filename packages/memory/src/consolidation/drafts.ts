@@ -55,10 +55,12 @@ export function participantNames(events: EventRecord[]): Set<string> {
 export interface DiscourseState {
   names: ReadonlySet<string>;
   lastSubject: Map<string, string | null>;
+  /** per stream, the question the previous turn ended with, and who asked it */
+  lastQuestion: Map<string, { speaker: string | null; text: string } | null>;
 }
 
 export function newDiscourseState(events: EventRecord[]): DiscourseState {
-  return { names: namesUsedIn(events.filter((e) => e.content_type === 'text').map((e) => e.content)), lastSubject: new Map() };
+  return { names: namesUsedIn(events.filter((e) => e.content_type === 'text').map((e) => e.content)), lastSubject: new Map(), lastQuestion: new Map() };
 }
 
 function isAssistantTurn(event: EventRecord, speaker: string | null): boolean {
@@ -96,12 +98,18 @@ export function draftEvent(event: EventRecord, names: ReadonlySet<string>, textO
   }
   const known = discourse?.names ?? names;
   let about = discourse?.lastSubject.get(event.stream_id) ?? null;
-  for (const joined of joinFragments(kept)) {
-    const s = resolvePronoun(joined, about);
+  const asked = discourse?.lastQuestion.get(event.stream_id) ?? null;
+  for (const [i, joined] of joinFragments(kept).entries()) {
+    let s = resolvePronoun(joined, about);
+    // A short reply to the question before it ("8.1%" after "What was your HbA1c at diagnosis?") says
+    // nothing alone: the question it answers goes with it.
+    if (i === 0 && asked && asked.speaker !== who.speaker && isShortAnswer(s)) s = `${s} (asked: ${asked.text})`;
     about = openingName(joined, known) ?? (s === joined ? null : about);
     drafts.push({ ...base, text: cut(s), memoryType: classifyMemoryType(event, s), assets: et.assets });
   }
   discourse?.lastSubject.set(event.stream_id, about);
+  const last = statements[statements.length - 1]?.trim() ?? '';
+  discourse?.lastQuestion.set(event.stream_id, /\?$/.test(last) && last.split(/\s+/).length >= 3 ? { speaker: who.speaker, text: last } : null);
   // A photo shared with a text turn (LoCoMo's `blip_caption`, a client's `caption`) is memory of its own.
   const caption = mediaDescription(event.metadata);
   if (caption) {
@@ -114,6 +122,11 @@ export function draftEvent(event: EventRecord, names: ReadonlySet<string>, textO
     return { drafts, dropped: [{ event_id: event.event_id, reason: `noise: ${reason}` }] };
   }
   return { drafts, dropped: [] };
+}
+
+/** A reply too short to stand alone: at most six words. */
+function isShortAnswer(statement: string): boolean {
+  return statement.split(/\s+/).filter((w) => /[\p{L}\p{N}]/u.test(w)).length <= 6;
 }
 
 function firstUrl(v: unknown): string | null {
