@@ -8,7 +8,7 @@ import { classifyNoise } from './noise';
 import { splitStatements } from './split';
 import { resolveSpeaker } from './speaker';
 import { classifyMemoryType, hasStepMarkers, isHowTo } from './classify';
-import { assistantChatter, joinFragments, namesUsedIn, openingName, resolvePronoun, stripLeadIn } from './discourse';
+import { assistantChatter, isFragment, joinFragments, namesUsedIn, openingName, resolvePronoun, stripLeadIn } from './discourse';
 
 export interface StatementDraft {
   event: EventRecord;
@@ -124,9 +124,15 @@ export function draftEvent(event: EventRecord, names: ReadonlySet<string>, textO
   return { drafts, dropped: [] };
 }
 
-/** A reply too short to stand alone: at most six words. */
+/**
+ * A reply that does not stand alone: at most six words, and a fragment ("8.1%", "Penicillin") or opening
+ * with one ("Penicillin, I get hives", "Yes, twice"). "I'm swamped with work" answers "How have you
+ * been?" and says so itself.
+ */
 function isShortAnswer(statement: string): boolean {
-  return statement.split(/\s+/).filter((w) => /[\p{L}\p{N}]/u.test(w)).length <= 6;
+  if (statement.split(/\s+/).filter((w) => /[\p{L}\p{N}]/u.test(w)).length > 6) return false;
+  const head = statement.split(',')[0];
+  return isFragment(statement) || (head !== statement && head.split(/\s+/).length <= 3 && isFragment(head));
 }
 
 function firstUrl(v: unknown): string | null {

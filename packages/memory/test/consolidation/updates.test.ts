@@ -121,13 +121,16 @@ describe('turn-level discourse', () => {
       event('Noted. What was your HbA1c at diagnosis?', { ...at('2024-10-14', 1), role: 'assistant' }),
       event('8.1%', at('2024-10-14', 2)),
       event('Any allergies I should know about?', { ...at('2024-10-14', 3), role: 'assistant' }),
-      event('Penicillin, I get hives, and artificial sweeteners taste like metal to me, so none of those please.', at('2024-10-14', 4)),
-      event('Do I need a new meter?', at('2024-10-14', 5)),
-      event('7.2% this morning', at('2024-10-14', 6)),
+      event('Penicillin, I get hives.', at('2024-10-14', 4)),
+      event('How was the clinic?', { ...at('2024-10-14', 5), role: 'assistant' }),
+      event("I'm swamped with work.", at('2024-10-14', 5)),
+      event('Do I need a new meter?', at('2024-10-14', 6)),
+      event('7.2% this morning', at('2024-10-14', 7)),
     ]);
     expect(p.units.map((u) => u.unit.content)).toEqual([
       '8.1% (asked: What was your HbA1c at diagnosis?)',
-      'Penicillin, I get hives, and artificial sweeteners taste like metal to me, so none of those please.',
+      'Penicillin, I get hives. (asked: Any allergies I should know about?)',
+      "I'm swamped with work.", // a clause stands alone
       '7.2% this morning (2024-10-14)', // the question before it was the same speaker's own
     ]);
   });
