@@ -242,7 +242,8 @@ export class StrataNode {
       view: routing, leaderOf: (shard, deadline) => forwarder.leaderOf(shard, deadline), signer: peerSigner,
       timeoutMs: config.cluster.forward_timeout_ms, requestTimeoutMs: config.server.request_timeout_ms, maxLineBytes: config.import.max_bytes,
     });
-    const clusterService = new ClusterService(cluster, forwarder, routing, directory, peerSigner);
+    const clusterService = new ClusterService(cluster, forwarder, routing, directory, peerSigner,
+      (group, removedAt) => logger.info({ shard: group, removed_at: removedAt }, 'replica moved away: wiped from this node'));
     const placement = new PlacementExecutor({
       rt: cluster, meta: router.meta(), directory, fwd: forwarder, signer: peerSigner, logger,
       localStatus: () => clusterService.status(),

@@ -394,6 +394,18 @@ export interface GroupPlacementRecord {
   learners: number[];
   leader: number | null;
   move: PlacementMove | null;
+  /**
+   * Replicas removed from nodes and not yet wiped there: the placement loop asks each node to drop
+   * the group (with the index of the membership entry that removed it) until it answers. Absent when none.
+   */
+  drops?: PlacementDrop[];
+}
+
+/** A replica to wipe: node `node` (reached at `url`) was removed from the group by the entry at `index`. */
+export interface PlacementDrop {
+  node: number;
+  index: number;
+  url: string;
 }
 
 /**

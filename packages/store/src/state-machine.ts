@@ -146,6 +146,16 @@ export class StateMachine {
   }
 
   /**
+   * Deletes the whole state (a replica wiped from this node: its files go, the applied index is 0
+   * again), then tells the restore listeners, as a restore does, so derived state is dropped too.
+   */
+  async reset(): Promise<void> {
+    await this.db.reset();
+    await this.reload();
+    for (const listener of this.restoredListeners) listener(this.applied);
+  }
+
+  /**
    * Streams a consistent image of the whole state at appliedIndex() into `out` and returns that index
    * and its term. What it writes is fixed at the call (a LevelDB snapshot, before any await), so applies
    * may go on while it streams; the call itself must come between applies (the Raft driver's does).
