@@ -1,3 +1,4 @@
+import type { KeyRangeTable } from './key-ranges';
 import type { ExportKind, ExportRecord } from './export-format';
 import type { AccountRecord, ApiKeyRecord, Edge, EventRecord, Goal, L3Task, MemoryType, MemoryUnit } from './types';
 import type { WebhookAttempt, WebhookRecord } from './webhooks';
@@ -420,6 +421,17 @@ export interface PlacementCommand {
 }
 
 /**
+ * The key-range directory (key-ranges.ts), in shard 0: which group holds each range of user keys.
+ * Recorded once, at the first start of a data directory (or of one made before ranges existed: the
+ * table equivalent to its `fnv1a32 mod shards` layout); a table already recorded is kept.
+ */
+export interface KeyRangesCommand {
+  type: 'cluster.ranges';
+  at: string;
+  table: KeyRangeTable;
+}
+
+/**
  * What any command may carry besides its own fields: the W3C `traceparent` of the request that proposed
  * it (tracing on only), so every replica's apply span joins the request's trace. Apply never reads it:
  * it changes no state, and the state images of replicas stay equal whatever it holds.
@@ -451,6 +463,7 @@ export type Command = CommandTrace & (
   | WebhookDeleteCommand
   | WebhookAdvanceCommand
   | PlacementCommand
+  | KeyRangesCommand
 );
 
 export type CommandType = Command['type'];

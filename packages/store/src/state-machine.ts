@@ -8,6 +8,7 @@ import { applyL3Plan, applyTaskStatus } from './apply/l3';
 import { applyEdgeAdd, applyMemoryDelete, applySemanticExecute, applySemanticPlan } from './apply/maintenance';
 import { applyConsolidate, applyConsolidationFailed, applyInsights, indexPendingByUser } from './apply/memory';
 import { applyPlacement } from './apply/placement';
+import { applyKeyRanges } from './apply/key-ranges';
 import { applyUserOrg } from './apply/users';
 import { AssetReferenceChanges } from './apply/assets';
 import { LIVE_WEBHOOKS_KEY, applyWebhookAdvance, applyWebhookCreate, applyWebhookDelete, enqueueWebhookDeliveries } from './apply/webhooks';
@@ -50,6 +51,7 @@ const HANDLERS = {
   'webhook.delete': applyWebhookDelete,
   'webhook.advance': applyWebhookAdvance,
   'cluster.placement': applyPlacement,
+  'cluster.ranges': applyKeyRanges,
 } satisfies { [K in CommandType]: HandlerOf<K> };
 
 /** What applying a command of type K answers (a deterministic failure is an answer too, see errors.ts). */

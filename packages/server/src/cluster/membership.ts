@@ -17,6 +17,7 @@ import type { PlacementDirectory } from './placement/directory';
 import type { PlacementExecutor } from './placement/executor';
 import type { GroupRouting } from './placement/routing';
 import { ReplicaDrops, replicaView } from './replica-drop';
+import type { KeyRangeDirectory } from './placement/range-directory';
 
 export const JOIN_SIG_HEADER = 'x-strata-join-sig';
 export const JOIN_TS_HEADER = 'x-strata-join-ts';
@@ -113,6 +114,8 @@ export class ClusterService {
   readonly joins: JoinSigner;
   /** set once the node has built its placement loop (status reports its last round) */
   executor: PlacementExecutor | null = null;
+  /** set once the node has opened its key-range directory (status shows it) */
+  ranges: KeyRangeDirectory | null = null;
   /** this node's replicas moved away, wiped when the placement loop asks (replica-drop.ts) */
   private readonly drops: ReplicaDrops;
 
@@ -157,6 +160,8 @@ export class ClusterService {
         // the last round of the placement loop, on the node that runs it (the leader of shard 0)
         last_round: this.executor?.last ?? null,
       },
+      // which group holds each range of user keys (store/key-ranges.ts); `recorded` once in shard 0
+      key_ranges: this.ranges ? { recorded: this.ranges.recorded(), ...this.ranges.table() } : null,
     };
   }
 
