@@ -155,6 +155,9 @@ const EXPECTATIONS: Record<string, Expectation> = {
   'POST /v1/cluster/groups/{group_id}/steps': {
     scope: 'public', request: () => ({ path: '/v1/cluster/groups/0/steps', body: { kind: 'remove', node: 1, url: 'http://127.0.0.1:1' } }), ok: 401,
   },
+  'POST /v1/cluster/groups/{group_id}/drop': {
+    scope: 'public', request: () => ({ path: '/v1/cluster/groups/0/drop', body: { index: 1 } }), ok: 401,
+  },
   'POST /v1/users/{user_id}/streams/{stream_id}/retrieve': {
     scope: 'user', namesOrg: true, request: (t) => ({ path: userPath(t, `/streams/${S}/retrieve`), body: { query: 'lighthouse', limit: 100, ...orgField(t) } }),
   },

@@ -38,13 +38,34 @@ describe('start-up', () => {
     removeDir(dir);
   });
 
-  it('refuses a data directory made with another shard count', async () => {
+  it('keeps the group count of its data directory (STRATA_SHARDS is the initial count only) and records its key ranges', async () => {
     const dir = tempDir();
-    const first = await startServer({ dataDir: dir });
-    await first.stop();
-    const { code, output } = await runServerExpectingExit({ STRATA_DATA_DIR: dir, STRATA_SHARDS: '2' });
-    expect(code).toBe(1);
-    expect(output).toContain('created with 1 shard(s)');
+    const env = { STRATA_API_KEY: 'layout-key-123', STRATA_SHARDS: '3' };
+    const stream = '5b0c4c0e-5a8b-4c55-9f0e-d3c1b2a4f6e7';
+    const users = Array.from({ length: 12 }, (_, i) => `layout-user-${i}`);
+    const first = await startServer({ dataDir: dir, env });
+    let client = new StrataClient({ baseUrl: first.url, apiKey: env.STRATA_API_KEY });
+    for (const u of users) await client.ingest(u, stream, { content: `hello from ${u}` });
+    const status = async () => (await client.raw('GET', '/v1/cluster/status')).body as {
+      shards: { shard_id: number }[]; key_ranges: { recorded: boolean; base: number; ranges: { start: number; group: number }[] };
+    };
+    // recorded through shard 0's log at the first start: three equal ranges, group g holding fnv1a32 mod 3 = g
+    const recorded = (await status()).key_ranges;
+    expect([recorded.recorded, recorded.base, recorded.ranges.map((r) => r.group)]).toEqual([true, 3, [0, 1, 2]]);
+    await client.close();
+    expect(await first.stop()).toBe(0);
+
+    const again = await startServer({ dataDir: dir, env: { ...env, STRATA_SHARDS: '8' } });
+    client = new StrataClient({ baseUrl: again.url, apiKey: env.STRATA_API_KEY });
+    const now = await status();
+    expect(now.shards.map((s) => s.shard_id)).toEqual([0, 1, 2]);
+    expect(now.key_ranges).toEqual(recorded);
+    for (const u of users) {
+      const page = (await client.raw('GET', `/v1/users/${u}/streams/${stream}/events`)).body as { events: { content: string }[] };
+      expect([u, page.events.map((e) => e.content)]).toEqual([u, [`hello from ${u}`]]);
+    }
+    await client.close();
+    expect(await again.stop()).toBe(0);
     removeDir(dir);
   });
 

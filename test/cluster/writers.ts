@@ -1,5 +1,7 @@
 /** Closed-loop writers for fault tests: each writes numbered events to its own stream and records what was acknowledged. */
+import { shardOf } from '../../packages/server/src/shards';
 import { listEvents, newStream, type TestCluster, writeEvent } from '../helpers/cluster';
+import type { Placed } from '../helpers/placement';
 
 export interface Writer {
   user: string;
@@ -53,6 +55,21 @@ export async function checkExactlyOnce(url: string, writers: Writer[], query = '
       if (!ids.has(content)) problems.push(`${url}: acknowledged '${content}' missing`);
       else if (ids.get(content) !== id) problems.push(`${url}: '${content}' has id ${ids.get(content)}, acknowledged as ${id}`);
     }
+  }
+  return problems;
+}
+
+/**
+ * Every writer's acknowledged events are on every voter of its group, exactly once: read on each voter
+ * from its own replica, after a ReadIndex (a follower may not have applied the last writes yet; a
+ * linearizable read waits until it has everything committed before the read).
+ */
+export async function checkReplicas(cluster: TestCluster, writers: Writer[], groups: Placed[], shards: number): Promise<string[]> {
+  const problems: string[] = [];
+  for (const w of writers) {
+    const g = shardOf(w.user, shards);
+    const voters = g === 0 ? cluster.live().map((n) => n.id) : groups.find((p) => p.group_id === g)!.voters;
+    for (const v of voters) problems.push(...(await checkExactlyOnce(cluster.node(v).url, [w], '&consistency=linearizable')));
   }
   return problems;
 }

@@ -4,7 +4,7 @@
  */
 import { api, TestCluster, waitFor } from './cluster';
 
-export interface Placed { group_id: number; voters: number[]; learners: number[]; leader: number | null; move: unknown }
+export interface Placed { group_id: number; voters: number[]; learners: number[]; leader: number | null; move: unknown; drops?: { node: number; index: number; url: string }[] }
 export interface PlacementStatus {
   shards: { shard_id: number; role: string; leader: number | null; holds: boolean; members: { node_id: number; voter: boolean }[] }[];
   placement: { replication_factor: number; groups: Placed[] };
@@ -51,4 +51,25 @@ export async function startPlaced(opts: { nodes: number; shards: number; rf: num
     await cluster.stop();
     throw err;
   }
+}
+
+/** max − min of the placed replicas per node, over `nodes`. */
+export function spreadOf(groups: Placed[], nodes: number[]): number {
+  const per = nodes.map((id) => groups.filter((g) => g.voters.includes(id)).length);
+  return Math.max(...per) - Math.min(...per);
+}
+
+/**
+ * Settings for fault tests of the placement loop: rounds every 300 ms, a node dead after 4 s, 4 moves
+ * at once, and logs compacted early (replicas hold snapshot files, and new ones come by snapshot).
+ */
+export function quickPlacementEnv(rf: number): Record<string, string> {
+  return {
+    STRATA__CLUSTER__REPLICATION_FACTOR: String(rf),
+    STRATA__CLUSTER__PLACEMENT_INTERVAL_MS: '300',
+    STRATA__CLUSTER__DEAD_AFTER_S: '4',
+    STRATA__CLUSTER__MAX_MOVES: '4',
+    STRATA__RAFT__SNAPSHOT_EVERY: '100',
+    STRATA__RAFT__COMPACTION_MARGIN: '20',
+  };
 }

@@ -3,7 +3,7 @@
  * Callers decide on the class and its typed fields (`code`, `leaderId`, `reason`), never on the message,
  * which is for people and may be reworded.
  */
-export type RaftErrorCode = 'not_leader' | 'no_quorum' | 'proposal_dropped' | 'conf_change_refused' | 'transfer_in_progress' | 'closed' | 'overloaded';
+export type RaftErrorCode = 'not_leader' | 'no_quorum' | 'proposal_dropped' | 'conf_change_refused' | 'transfer_in_progress' | 'closed' | 'overloaded' | 'reset';
 
 export class RaftError extends Error {
   override name = 'RaftError';
@@ -83,5 +83,13 @@ export class ClosedError extends RaftError {
   override name = 'ClosedError';
   constructor() {
     super('the raft group is closed', 'closed');
+  }
+}
+
+/** The group's replica on this node was wiped (RaftHost.resetGroup): what waited on it will not complete here. */
+export class GroupResetError extends RaftError {
+  override name = 'GroupResetError';
+  constructor() {
+    super('the raft group was reset on this node (its replica was wiped)', 'reset');
   }
 }

@@ -40,4 +40,13 @@ export class ListMachine implements RaftStateMachine {
   appliedIndex(): number {
     return this.applied;
   }
+
+  resets = 0;
+
+  async reset(): Promise<void> {
+    this.items = [];
+    this.applied = 0;
+    this.appliedTerm = 0;
+    this.resets++;
+  }
 }

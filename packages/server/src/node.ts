@@ -10,6 +10,7 @@ import { ClusterService } from './cluster/membership';
 import { PeerSigner } from './cluster/peer-auth';
 import { RemoteGroups } from './cluster/remote-groups';
 import { PlacementDirectory } from './cluster/placement/directory';
+import { KeyRangeDirectory } from './cluster/placement/range-directory';
 import { PlacementExecutor } from './cluster/placement/executor';
 import { GroupRouting } from './cluster/placement/routing';
 import { ShardReads } from './cluster/shard-reads';
@@ -78,17 +79,19 @@ function serverTimeouts(config: Config) {
   return { headersTimeout, requestTimeout, connectionsCheckingInterval: Math.max(25, Math.min(1000, Math.floor(headersTimeout / 4))) };
 }
 
-/** Refuses to open a data directory made with another shard count: users would land on the wrong shard. */
-function checkLayout(dataDir: string, shards: number): void {
+/**
+ * The number of shard groups of a data directory: `cluster.shards` (STRATA_SHARDS) when it is created,
+ * then the count it was created with, whatever `cluster.shards` says later (it is the initial count
+ * only: users are routed by the key-range directory in shard 0, key-ranges.ts); `ignored` when they differ.
+ */
+function groupsOfDataDir(dataDir: string, configured: number): { groups: number; ignored: boolean } {
   const file = join(dataDir, 'strata.json');
-  if (existsSync(file)) {
-    const layout = JSON.parse(readFileSync(file, 'utf8')) as { shards: number };
-    if (layout.shards !== shards) {
-      throw new Error(`The data directory ${dataDir} was created with ${layout.shards} shard(s), but cluster.shards is ${shards}; start with the same shard count.`);
-    }
-  } else {
-    writeFileSync(file, JSON.stringify({ format: 1, shards }) + '\n');
+  if (!existsSync(file)) {
+    writeFileSync(file, JSON.stringify({ format: 1, shards: configured }) + '\n');
+    return { groups: configured, ignored: false };
   }
+  const layout = JSON.parse(readFileSync(file, 'utf8')) as { shards: number };
+  return { groups: layout.shards, ignored: layout.shards !== configured };
 }
 
 async function openShard(dataDir: string, id: number, cluster: ClusterRuntime): Promise<Shard> {
@@ -117,10 +120,14 @@ export class StrataNode {
     private readonly server: Server,
   ) {}
 
-  static async start(config: Config, options: { logger?: Logger } = {}): Promise<StrataNode> {
-    const logger = options.logger ?? pino({ level: config.log.level, base: { node_id: config.cluster.node_id } });
-    prepareDataDir(config.storage.data_dir); // 0700, refused when open to others (before any store opens)
-    checkLayout(config.storage.data_dir, config.cluster.shards);
+  static async start(configured: Config, options: { logger?: Logger } = {}): Promise<StrataNode> {
+    const logger = options.logger ?? pino({ level: configured.log.level, base: { node_id: configured.cluster.node_id } });
+    prepareDataDir(configured.storage.data_dir); // 0700, refused when open to others (before any store opens)
+    const layout = groupsOfDataDir(configured.storage.data_dir, configured.cluster.shards);
+    if (layout.ignored) {
+      logger.warn({ data_directory_groups: layout.groups, configured: configured.cluster.shards }, 'cluster.shards (STRATA_SHARDS) is the initial group count only: this data directory has its own');
+    }
+    const config: Config = { ...configured, cluster: { ...configured.cluster, shards: layout.groups } };
     // Before any storage is opened: a provider that cannot be built (e.g. local vectors not prepared) stops the start.
     const providers = await createProviders(config);
     logger.info({ embedder: providers.embedder.id, llm: providers.llm?.id ?? 'none' }, 'providers ready');
@@ -166,7 +173,9 @@ export class StrataNode {
       shardIds: () => cluster.shardIds(), group: (id) => cluster.group(id),
       hostStats: () => cluster.host.stats, transportStats: () => cluster.transportStats(),
     });
-    const router = new ShardRouter(shards);
+    // users to groups: the key-range directory in shard 0 (its initial table until recorded: start.ts records it)
+    const ranges = await KeyRangeDirectory.open(shards[0], config.cluster.shards);
+    const router = new ShardRouter(shards, ranges);
     // Derived indexes per shard, kept current by each state machine's applied-command listener. A
     // Raft snapshot install replaces the whole state: the shard then gets a fresh manager (built
     // lazily from LevelDB), and the one listener always feeds the current manager.
@@ -242,7 +251,8 @@ export class StrataNode {
       view: routing, leaderOf: (shard, deadline) => forwarder.leaderOf(shard, deadline), signer: peerSigner,
       timeoutMs: config.cluster.forward_timeout_ms, requestTimeoutMs: config.server.request_timeout_ms, maxLineBytes: config.import.max_bytes,
     });
-    const clusterService = new ClusterService(cluster, forwarder, routing, directory, peerSigner);
+    const clusterService = new ClusterService(cluster, forwarder, routing, directory, peerSigner,
+      (group, removedAt) => logger.info({ shard: group, removed_at: removedAt }, 'replica moved away: wiped from this node'));
     const placement = new PlacementExecutor({
       rt: cluster, meta: router.meta(), directory, fwd: forwarder, signer: peerSigner, logger,
       localStatus: () => clusterService.status(),
@@ -252,7 +262,8 @@ export class StrataNode {
     metrics.gauge('strata_placement_groups_held', 'Shard groups this node holds (is a voter of, by its own Raft state and the directory)', () => shards.filter((s) => routing.holds(s.id)).length);
     metrics.gauge('strata_placement_moves_in_flight', 'Replica moves under way (learner added, not yet promoted and the old member removed); reported by the leader of shard 0, 0 elsewhere', () => placement.last?.moves_in_flight ?? 0);
     metrics.gauge('strata_placement_under_replicated_groups', 'Groups with fewer live voters than the replication factor; reported by the leader of shard 0, 0 elsewhere', () => placement.last?.under_replicated ?? 0);
-    const clusterStart = await startCluster(cluster, clusterService, router.meta(), auth, logger);
+    clusterService.ranges = ranges;
+    const clusterStart = await startCluster(cluster, clusterService, router.meta(), auth, ranges, logger);
     placement.start();
 
     const routes: RouteSpec[] = [];
@@ -284,7 +295,7 @@ export class StrataNode {
       mounts: [mountDashboard, ...(config.mcp.enabled ? [(express: Express) => {
         mcp = mountMcp(express, {
           services, auth, validator, bodyLimit: config.server.body_limit,
-          leader: forwardingGate(forwarder, shards.length, config.cluster.forward_timeout_ms),
+          leader: forwardingGate(forwarder, router.groups, config.cluster.forward_timeout_ms),
         });
       }] : [])],
       bodyLimit: config.server.body_limit, rateLimitPerSecond: config.server.rate_limit_per_s,
@@ -293,7 +304,7 @@ export class StrataNode {
       forward: (route, ctx, run) => {
         // a removed node's copy is no longer kept current: only its health, metrics and cluster routes answer
         if (removal.isRemoved() && route.tag !== 'operations' && route.tag !== 'cluster') throw removal.refusal();
-        const shard = targetShard(ctx.params, ctx.body, shards.length);
+        const shard = targetShard(ctx.params, ctx.body, router.groups);
         if (routeWrites(route)) return forwarder.route(shard, ctx.req, ctx.res, run, { keyed: route.idempotencyKey === true });
         return targetUser(ctx.params, ctx.body) === undefined ? run() : forwarder.read(shard, ctx.req, ctx.res, run);
       },

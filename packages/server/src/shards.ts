@@ -1,4 +1,6 @@
-import type { CommandLog, StateDb, StateMachine } from '@strata/store';
+import { fnv1a32, groupOfUser, initialRanges, type CommandLog, type StateDb, type StateMachine } from '@strata/store';
+
+export { fnv1a32 };
 
 export interface Shard {
   id: number;
@@ -7,31 +9,33 @@ export interface Shard {
   log: CommandLog;
 }
 
-/**
- * FNV-1a (32-bit) over the UTF-8 bytes of the user id. Documented and stable: changing it would move
- * users between shards, so it must never change for a given shard count.
- */
-export function fnv1a32(text: string): number {
-  let hash = 0x811c9dc5;
-  for (const byte of Buffer.from(text, 'utf8')) {
-    hash ^= byte;
-    hash = Math.imul(hash, 0x01000193) >>> 0;
-  }
-  return hash >>> 0;
+/** Which group a user's data is in (the key-range directory, cluster/placement/range-directory.ts). */
+export interface UserGroups {
+  groupOf(userId: string): number;
 }
 
+/**
+ * The group of a user in a data directory made with `shardCount` groups, before any split: the
+ * `fnv1a32 mod shards` layout, which the initial key-range table reproduces exactly (key-ranges.ts).
+ */
 export function shardOf(userId: string, shardCount: number): number {
   return fnv1a32(userId) % shardCount;
 }
 
+/** The initial layout of `shardCount` groups as UserGroups (one node's tests, tools). */
+export function initialGroups(shardCount: number): UserGroups {
+  const table = initialRanges(shardCount);
+  return { groupOf: (userId) => groupOfUser(table, userId) };
+}
+
 /** Which shard group holds a user's data. Shard 0 also holds the service-wide records (accounts, keys). */
 export class ShardRouter {
-  constructor(readonly shards: Shard[]) {
+  constructor(readonly shards: Shard[], readonly groups: UserGroups = initialGroups(shards.length)) {
     if (shards.length === 0) throw new Error('at least one shard is required');
   }
 
   forUser(userId: string): Shard {
-    return this.shards[shardOf(userId, this.shards.length)];
+    return this.shards[this.groups.groupOf(userId)];
   }
 
   /** The group that holds accounts, API keys and other service-wide records. */

@@ -1,3 +1,4 @@
+import type { KeyRangeTable } from './key-ranges';
 import type { ExportKind, ExportRecord } from './export-format';
 import type { AccountRecord, ApiKeyRecord, Edge, EventRecord, Goal, L3Task, MemoryType, MemoryUnit } from './types';
 import type { WebhookAttempt, WebhookRecord } from './webhooks';
@@ -394,6 +395,18 @@ export interface GroupPlacementRecord {
   learners: number[];
   leader: number | null;
   move: PlacementMove | null;
+  /**
+   * Replicas removed from nodes and not yet wiped there: the placement loop asks each node to drop
+   * the group (with the index of the membership entry that removed it) until it answers. Absent when none.
+   */
+  drops?: PlacementDrop[];
+}
+
+/** A replica to wipe: node `node` (reached at `url`) was removed from the group by the entry at `index`. */
+export interface PlacementDrop {
+  node: number;
+  index: number;
+  url: string;
 }
 
 /**
@@ -405,6 +418,17 @@ export interface PlacementCommand {
   type: 'cluster.placement';
   at: string;
   groups: GroupPlacementRecord[];
+}
+
+/**
+ * The key-range directory (key-ranges.ts), in shard 0: which group holds each range of user keys.
+ * Recorded once, at the first start of a data directory (or of one made before ranges existed: the
+ * table equivalent to its `fnv1a32 mod shards` layout); a table already recorded is kept.
+ */
+export interface KeyRangesCommand {
+  type: 'cluster.ranges';
+  at: string;
+  table: KeyRangeTable;
 }
 
 /**
@@ -439,6 +463,7 @@ export type Command = CommandTrace & (
   | WebhookDeleteCommand
   | WebhookAdvanceCommand
   | PlacementCommand
+  | KeyRangesCommand
 );
 
 export type CommandType = Command['type'];

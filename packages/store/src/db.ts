@@ -1,3 +1,5 @@
+import { open as openFile, readdir, rename, rm } from 'node:fs/promises';
+import { basename, dirname, join } from 'node:path';
 import { Level } from 'level';
 import type { AbstractSublevel } from 'abstract-level';
 import type { SemanticPlanRecord } from './commands';
@@ -197,13 +199,37 @@ export class StateDb {
   }
 
   static async open(path: string): Promise<StateDb> {
+    await removeSetAside(path);
     const level = new Level<string, unknown>(path, { valueEncoding: 'json' });
     await level.open();
     return new StateDb(level);
   }
 
+  /**
+   * Deletes the whole database, files included, and opens it again empty (a replica wiped from this
+   * node). The directory is renamed aside first (atomic): a crash leaves either the old database or
+   * an empty one, never a LevelDB missing half its files; what was set aside is deleted now, or by
+   * the next open(). The sublevels stay valid: they follow the reopened database.
+   */
+  async reset(): Promise<void> {
+    const path = this.level.location;
+    await this.level.close();
+    const aside = `${path}${SET_ASIDE}${Date.now()}`;
+    await rename(path, aside);
+    await syncDir(dirname(path));
+    await this.level.open();
+    // a sublevel closes with its database but does not reopen with it
+    for (const sub of this.sublevels()) await sub.open();
+    await rm(aside, { recursive: true, force: true });
+  }
+
   async close(): Promise<void> {
     await this.level.close();
+  }
+
+  /** Every record type's sublevel (the fields above). */
+  private sublevels(): Sub<unknown>[] {
+    return Object.values(this).filter((v): v is Sub<unknown> => v !== this.level && typeof v === 'object' && v !== null && 'prefix' in v && typeof (v as Sub<unknown>).open === 'function');
   }
 
   async account(username: string): Promise<AccountRecord | undefined> {
@@ -226,6 +252,28 @@ export class StateDb {
   /** `counter` read synchronously (the memtable or block cache answer in microseconds): for polls that run often. */
   counterSync(name: string): number {
     return (this.meta.getSync(`counter\x00${name}`) as number | undefined) ?? 0;
+  }
+}
+
+/** What a reset database's directory is renamed to, before it is deleted: `<dir>.wiped-<time>`. */
+const SET_ASIDE = '.wiped-';
+
+/** Deletes what an interrupted reset() left beside `path`. */
+async function removeSetAside(path: string): Promise<void> {
+  const prefix = basename(path) + SET_ASIDE;
+  const names = await readdir(dirname(path)).catch(() => [] as string[]);
+  for (const name of names) if (name.startsWith(prefix)) await rm(join(dirname(path), name), { recursive: true, force: true });
+}
+
+/** A rename is durable once its directory is synced (some filesystems refuse: then it is as durable as they make it). */
+async function syncDir(dir: string): Promise<void> {
+  const fh = await openFile(dir, 'r');
+  try {
+    await fh.sync();
+  } catch {
+    // refused by the filesystem
+  } finally {
+    await fh.close();
   }
 }
 

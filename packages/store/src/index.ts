@@ -18,3 +18,5 @@ export * from './raft-log';
 export * from './webhooks';
 export { deliveryId } from './apply/webhooks';
 export { readPlacement } from './apply/placement';
+export { readKeyRanges } from './apply/key-ranges';
+export * from './key-ranges';

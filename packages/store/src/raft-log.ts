@@ -5,7 +5,7 @@
  * and membership entries also keep the member list and the removed node ids in the replicated state).
  */
 import {
-  ClosedError, ConfChangeError, decodeConf, NoQuorumError, NotLeaderError, OverloadedError, ProposalDroppedError, TransferInProgressError,
+  ClosedError, ConfChangeError, decodeConf, GroupResetError, NoQuorumError, NotLeaderError, OverloadedError, ProposalDroppedError, TransferInProgressError,
   type AppliedEntry, type ConfState, type RaftGroup, type RaftStateMachine, type SnapshotPoint, type SnapshotReader, type SnapshotWriter,
 } from '@strata/raft';
 import type { CommandLog, LogStatus } from './command-log';
@@ -23,6 +23,7 @@ export interface ReplicatedState {
   applyBatch(entries: readonly BatchEntry[]): Promise<unknown[]>;
   snapshot(out: SnapshotWriter): Promise<SnapshotPoint>;
   restore(image: SnapshotReader): Promise<void>;
+  reset(): Promise<void>;
 }
 
 /** Replicated membership facts, kept in the meta sublevel by membership entries. */
@@ -97,6 +98,12 @@ export class RaftApplier implements RaftStateMachine {
   appliedIndex(): number {
     return this.state.appliedIndex();
   }
+
+  /** The replica is wiped (RaftHost.resetGroup): no state, no membership. */
+  async reset(): Promise<void> {
+    await this.state.reset();
+    this.meta = { members: null, removed: [] };
+  }
 }
 
 /** A 503 that also names the leader (when known), so a caller can forward instead. */
@@ -130,6 +137,7 @@ export function fromRaftError(err: unknown): unknown {
   }
   if (err instanceof NoQuorumError) return unavailable(`The write was not committed in time (no quorum or leader change); its outcome is unknown: retry with the same Idempotency-Key.`, 'no_leader');
   if (err instanceof ProposalDroppedError || err instanceof TransferInProgressError) return new NotStoredError();
+  if (err instanceof GroupResetError) return unavailable('This node no longer holds the shard (its replica was wiped); retry on another node.');
   if (err instanceof ClosedError) return unavailable('The node is shutting down; retry on another node.');
   if (err instanceof OverloadedError) return unavailable('Too many writes are waiting to commit in this shard; retry shortly (nothing was stored).', 'overloaded');
   if (err instanceof ConfChangeError) {
@@ -147,7 +155,16 @@ function roleOf(role: string): LogStatus['role'] {
 export class RaftCommandLog implements CommandLog {
   private closed = false;
 
-  constructor(readonly group: RaftGroup, readonly applier: RaftApplier) {}
+  constructor(private current: RaftGroup, readonly applier: RaftApplier) {}
+
+  /** The shard's Raft group on this node: replaced when its replica is wiped and opened again blank (replaceGroup). */
+  get group(): RaftGroup {
+    return this.current;
+  }
+
+  replaceGroup(group: RaftGroup): void {
+    this.current = group;
+  }
 
   async propose<C extends Command>(command: C): Promise<CommandAnswer<C['type']>> {
     if (this.closed) throw unavailable('The node is shutting down; retry on another node.');

@@ -8,6 +8,7 @@ import { applyL3Plan, applyTaskStatus } from './apply/l3';
 import { applyEdgeAdd, applyMemoryDelete, applySemanticExecute, applySemanticPlan } from './apply/maintenance';
 import { applyConsolidate, applyConsolidationFailed, applyInsights, indexPendingByUser } from './apply/memory';
 import { applyPlacement } from './apply/placement';
+import { applyKeyRanges } from './apply/key-ranges';
 import { applyUserOrg } from './apply/users';
 import { AssetReferenceChanges } from './apply/assets';
 import { LIVE_WEBHOOKS_KEY, applyWebhookAdvance, applyWebhookCreate, applyWebhookDelete, enqueueWebhookDeliveries } from './apply/webhooks';
@@ -50,6 +51,7 @@ const HANDLERS = {
   'webhook.delete': applyWebhookDelete,
   'webhook.advance': applyWebhookAdvance,
   'cluster.placement': applyPlacement,
+  'cluster.ranges': applyKeyRanges,
 } satisfies { [K in CommandType]: HandlerOf<K> };
 
 /** What applying a command of type K answers (a deterministic failure is an answer too, see errors.ts). */
@@ -141,6 +143,16 @@ export class StateMachine {
    */
   async restore(image: SnapshotReader): Promise<void> {
     await restoreImage(this.db, image, [APPLIED_KEY, APPLIED_TERM_KEY]);
+    await this.reload();
+    for (const listener of this.restoredListeners) listener(this.applied);
+  }
+
+  /**
+   * Deletes the whole state (a replica wiped from this node: its files go, the applied index is 0
+   * again), then tells the restore listeners, as a restore does, so derived state is dropped too.
+   */
+  async reset(): Promise<void> {
+    await this.db.reset();
     await this.reload();
     for (const listener of this.restoredListeners) listener(this.applied);
   }

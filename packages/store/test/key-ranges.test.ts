@@ -1,85 +1,90 @@
 /**
- * Key ranges over ids of every Unicode plane (keys.ts): a user's range holds exactly its keys, whatever
- * characters the id holds, and code that compares keys it read agrees with LevelDB's byte order. Real
- * LevelDB, written through the log.
+ * The key-range directory (key-ranges.ts): the initial table of N groups routes every user exactly as
+ * the `fnv1a32 mod N` layout did (so data directories made before ranges keep their users where they
+ * are), the table is validated, and `cluster.ranges` records the first table only, on a real LevelDB
+ * state machine.
  */
 import { mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
+import { seededRandom } from '@strata/raft';
 import {
-  allUnits, compareKeys, LocalLog, orgUnitsOf, pendingOfUser, pendingUsersFrom, prefixRange, settle, StateDb, StateMachine,
-  type IngestCommand, type MemoryUnit,
+  StateDb, StateMachine, fnv1a32, groupOfKey, groupOfUser, initialRanges, invalidTable, keySpaceEnd, rangeKey, readKeyRanges,
 } from '../src';
 
-const T0 = '2026-01-01T00:00:00.000Z';
-/** In UTF-8 (LevelDB's) order; UTF-16 order (`<`) would put U+E000 and U+FFFF after the astral ones. */
-const IDS = ['a', 'ann', 'ann b', 'annie', 'ann\u00a0', 'caf\u00e9', '\u00ff', '\u00ffx', '\u0100', '\u4e2d', '\ue000', '\ufffd', '\uffff', '\u{10000}', '\u{1F600}', '\u{10FFFF}'];
+const COUNTS = [1, 2, 3, 4, 5, 7, 8, 12, 16, 64, 100, 255, 256];
 
-const uuid = (n: number) => `00000000-0000-4000-8000-${String(n).padStart(12, '0')}`;
-
-function unit(user: string, n: number): MemoryUnit {
-  return {
-    id: uuid(n), user_id: user, stream_id: 's1', org_id: 'acme', agent_id: null, level: 1, memory_type: 'factual', content: `unit of ${user}`, keywords: [],
-    speaker: null, valid_time: T0, transaction_time: T0, references: [], assets: [], importance: 0.5, subject: null, attribute: null,
-    retired_at: null, retired_reason: null, superseded_by: null,
-  };
-}
-
-const ingest = (user: string, eventId: string): IngestCommand => ({
-  type: 'events.ingest', user_id: user, stream_id: 's1', at: T0, idempotency: null, assets: [],
-  events: [{
-    event_id: eventId, user_id: user, stream_id: 's1', content: 'hello', content_type: 'text', org_id: null, agent_id: null, role: null, level: null,
-    parent_id: null, task_status: null, task_progress: null, valid_time: T0, transaction_time: T0, metadata: null, assets: [],
-  }],
-});
-
-describe('key ranges over ids of every Unicode plane', () => {
-  let dir: string;
-  let db: StateDb;
-  let log: LocalLog;
-
-  beforeAll(async () => {
-    dir = mkdtempSync(join(tmpdir(), 'strata-key-ranges-'));
-    db = await StateDb.open(join(dir, 'state'));
-    log = await LocalLog.open(join(dir, 'log'), await StateMachine.open(db));
-    for (const [i, user] of IDS.entries()) {
-      settle(await log.propose({
-        type: 'memory.consolidate', user_id: user, at: T0, consumed: [], embedder_id: 'e', method: 'offline',
-        units: [{ unit: unit(user, 2 * i), vector: [] }, { unit: unit(user, 2 * i + 1), vector: [] }], reinforced: [], retired: [], edges: [], dropped: [],
-      }));
-      settle(await log.propose(ingest(user, uuid(1000 + i))));
+describe('the initial table is the modulus layout', () => {
+  it('routes every user id to fnv1a32 mod N, for shard counts 1 to 256', () => {
+    const rnd = seededRandom(30);
+    const users = [
+      ...Array.from({ length: 3000 }, (_, i) => `user-${i}`),
+      ...Array.from({ length: 2000 }, () => Math.floor(rnd() * 2 ** 48).toString(36)),
+      '', 'é', '用户', 'a'.repeat(300),
+    ];
+    for (const n of COUNTS) {
+      const table = initialRanges(n);
+      const differ = users.filter((u) => groupOfUser(table, u) !== fnv1a32(u) % n);
+      expect([n, differ]).toEqual([n, []]);
     }
   });
+
+  it('maps every hash, the edges of the 32-bit space included, to the group hash mod N, inside the key space', () => {
+    const rnd = seededRandom(31);
+    for (const n of COUNTS) {
+      const table = initialRanges(n);
+      const hashes = [0, 1, n - 1, n, 2 ** 32 - 1, 2 ** 32 - n, 2 ** 31, ...Array.from({ length: 2000 }, () => Math.floor(rnd() * 2 ** 32))];
+      for (const h of hashes) {
+        const key = rangeKey(h, n);
+        expect(key).toBeGreaterThanOrEqual(0);
+        expect(key).toBeLessThan(keySpaceEnd(n));
+        if (groupOfKey(table, key) !== h % n) throw new Error(`hash ${h} with ${n} groups: group ${groupOfKey(table, key)}, not ${h % n}`);
+      }
+    }
+  });
+
+  it('permutes the hashes: two hashes never share a key', () => {
+    for (const n of [3, 7, 12]) {
+      const keys = new Set(Array.from({ length: 50_000 }, (_, h) => rangeKey(h * 85_899 + 17, n)));
+      expect(keys.size).toBe(50_000);
+    }
+  });
+});
+
+describe('table validation', () => {
+  it('accepts the initial tables and refuses broken ones', () => {
+    for (const n of COUNTS) expect(invalidTable(initialRanges(n))).toBeNull();
+    expect(invalidTable({ base: 0, ranges: [{ start: 0, group: 0 }] })).toMatch(/base/);
+    expect(invalidTable({ base: 4, ranges: [] })).toMatch(/non-empty/);
+    expect(invalidTable({ base: 4, ranges: [{ start: 1, group: 0 }] })).toMatch(/at 0/);
+    expect(invalidTable({ base: 2, ranges: [{ start: 0, group: 0 }, { start: 0, group: 1 }] })).toMatch(/after the previous/);
+    expect(invalidTable({ base: 2, ranges: [{ start: 0, group: 0 }, { start: keySpaceEnd(2), group: 1 }] })).toMatch(/within the key space/);
+    expect(invalidTable({ base: 2, ranges: [{ start: 0, group: -1 }] })).toMatch(/group id/);
+  });
+});
+
+describe('cluster.ranges apply', () => {
+  let dir: string;
+  let db: StateDb;
+  let sm: StateMachine;
+  const at = '2026-01-01T00:00:00.000Z';
+  beforeAll(async () => {
+    dir = mkdtempSync(join(tmpdir(), 'strata-ranges-'));
+    db = await StateDb.open(join(dir, 'state'));
+    sm = await StateMachine.open(db);
+  });
   afterAll(async () => {
-    await log.close();
     await db.close();
     rmSync(dir, { recursive: true, force: true });
   });
 
-  it('orders ids as LevelDB does', () => {
-    expect([...IDS].reverse().sort(compareKeys)).toEqual(IDS);
-    expect(compareKeys('\uffff', '\u{1F600}')).toBeLessThan(0);
-    expect('\uffff' < '\u{1F600}').toBe(false); // why compareKeys exists
-  });
-
-  it("holds exactly a user's keys in the user's range, for every id", async () => {
-    for (const user of IDS) {
-      expect({ user, units: (await allUnits(db, user)).map((u) => u.user_id) }).toEqual({ user, units: [user, user] });
-      expect({ user, pending: (await pendingOfUser(db, user, 10)).map((p) => p.user_id) }).toEqual({ user, pending: [user] });
-    }
-    const range = prefixRange('ann');
-    expect(range.lt > range.gt).toBe(true);
-  });
-
-  it("finds every contributor in an org's range", async () => {
-    const contributors = new Set((await orgUnitsOf(db, 'acme')).map((u) => u.user_id));
-    expect([...contributors].sort(compareKeys)).toEqual(IDS);
-  });
-
-  it('serves every user with pending events in round-robin order, from any cursor', async () => {
-    expect(await pendingUsersFrom(db, null, 100)).toEqual(IDS);
-    for (const [i, after] of IDS.entries()) {
-      expect(await pendingUsersFrom(db, after, 100)).toEqual([...IDS.slice(i + 1), ...IDS.slice(0, i + 1)]);
-    }
+  it('records the first valid table, keeps it against later ones, and refuses an invalid one without change', async () => {
+    expect(await readKeyRanges(db)).toBeNull();
+    const bad = await sm.apply(1, { type: 'cluster.ranges', at, table: { base: 4, ranges: [{ start: 5, group: 0 }] } });
+    expect(bad).toMatchObject({ error: { code: 'invalid_command' } });
+    expect(await readKeyRanges(db)).toBeNull();
+    expect(await sm.apply(2, { type: 'cluster.ranges', at, table: initialRanges(4) })).toEqual({ status: 'recorded' });
+    expect(await sm.apply(3, { type: 'cluster.ranges', at, table: initialRanges(9) })).toEqual({ status: 'already_recorded' });
+    expect(await readKeyRanges(db)).toEqual(initialRanges(4));
   });
 });

@@ -286,13 +286,15 @@ export class RaftGroup {
   }
 
   /**
-   * Removes a member. When the leader removes itself it keeps leading until the change commits,
-   * then hands leadership to the most up-to-date voter (TimeoutNow) and steps down.
+   * Removes a member and returns the index of the committed membership entry that removed it (the
+   * removed node may wipe its replica once it knows of an entry at or past it: docs/cluster.md "Disk
+   * reclaimed"). When the leader removes itself it keeps leading until the change commits, then hands
+   * leadership to the most up-to-date voter (TimeoutNow) and steps down.
    */
-  async removeNode(id: number): Promise<void> {
+  async removeNode(id: number): Promise<number> {
     this.requireLeader();
     if (!this.core.isMember(id)) throw new ConfChangeError('unknown_node', `node ${id} is not a member`);
-    await this.confChange({ type: 'remove', node: id }, Date.now() + this.opts.proposeTimeoutMs);
+    return this.confChange({ type: 'remove', node: id }, Date.now() + this.opts.proposeTimeoutMs);
   }
 
   /** Hands leadership to target (default: the most up-to-date voter) and waits for it to lead. */
@@ -551,6 +553,21 @@ export class RaftGroup {
     return bytes;
   }
 
+  /**
+   * Stops the group for good before its storage is wiped (RaftHost.resetGroup): every waiter fails
+   * with `err`, no Ready is handed out again, and a snapshot being written has finished.
+   */
+  async close(err: Error): Promise<void> {
+    this.fail(err);
+    while (this.snapshotting) await new Promise((r) => setTimeout(r, this.host.tickMs));
+  }
+
+  /** A group that replaces this one in place keeps its counters (metrics never go back) and its observer. */
+  inheritFrom(old: RaftGroup): void {
+    Object.assign(this.counters, old.counters);
+    this.observer = old.observer;
+  }
+
   fail(err: Error): void {
     if (this.failed) return;
     this.failed = err;
@@ -629,15 +646,18 @@ export class RaftGroup {
     return new Promise((resolve, reject) => this.stateWaiters.push({ check, deadline, resolve, reject, timeoutError }));
   }
 
-  /** Proposes a membership change, retrying while the one-change-at-a-time rule makes it wait. */
-  private async confChange(cc: ConfChange, deadline: number): Promise<void> {
+  /**
+   * Proposes a membership change, retrying while the one-change-at-a-time rule makes it wait; returns
+   * the index of its entry once committed and applied here.
+   */
+  private async confChange(cc: ConfChange, deadline: number): Promise<number> {
     for (;;) {
       this.requireLeader();
       try {
         const pos = this.core.proposeConfChange(cc);
         this.host.schedule();
         await this.waitEntry(pos.index, pos.term, Math.max(1, deadline - Date.now()));
-        return;
+        return pos.index;
       } catch (e) {
         const retryable = e instanceof ConfChangeError && e.retryable;
         if (!retryable || Date.now() >= deadline) throw e instanceof RaftError ? this.decorate(e) : e;

@@ -9,7 +9,7 @@ import { invariant } from '../core/assert';
 import { canSendBeforePersist } from '../core/raft';
 import { seededRandom } from '../core/random';
 import { MsgType, type Message, type RaftConfig, type Ready } from '../core/types';
-import { ClosedError } from '../errors';
+import { ClosedError, GroupResetError } from '../errors';
 import type { BatchOp, LevelStorage } from '../storage/level-storage';
 import type { GroupMessage } from '../transport/codec';
 import type { Transport } from '../transport/transport';
@@ -45,6 +45,10 @@ export class RaftHost implements GroupHost {
   private again = false;
   private scheduled = false;
   private closed = false;
+  /** resolved when the flush loop's current pass ends (resetGroup waits for a pass that may hold a group's Ready) */
+  private passEnds: (() => void)[] = [];
+  /** each group's own options, as opened (a reset group opens again with them) */
+  private readonly groupOptions = new Map<number, Partial<GroupOptions>>();
   private readonly random: () => number;
   /** counters for metrics and the benchmark */
   stats = { flushes: 0, syncedWrites: 0, entriesWritten: 0, messagesOut: 0 };
@@ -68,6 +72,7 @@ export class RaftHost implements GroupHost {
     const stored = await this.opts.storage.load(groupId);
     const g = await RaftGroup.open(this, groupId, sm, stored, { ...this.opts.raft, id: this.nodeId, random: this.random }, { ...this.opts.group, ...options });
     this.groups.set(groupId, g);
+    this.groupOptions.set(groupId, options);
     if (!this.ticker) this.ticker = setInterval(() => this.tick(), this.tickMs);
     this.schedule();
     return g;
@@ -139,6 +144,7 @@ export class RaftHost implements GroupHost {
         await Promise.all(work.map(({ g, r }) => this.opts.storage.afterWrite(g.groupId, r)));
         this.sendAll(work.map(({ g, r }) => ({ g, msgs: r.messages.filter((m) => !canSendBeforePersist(m)) })));
         await Promise.all(work.map(({ g, r }) => g.handleReady(r)));
+        this.endPass();
       } while (!this.closed);
     } catch (err) {
       // A failed synced write or apply leaves the node unable to make progress safely: stop it.
@@ -148,8 +154,39 @@ export class RaftHost implements GroupHost {
       if (this.ticker) clearInterval(this.ticker);
     } finally {
       this.flushing = false;
+      this.endPass();
     }
     if (this.again) this.schedule();
+  }
+
+  private endPass(): void {
+    for (const resolve of this.passEnds.splice(0)) resolve();
+  }
+
+  /**
+   * Wipes a group's replica on this node and opens it again, blank (a replica moved away: docs/cluster.md
+   * "Disk reclaimed"): the group leaves the flush loop, its waiters fail (GroupResetError), the state
+   * machine deletes its state, then the storage its log, hard state and snapshot files. A crash midway
+   * leaves either the old replica (the state comes back from the log: the caller asks again) or a wipe
+   * the next load finishes. The new group keeps no membership: it is a member again only if a leader adds it.
+   */
+  async resetGroup(groupId: number, sm: RaftStateMachine): Promise<RaftGroup> {
+    const old = this.groups.get(groupId);
+    invariant(old, () => `group ${groupId} is not open`);
+    invariant(sm.reset, 'a group reset needs a state machine that can reset');
+    if (this.closed) throw new ClosedError();
+    this.groups.delete(groupId); // no pass takes a Ready of it from now on...
+    if (this.flushing) await new Promise<void>((resolve) => this.passEnds.push(resolve)); // ...and the one running has ended
+    await old.close(new GroupResetError());
+    // the state first: a crash after it finds the log intact and rebuilds the state from it
+    await sm.reset();
+    await this.opts.storage.dropGroup(groupId);
+    const stored = await this.opts.storage.load(groupId);
+    const g = await RaftGroup.open(this, groupId, sm, stored, { ...this.opts.raft, id: this.nodeId, random: this.random }, { ...this.opts.group, ...this.groupOptions.get(groupId) });
+    g.inheritFrom(old);
+    this.groups.set(groupId, g);
+    this.schedule();
+    return g;
   }
 
   /**

@@ -57,4 +57,9 @@ export interface RaftStateMachine {
    */
   restore(at: SnapshotPoint, image: SnapshotReader): Promise<void>;
   appliedIndex(): number;
+  /**
+   * Optional: deletes the whole state (applied index 0), for a replica wiped from this node
+   * (RaftHost.resetGroup). Needed only by groups that may be reset.
+   */
+  reset?(): Promise<void>;
 }

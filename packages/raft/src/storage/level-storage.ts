@@ -20,6 +20,11 @@ const K_SNAP_DATA = 4;
 const K_ENTRY = 5;
 /** position of the snapshot being received (IncomingSnapshotState), so a restart resumes it */
 const K_SNAP_RECV = 6;
+/**
+ * a wipe of the group begun and not finished (dropGroup): written, synced, in the same batch that
+ * deletes the group's hard state and metadata, so load() finishes a wipe a crash interrupted
+ */
+const K_WIPING = 7;
 
 export type BatchOp = { type: 'put'; key: Buffer; value: Buffer } | { type: 'del'; key: Buffer };
 
@@ -87,6 +92,7 @@ export class LevelStorage {
 
   /** Loads one group's state (an empty state for a group never written). */
   async load(group: number): Promise<StoredGroup> {
+    if (await this.db.get(key(group, K_WIPING))) await this.finishWipe(group);
     const hsRaw = await this.db.get(key(group, K_HARD));
     const metaRaw = await this.db.get(key(group, K_META));
     const snapMetaRaw = await this.db.get(key(group, K_SNAP_META));
@@ -224,6 +230,29 @@ export class LevelStorage {
       .catch(() => undefined)
       .finally(() => this.clearing.delete(p));
     this.clearing.add(p);
+  }
+
+  /**
+   * Deletes everything of one group: its entries, hard state, metadata and snapshot files (the replica
+   * is wiped: docs/cluster.md "Disk reclaimed"). The group must be closed (no Ready of it in flight).
+   * First one synced batch marks the wipe and deletes what load() reads first, then the entries and
+   * files go; a crash between the two is finished by the next load(), which never sees half a log.
+   */
+  async dropGroup(group: number): Promise<void> {
+    // a background delete of compacted entries must not land after the wipe, on a new log's entries
+    await Promise.all([...this.clearing]);
+    await this.db.batch([
+      { type: 'put', key: key(group, K_WIPING), value: Buffer.from('1') },
+      ...[K_HARD, K_META, K_SNAP_META, K_SNAP_DATA, K_SNAP_RECV].map((k) => ({ type: 'del' as const, key: key(group, k) })),
+    ], { sync: true });
+    await this.finishWipe(group);
+  }
+
+  private async finishWipe(group: number): Promise<void> {
+    await this.db.clear({ gte: key(group, 0), lt: key(group, K_WIPING) });
+    await this.snapshots.removeGroup(group);
+    await this.db.batch([{ type: 'del', key: key(group, K_WIPING) }], { sync: true });
+    this.mem.delete(group);
   }
 
   /** One write for everything in the batch, synced (fsync) unless told it need not be. */

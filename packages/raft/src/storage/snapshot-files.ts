@@ -201,6 +201,13 @@ export class SnapshotFiles {
     await w.write(image);
     await w.finish(meta);
   }
+
+  /** Deletes every file of a group (its replica is wiped: docs/cluster.md "Disk reclaimed"). */
+  async removeGroup(group: number): Promise<void> {
+    this.recvSize.delete(group);
+    await rm(this.dir(group), { recursive: true, force: true });
+    await syncDir(this.root).catch(() => undefined); // the root may not exist yet: nothing to sync then
+  }
 }
 
 /** A rename is durable once its directory is synced. */

@@ -11,7 +11,7 @@ import { Agent, request, type Dispatcher } from 'undici';
 import { NotStoredError, StrataError, unavailable } from '@strata/store';
 import { sendJson } from '../http/json-reply';
 import type { RouteSpec } from '../http/route';
-import { shardOf } from '../shards';
+import type { UserGroups } from '../shards';
 import type { Tracing } from '../telemetry/tracing';
 import { notSent, peerJson } from './peer-answer';
 
@@ -37,9 +37,9 @@ export function targetUser(params: Record<string, string>, body: unknown): strin
 }
 
 /** Pure: the shard a request targets: its user's (targetUser), else shard 0 (service-wide). */
-export function targetShard(params: Record<string, string>, body: unknown, shards: number): number {
+export function targetShard(params: Record<string, string>, body: unknown, groups: UserGroups): number {
   const user = targetUser(params, body);
-  return user === undefined ? 0 : shardOf(user, shards);
+  return user === undefined ? 0 : groups.groupOf(user);
 }
 
 /** What the forwarder needs to know about the shard groups on this node. */

@@ -12,7 +12,7 @@
  */
 import { badRequest, type ExportRecord, type ImportCommand } from '@strata/store';
 import type { Line, LineParser } from '../operations/export-lines';
-import { shardOf } from '../shards';
+import type { UserGroups } from '../shards';
 
 export const proposePath = (group: number): string => `/v1/cluster/groups/${group}/propose`;
 export const recordsPath = (group: number, linearizable: boolean): string =>
@@ -50,8 +50,9 @@ export function commandLine(first: Line): Pick<ImportCommand, 'type' | 'at'> {
  * bytes behind its ids) and each of a user of `group`: a record of another group would be stored where
  * its user's reads never look.
  */
-export function recordLine(parser: LineParser, l: Line, group: number, shards: number): ExportRecord {
+export function recordLine(parser: LineParser, l: Line, group: number, groups: UserGroups): ExportRecord {
   const record = parser.record(l);
-  if (shardOf(record.user_id, shards) !== group) throw line(l.number, `names a user of shard ${shardOf(record.user_id, shards)}, not of shard ${group}`, '/user_id');
+  const its = groups.groupOf(record.user_id);
+  if (its !== group) throw line(l.number, `names a user of shard ${its}, not of shard ${group}`, '/user_id');
   return record;
 }

@@ -16,6 +16,8 @@ import type { PeerSigner } from './peer-auth';
 import type { PlacementDirectory } from './placement/directory';
 import type { PlacementExecutor } from './placement/executor';
 import type { GroupRouting } from './placement/routing';
+import { ReplicaDrops, replicaView } from './replica-drop';
+import type { KeyRangeDirectory } from './placement/range-directory';
 
 export const JOIN_SIG_HEADER = 'x-strata-join-sig';
 export const JOIN_TS_HEADER = 'x-strata-join-ts';
@@ -93,6 +95,13 @@ export function parseStep(body: unknown): { kind: PlacementStepKind; node: numbe
   return { kind: b.kind as PlacementStepKind, node: b.node as number, url: b.url };
 }
 
+/** Pure: validates the body of a replica drop: the index of the membership entry that removed this node. */
+export function parseDrop(body: unknown): { index: number } {
+  const i = typeof body === 'object' && body !== null ? (body as { index?: unknown }).index : undefined;
+  if (!Number.isSafeInteger(i) || (i as number) < 1) throw badRequest('validation_failed', 'A drop needs index: the log index (a positive integer) of the membership entry that removed this node.');
+  return { index: i as number };
+}
+
 /** Pure: validates the members of a group's initialization. */
 export function parseMembers(body: unknown): { id: number; url: string }[] {
   const m = (typeof body === 'object' && body !== null ? (body as { members?: unknown }).members : undefined);
@@ -105,6 +114,10 @@ export class ClusterService {
   readonly joins: JoinSigner;
   /** set once the node has built its placement loop (status reports its last round) */
   executor: PlacementExecutor | null = null;
+  /** set once the node has opened its key-range directory (status shows it) */
+  ranges: KeyRangeDirectory | null = null;
+  /** this node's replicas moved away, wiped when the placement loop asks (replica-drop.ts) */
+  private readonly drops: ReplicaDrops;
 
   constructor(
     private readonly rt: ClusterRuntime,
@@ -112,8 +125,14 @@ export class ClusterService {
     private readonly routing: GroupRouting,
     private readonly directory: PlacementDirectory,
     readonly peers: PeerSigner,
+    onWiped?: (group: number, removedAt: number) => void,
   ) {
     this.joins = new JoinSigner(rt.config.cluster.secret, rt.config.cluster.peer_clock_skew_s * 1000);
+    this.drops = new ReplicaDrops({
+      view: (g) => replicaView(this.nodeId, rt.group(g), rt.logs.get(g)!.applier),
+      wipe: (g) => rt.resetShard(g),
+      onWiped: (g, removedAt) => onWiped?.(g, removedAt),
+    });
   }
 
   get nodeId(): number {
@@ -141,6 +160,8 @@ export class ClusterService {
         // the last round of the placement loop, on the node that runs it (the leader of shard 0)
         last_round: this.executor?.last ?? null,
       },
+      // which group holds each range of user keys (store/key-ranges.ts); `recorded` once in shard 0
+      key_ranges: this.ranges ? { recorded: this.ranges.recorded(), ...this.ranges.table() } : null,
     };
   }
 
@@ -194,8 +215,8 @@ export class ClusterService {
         case 'promote':
           return { status: await group.promoteLearner(input.node) };
         case 'remove':
-          await group.removeNode(input.node);
-          return { status: 'removed' };
+          // the index of the removal: the placement loop sends it to the removed node (drop below)
+          return { status: 'removed', index: await group.removeNode(input.node) };
         case 'transfer_leader':
           await group.transferLeadership(input.node);
           return { status: 'transferred' };
@@ -205,6 +226,17 @@ export class ClusterService {
       // refused by the membership rules, or leadership moved: the placement loop plans again
       throw conflict(`Shard ${groupId}: ${input.kind} of node ${input.node} not done: ${(err as Error).message}`);
     }
+  }
+
+  /**
+   * The placement loop's request to wipe this node's replica of a group it was removed from by the
+   * membership entry at `removedAt` (peer-signed). Decided here, from this node's own replica
+   * (replica-drop.ts): `dropped` (wiped, or nothing held), `member` (named again since: kept), `not_yet`.
+   */
+  async drop(groupId: number, removedAt: number) {
+    this.knownGroup(groupId);
+    if (groupId === 0) throw badRequest('validation_failed', 'Shard 0 is on every node: it is never dropped.');
+    return { shard_id: groupId, ...(await this.drops.drop(groupId, removedAt)) };
   }
 
   private knownGroup(groupId: number): void {

@@ -113,6 +113,16 @@ export class ClusterRuntime {
     return log;
   }
 
+  /**
+   * Wipes this node's replica of a shard and opens it again blank (cluster/replica-drop.ts decides when):
+   * the state machine's database, the group's log and snapshot files are deleted.
+   */
+  async resetShard(id: number): Promise<void> {
+    const log = this.logs.get(id);
+    if (!log) throw new Error(`no shard ${id}`);
+    log.replaceGroup(await this.host.resetGroup(id, log.applier));
+  }
+
   group(shardId: number): RaftGroup {
     const log = this.logs.get(shardId);
     if (!log) throw new Error(`no shard ${shardId}`);

@@ -12,6 +12,7 @@ import type { AuthService } from '../auth/service';
 import { ADMIN } from '../auth/service';
 import type { Shard } from '../shards';
 import { JoinSigner, type ClusterService } from './membership';
+import type { KeyRangeDirectory } from './placement/range-directory';
 import { startPlan, type ClusterRuntime } from './runtime';
 
 export interface StartHandle {
@@ -19,7 +20,7 @@ export interface StartHandle {
   stop(): Promise<void>;
 }
 
-export async function startCluster(rt: ClusterRuntime, cluster: ClusterService, meta: Shard, auth: AuthService, logger: Logger): Promise<StartHandle> {
+export async function startCluster(rt: ClusterRuntime, cluster: ClusterService, meta: Shard, auth: AuthService, ranges: KeyRangeDirectory, logger: Logger): Promise<StartHandle> {
   let stopped = false;
   const abort = new AbortController();
   const loops: Promise<void>[] = [];
@@ -45,6 +46,7 @@ export async function startCluster(rt: ClusterRuntime, cluster: ClusterService, 
   const admin = ensureAdmin(meta, auth, logger, () => stopped);
   if (single) await admin;
   else loops.push(admin);
+  loops.push(recordRanges(meta, ranges, logger, () => stopped));
   return {
     stop: async () => {
       stopped = true;
@@ -68,6 +70,27 @@ async function ensureAdmin(meta: Shard, auth: AuthService, logger: Logger, stopp
       }
     }
     await sleep(50);
+  }
+}
+
+/**
+ * Records the key-range directory in shard 0 once (whichever node leads it): a new data directory's
+ * initial table, and for one made before ranges existed the table equivalent to its modulus layout, so
+ * the migration is a command in the log like any change. Routing does not wait for it: until it is
+ * applied, every node routes with the same initial table.
+ */
+async function recordRanges(meta: Shard, ranges: KeyRangeDirectory, logger: Logger, stopped: () => boolean): Promise<void> {
+  while (!stopped() && !ranges.recorded()) {
+    if (meta.log.isLeader()) {
+      try {
+        const answer = await meta.log.propose({ type: 'cluster.ranges', at: new Date().toISOString(), table: ranges.initialTable() });
+        logger.info({ answer, groups: ranges.initialTable().ranges.length }, 'key-range directory recorded');
+        return;
+      } catch (err) {
+        if (!(err instanceof StrataError && err.status === 503)) logger.error({ err }, 'recording the key-range directory failed');
+      }
+    }
+    await sleep(100);
   }
 }
 

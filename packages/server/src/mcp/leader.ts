@@ -8,7 +8,7 @@
  */
 import type { Forwarder } from '../cluster/forward';
 import { answerError } from '../cluster/peer-answer';
-import { shardOf } from '../shards';
+import type { UserGroups } from '../shards';
 
 export interface RestEquivalent {
   method: 'POST' | 'PUT';
@@ -34,11 +34,11 @@ export interface LeaderGate {
 /** A node without peers proposes and reads everything itself. */
 export const SINGLE_NODE: LeaderGate = { write: (_userId, _credentials, local) => local(), read: (_userId, _credentials, local) => local() };
 
-export function forwardingGate(forwarder: Forwarder, shards: number, timeoutMs: number): LeaderGate {
+export function forwardingGate(forwarder: Forwarder, groups: UserGroups, timeoutMs: number): LeaderGate {
   return {
     async write(userId, credentials, local, rest) {
       const deadline = Date.now() + timeoutMs;
-      const leader = await forwarder.leaderOf(shardOf(userId, shards), deadline);
+      const leader = await forwarder.leaderOf(groups.groupOf(userId), deadline);
       if (leader === 'self') return local();
       const answer = await forwarder.call(leader.url, rest.method, rest.path, { ...credentials, ...rest.headers }, rest.body, deadline);
       if (answer.status >= 400) throw answerError(answer.status, answer.body, 'The shard leader');
@@ -47,7 +47,7 @@ export function forwardingGate(forwarder: Forwarder, shards: number, timeoutMs: 
 
     /** A node holding the group (Forwarder.callHolder: the directory's leader first, then the other voters). */
     async read(userId, credentials, local, rest) {
-      const shard = shardOf(userId, shards);
+      const shard = groups.groupOf(userId);
       if (forwarder.holds(shard)) return local();
       const answer = await forwarder.callHolder(shard, rest.method, rest.path, credentials, rest.body);
       if (answer.status >= 400) throw answerError(answer.status, answer.body, 'The node holding the shard');

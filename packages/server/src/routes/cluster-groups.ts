@@ -92,7 +92,7 @@ export function groupDataRoutes(deps: GroupDataDeps): RouteSpec[] {
           // a record made again on the importing node (its vector embedded anew) may be longer than the file's line
           for await (const line of ndjsonLines(bytes(), maxLine + 1024 * 1024)) {
             if (head === null) head = commandLine(line);
-            else records.push(recordLine(parser, line, shard.id, shards().length));
+            else records.push(recordLine(parser, line, shard.id, services.shards.groups));
           }
           signed.checkDigest(ctx.res, body.digest());
           if (head === null || records.length === 0) {

@@ -2,7 +2,7 @@ import { badRequest, notFound, type StrataError } from '@strata/store';
 import { requireRole } from '../auth/principal';
 import { requireUnscoped } from '../auth/scope';
 import type { AuthService } from '../auth/service';
-import { JOIN_NONCE_HEADER, JOIN_SIG_HEADER, JOIN_TS_HEADER, parseJoin, parseMembers, parseStep, type ClusterService } from '../cluster/membership';
+import { JOIN_NONCE_HEADER, JOIN_SIG_HEADER, JOIN_TS_HEADER, parseDrop, parseJoin, parseMembers, parseStep, type ClusterService } from '../cluster/membership';
 import { jsonDigest, PEER_SIG_HEADER, peerOnlyRoute } from '../cluster/peer-auth';
 import type { RouteContext, RouteSpec } from '../http/route';
 
@@ -113,6 +113,14 @@ export function clusterRoutes(deps: { auth: AuthService; cluster: ClusterService
       handler: async (ctx) => {
         signed.checkDigest(ctx.res, jsonDigest(ctx.req.body));
         return cluster.step(groupId(ctx), parseStep(ctx.req.body));
+      },
+    },
+    {
+      method: 'post', path: '/v1/cluster/groups/:group_id/drop', tag: 'cluster', auth: 'public', writes: false, beforeBody: signed.beforeBody,
+      summary: "Between nodes: wipe this node's replica of a shard group it was removed from by the membership entry at `index`, if its own replica says it is no longer a member (the placement loop's; signed with the cluster secret).",
+      handler: async (ctx) => {
+        signed.checkDigest(ctx.res, jsonDigest(ctx.req.body));
+        return cluster.drop(groupId(ctx), parseDrop(ctx.req.body).index);
       },
     },
   ];

@@ -2,7 +2,7 @@
 import { routeWrites, targetShard } from '../../src/cluster/forward';
 import { JOIN_NONCE_HEADER, JOIN_SIG_HEADER, JOIN_TS_HEADER, JoinSigner, parseJoin } from '../../src/cluster/membership';
 import { seedNodeId, selfUrlOf, startPlan } from '../../src/cluster/runtime';
-import { shardOf } from '../../src/shards';
+import { initialGroups, shardOf } from '../../src/shards';
 
 const cfg = (over: { node_id?: number; peers?: { id: number; url: string }[]; join?: string | null; auto?: boolean; seed?: number | null; advertise?: string | null }) => ({
   cluster: {
@@ -41,10 +41,11 @@ describe('forwarding decisions', () => {
   });
 
   it('targets the :user_id shard, else body.user_id, else shard 0', () => {
-    expect(targetShard({ user_id: 'alice' }, { user_id: 'bob' }, 4)).toBe(shardOf('alice', 4));
-    expect(targetShard({}, { user_id: 'bob' }, 4)).toBe(shardOf('bob', 4));
-    expect(targetShard({}, { name: 'key' }, 4)).toBe(0);
-    expect(targetShard({}, null, 4)).toBe(0);
+    const groups = initialGroups(4);
+    expect(targetShard({ user_id: 'alice' }, { user_id: 'bob' }, groups)).toBe(shardOf('alice', 4));
+    expect(targetShard({}, { user_id: 'bob' }, groups)).toBe(shardOf('bob', 4));
+    expect(targetShard({}, { name: 'key' }, groups)).toBe(0);
+    expect(targetShard({}, null, groups)).toBe(0);
   });
 });
 

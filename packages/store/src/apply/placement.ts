@@ -16,6 +16,9 @@ function invalid(g: GroupPlacementRecord): string | null {
   if (!ids(g.voters) || g.voters.length === 0) return 'voters must be a non-empty list of node ids';
   if (!ids(g.learners)) return 'learners must be a list of node ids';
   if (g.leader !== null && !(Number.isSafeInteger(g.leader) && g.leader > 0)) return 'leader must be a node id or null';
+  if (g.drops !== undefined && !(Array.isArray(g.drops) && g.drops.every((d) => ids([d?.node]) && Number.isSafeInteger(d.index) && d.index > 0 && typeof d.url === 'string'))) {
+    return 'drops must be a list of {node, index, url}';
+  }
   return null;
 }
 
@@ -26,7 +29,9 @@ export async function applyPlacement(db: StateDb, ctx: ApplyContext, cmd: Placem
     if (why) return failure(new StrataError('invalid_command', `cluster.placement: group ${String(g.group_id)}: ${why}`));
   }
   for (const g of cmd.groups) {
-    ctx.put(db.meta, placementKey(g.group_id), { group_id: g.group_id, voters: g.voters, learners: g.learners, leader: g.leader, move: g.move });
+    // drops only when there are some: a record without them is stored as before they existed
+    const drops = g.drops?.length ? { drops: g.drops.map((d) => ({ node: d.node, index: d.index, url: d.url })) } : {};
+    ctx.put(db.meta, placementKey(g.group_id), { group_id: g.group_id, voters: g.voters, learners: g.learners, leader: g.leader, move: g.move, ...drops });
   }
   return { groups: cmd.groups.length };
 }

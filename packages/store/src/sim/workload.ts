@@ -13,6 +13,7 @@ import type {
 import { encodeVector, type StateDb } from '../db';
 import type { EventConsolidation, ExportRecord } from '../export-format';
 import { prefixRange, SEP } from '../keys';
+import { initialRanges } from '../key-ranges';
 import { RELATIONS, TASK_STATUSES, type Edge, type Goal, type L3Task, type MemoryUnit, type TaskStatus } from '../types';
 import { WEBHOOK_KINDS, isLiveWebhook, outboxPage, type WebhookAttempt, type WebhookFilterKind } from '../webhooks';
 import type { Draw } from './draw';
@@ -38,7 +39,7 @@ const WEIGHTS: [CommandKind, number][] = [
   ['l3.plan', 6], ['l3.task_status', 8], ['graph.add_edge', 5], ['memory.delete', 3], ['semantic.plan', 3],
   ['semantic.execute', 3], ['memory.reinforce', 5], ['memory.prune', 3], ['user.set_org', 3], ['auth.bootstrap', 1],
   ['auth.set_password', 1], ['apikey.create', 2], ['apikey.revoke', 1], ['import.records', 4], ['webhook.create', 2],
-  ['webhook.delete', 1], ['webhook.advance', 5], ['cluster.placement', 1], ['retry', 3],
+  ['webhook.delete', 1], ['webhook.advance', 5], ['cluster.placement', 1], ['cluster.ranges', 1], ['retry', 3],
 ];
 const TOTAL = WEIGHTS.reduce((s, [, w]) => s + w, 0);
 
@@ -195,6 +196,12 @@ export class Workload {
       }
       case 'webhook.advance':
         return this.webhookAdvance(db, now);
+      case 'cluster.ranges': {
+        // the first valid table stays; sometimes invalid (a range out of order): refused on every replica
+        const table = initialRanges(d.int(8) + 1);
+        if (d.chance(0.1) && table.ranges.length > 1) table.ranges.reverse();
+        return { type: 'cluster.ranges', at, table };
+      }
       case 'cluster.placement': {
         // sometimes invalid (no voters): refused deterministically, the state unchanged on every replica
         const voters = d.chance(0.9) ? d.some([1, 2, 3, 4, 5], 3) : [];

@@ -8,7 +8,7 @@
  * shard 0 picks up where the last one stopped: the moves in flight are in the directory.
  */
 import type { Logger } from 'pino';
-import type { GroupPlacementRecord } from '@strata/store';
+import type { GroupPlacementRecord, PlacementDrop } from '@strata/store';
 import type { Forwarder } from '../forward';
 import type { PeerSigner } from '../peer-auth';
 import type { ClusterRuntime } from '../runtime';
@@ -55,6 +55,26 @@ export function liveMove(move: GroupPlacementRecord['move'], voters: readonly nu
 
 const sameRecord = (a: GroupPlacementRecord | null, b: GroupPlacementRecord) => a !== null && JSON.stringify(a) === JSON.stringify(b);
 
+/** A record with these drops (none: the field is left out, as records were before drops existed). */
+function withDrops(r: GroupPlacementRecord, drops: readonly PlacementDrop[]): GroupPlacementRecord {
+  const { drops: _old, ...rest } = r;
+  return drops.length ? { ...rest, drops: [...drops] } : rest;
+}
+
+/**
+ * Pure: the drops of a group after a round: those settled (the node answered for good, or it left the
+ * cluster and stayed silent too long) go, those of nodes that are members of the group again go (their
+ * replica is in use), and a node just removed again gets the newer index (it covers the older).
+ */
+export function nextDrops(current: readonly PlacementDrop[], settled: ReadonlySet<PlacementDrop>, members: readonly number[], added: readonly PlacementDrop[]): PlacementDrop[] {
+  const byNode = new Map<number, PlacementDrop>();
+  for (const d of [...current.filter((d) => !settled.has(d) && !members.includes(d.node)), ...added]) {
+    const had = byNode.get(d.node);
+    if (!had || had.index < d.index) byNode.set(d.node, d);
+  }
+  return [...byNode.values()].sort((a, b) => a.node - b.node);
+}
+
 export interface ExecutorDeps {
   rt: ClusterRuntime;
   meta: Shard;
@@ -80,6 +100,8 @@ export class PlacementExecutor {
   private readonly downSince = new Map<number, number>();
   /** members of placed groups that are no longer in the node set, with their URLs (from the last round) */
   private readonly leaving = new Map<number, string>();
+  /** nodes asked to drop a replica that did not answer, since when (a node gone from the cluster is given up on) */
+  private readonly dropUnanswered = new Map<number, number>();
   private timer: NodeJS.Timeout | null = null;
   private running: Promise<void> | null = null;
   private stopped = false;
@@ -136,15 +158,17 @@ export class PlacementExecutor {
     // What the groups' leaders report becomes the directory's record of them.
     const views: GroupView[] = [];
     const changed = new Map<number, GroupPlacementRecord>();
+    const records = new Map<number, GroupPlacementRecord>();
     for (let g = 1; g < shards; g++) {
       const recorded = this.deps.directory.recorded(g) ? this.deps.directory.get(g) : null;
       const seen = observedGroup(g, reports.filter((r): r is ReportedShard[] => r !== null));
       if (!seen && !recorded) continue; // not initialized yet
       const voters = seen?.voters ?? recorded!.voters;
       const learners = seen?.learners ?? recorded!.learners;
-      const record: GroupPlacementRecord = {
+      const record = withDrops({
         group_id: g, voters, learners, leader: seen?.leader ?? recorded?.leader ?? null, move: liveMove(recorded?.move ?? null, voters, learners),
-      };
+      }, recorded?.drops ?? []);
+      records.set(g, record);
       if (!sameRecord(recorded, record)) changed.set(g, record);
       views.push({ id: g, voters, learners, leader: seen ? seen.leader : null, move: record.move, lagging: seen?.lagging ?? [] });
     }
@@ -154,12 +178,28 @@ export class PlacementExecutor {
       rf: o.replication_factor, deadAfter: o.dead_after_s * 1000, budget: o.max_moves, nodeBudget: Math.min(o.max_moves, 4),
     });
     const byGroup = new Map(views.map((v) => [v.id, v]));
-    const outcomes = await Promise.all(steps.map((step) => this.carryOut(step, byGroup.get(step.group)!)));
+    // Replicas removed from nodes are wiped there: each node is asked (replica-drop.ts) while the steps run.
+    const pending = [...records.values()].flatMap((r) => (r.drops ?? []).map((d) => ({ group: r.group_id, drop: d })));
+    const [outcomes, dropsSettled] = await Promise.all([
+      Promise.all(steps.map((step) => this.carryOut(step, byGroup.get(step.group)!))),
+      Promise.all(pending.map((p) => this.askDrop(p.group, p.drop, nodes, now))),
+    ]);
+    const settled = new Set(pending.filter((_, i) => dropsSettled[i]).map((p) => p.drop));
+    const added = new Map<number, PlacementDrop[]>();
     for (const [i, step] of steps.entries()) {
-      if (outcomes[i].outcome !== 'done') continue;
+      const o = outcomes[i];
+      if (o.outcome !== 'done') continue;
       const v = byGroup.get(step.group)!;
       const after = applyStep({ id: v.id, voters: v.voters, learners: v.learners, leader: v.leader, move: v.move }, step);
       changed.set(step.group, { group_id: step.group, voters: after.voters, learners: after.learners, leader: after.leader, move: after.move });
+      const url = step.kind === 'remove' ? this.urlOf(step.node) : null;
+      if (step.kind === 'remove' && o.index !== undefined && url) added.set(step.group, [{ node: step.node, index: o.index, url }]);
+    }
+    for (const [g, record] of records) {
+      const current = changed.get(g) ?? record;
+      const drops = nextDrops(record.drops ?? [], settled, [...current.voters, ...current.learners], added.get(g) ?? []);
+      const next = withDrops(current, drops);
+      if (!sameRecord(record, next) || changed.has(g)) changed.set(g, next);
     }
     if (changed.size > 0) {
       await meta.log.propose({ type: 'cluster.placement', at: new Date(now).toISOString(), groups: [...changed.values()] });
@@ -201,18 +241,47 @@ export class PlacementExecutor {
     return shards;
   }
 
+  /**
+   * Asks a node to drop its replica of a group (docs/cluster.md "Disk reclaimed"). True when that is
+   * settled: the node answered `dropped` or `member`, or it left the cluster (not in shard 0's node set)
+   * and has not answered for `cluster.dead_after_s` (its data directory is the operator's to delete).
+   */
+  private async askDrop(group: number, drop: PlacementDrop, nodes: readonly number[], now: number): Promise<boolean> {
+    const { fwd, signer, rt } = this.deps;
+    const path = `/v1/cluster/groups/${group}/drop`;
+    const body = { index: drop.index };
+    const url = rt.urlOf(drop.node, 0) ?? this.leaving.get(drop.node) ?? drop.url;
+    const timeout = Math.max(500, Math.min(2000, rt.config.cluster.placement_interval_ms));
+    try {
+      const r = await fwd.call(url, 'post', path, signer.sign(drop.node, 'POST', path, body), body, Date.now() + timeout);
+      const status = r.status === 200 ? (r.body as { status?: string }).status : undefined;
+      this.dropUnanswered.delete(drop.node);
+      if (status === 'dropped' || status === 'member') {
+        this.deps.logger.info({ shard: group, node: drop.node, removed_at: drop.index, status }, 'replica drop settled');
+        return true;
+      }
+      return false;
+    } catch {
+      const since = this.dropUnanswered.get(drop.node) ?? now;
+      this.dropUnanswered.set(drop.node, since);
+      return !nodes.includes(drop.node) && now - since >= rt.config.cluster.dead_after_s * 1000;
+    }
+  }
+
   /** One step on the group's leader; a failure is left to the next round (the planner sees what did commit). */
-  private async carryOut(step: Step, view: GroupView): Promise<{ outcome: 'done' | 'failed'; error?: string }> {
+  private async carryOut(step: Step, view: GroupView): Promise<{ outcome: 'done' | 'failed'; error?: string; index?: number }> {
     const { fwd, signer, logger } = this.deps;
     const leaderUrl = view.leader === null ? null : this.urlOf(view.leader);
     const node = step.kind === 'transfer_leader' ? step.to : step.node;
     const body = { kind: step.kind, node, url: this.urlOf(node) };
     const path = `/v1/cluster/groups/${step.group}/steps`;
     let error: string | undefined;
+    let index: number | undefined;
     try {
       if (!leaderUrl || !body.url) throw new Error('no address known for the leader or the node');
       const r = await fwd.call(leaderUrl, 'post', path, signer.sign(view.leader!, 'POST', path, body), body, Date.now() + 15_000);
       if (r.status !== 200) error = `${r.status} ${(r.body as { error?: string } | null)?.error ?? ''}`.trim();
+      else index = (r.body as { index?: number } | null)?.index; // a removal's entry index: the removed node's drop names it
     } catch (err) {
       error = (err as Error).message;
     }
@@ -220,6 +289,6 @@ export class PlacementExecutor {
     this.deps.onStep?.(step, outcome);
     if (error !== undefined) logger.info({ step, err: error }, 'placement step not done; planned again next round');
     else logger.info({ step }, 'placement step done');
-    return error === undefined ? { outcome } : { outcome, error };
+    return error === undefined ? { outcome, ...(index !== undefined ? { index } : {}) } : { outcome, error };
   }
 }

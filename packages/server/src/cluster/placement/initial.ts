@@ -1,4 +1,4 @@
-import { avalanche } from '@strata/memory/embedding';
+import { avalanche } from '@strata/store';
 import type { GroupPlacement, NodeId } from './model';
 
 /**

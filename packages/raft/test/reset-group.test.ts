@@ -1,0 +1,116 @@
+/**
+ * A group's replica wiped in place (RaftHost.resetGroup, docs/cluster.md "Disk reclaimed"): its log,
+ * hard state and snapshot files leave the storage, the group opens again blank and can be added back
+ * like a new node; a wipe a crash interrupted is finished by the next load.
+ */
+import { existsSync, mkdtempSync, rmSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { RaftHost } from '../src/driver/host';
+import type { RaftGroup } from '../src/driver/group';
+import { LevelStorage } from '../src/storage/level-storage';
+import { LocalTransportHub } from '../src/transport/transport';
+import { ListMachine } from './mem-sm';
+
+const G = 5;
+
+async function until(what: string, check: () => boolean): Promise<void> {
+  for (let i = 0; i < 3000; i++) {
+    if (check()) return;
+    await new Promise((r) => setTimeout(r, 10));
+  }
+  throw new Error(`timed out waiting for ${what}`);
+}
+
+/** Every key of a group in the storage (group id is bytes 1..4 of each key). */
+async function keysOf(storage: LevelStorage, group: number): Promise<number> {
+  let n = 0;
+  for await (const k of storage.db.keys()) if (k.readUInt32BE(1) === group) n++;
+  return n;
+}
+
+test('a removed replica is wiped in place: no key, no snapshot file; added back, it catches up from nothing', async () => {
+  const root = mkdtempSync(join(tmpdir(), 'raft-reset-'));
+  const hub = new LocalTransportHub();
+  const nodes = new Map<number, { host: RaftHost; storage: LevelStorage; sm: ListMachine; group: RaftGroup }>();
+  try {
+    for (const id of [1, 2, 3, 4]) {
+      const storage = await LevelStorage.open(join(root, `n${id}`));
+      // snapshots early, so node 3 holds a snapshot file before it is wiped
+      const host = new RaftHost({ nodeId: id, selfUrl: `local://${id}`, storage, transport: hub.transport(id), tickMs: 10, group: { snapshotEvery: 20, compactionMargin: 5 } });
+      const sm = new ListMachine();
+      nodes.set(id, { host, storage, sm, group: await host.openGroup(G, sm) });
+    }
+    const n = (id: number) => nodes.get(id)!;
+    await n(1).group.initialize([1, 2, 3].map((id) => ({ id, url: `local://${id}` })));
+    const leader = () => [...nodes.values()].find((x) => x.group.isLeader())!.group;
+    await until('a leader', () => [...nodes.values()].some((x) => x.group.isLeader()));
+    for (let i = 0; i < 60; i++) await leader().propose(Buffer.from(`a${i}`));
+    await until('node 3 applied everything', () => n(3).sm.items.length === 60);
+    expect(existsSync(n(3).storage.snapshots.dir(G))).toBe(true);
+
+    // node 4 replaces node 3: learner, promoted, then 3 removed; the removal answers its entry's index
+    if (leader() === n(3).group) await n(3).group.transferLeadership(1);
+    await leader().addLearner(4, 'local://4');
+    await until('node 4 caught up', () => leader().caughtUp(4));
+    await leader().promoteLearner(4);
+    const removedAt = await leader().removeNode(3);
+    expect(removedAt).toBeGreaterThan(60);
+    for (let i = 0; i < 10; i++) await leader().propose(Buffer.from(`b${i}`));
+
+    const g3 = await n(3).host.resetGroup(G, n(3).sm);
+    nodes.get(3)!.group = g3;
+    expect(n(3).sm.resets).toBe(1);
+    expect(n(3).sm.items).toEqual([]);
+    expect(await keysOf(n(3).storage, G)).toBe(0);
+    expect(existsSync(n(3).storage.snapshots.dir(G))).toBe(false);
+    const s = g3.status();
+    expect([s.lastIndex, s.appliedIndex, s.members.length]).toEqual([0, 0, 0]);
+    // the other replicas go on
+    await leader().propose(Buffer.from('c'));
+    await until('node 4 has every write', () => n(4).sm.items.length === 71);
+
+    // added back, the blank replica catches up from nothing (a snapshot, then the log)
+    await leader().addLearner(3, 'local://3');
+    await until('node 3 caught up again', () => leader().caughtUp(3));
+    await leader().promoteLearner(3);
+    await until('node 3 holds every write again', () => n(3).sm.items.length === 71);
+    expect(n(3).sm.items).toEqual(n(4).sm.items);
+  } finally {
+    for (const x of nodes.values()) await x.host.close();
+    for (const x of nodes.values()) await x.storage.close();
+    rmSync(root, { recursive: true, force: true });
+  }
+});
+
+test('a wipe interrupted after its first synced batch is finished by the next load', async () => {
+  const root = mkdtempSync(join(tmpdir(), 'raft-wipe-'));
+  try {
+    let storage = await LevelStorage.open(root);
+    const hub = new LocalTransportHub();
+    const host = new RaftHost({ nodeId: 1, selfUrl: 'local://1', storage, transport: hub.transport(1), tickMs: 10, group: { snapshotEvery: 10, compactionMargin: 2 } });
+    const group = await host.openGroup(G, new ListMachine());
+    const other = await host.openGroup(G + 1, new ListMachine());
+    await group.initialize([{ id: 1, url: 'local://1' }]);
+    await other.initialize([{ id: 1, url: 'local://1' }]);
+    await until('a leader', () => group.isLeader() && other.isLeader());
+    for (let i = 0; i < 25; i++) await Promise.all([group.propose(Buffer.from(`x${i}`)), other.propose(Buffer.from(`y${i}`))]);
+    await host.close();
+    // what dropGroup writes first, and then nothing more (a crash): the marker, without the metadata
+    const key = (kind: number) => Buffer.from([0x72, 0, 0, 0, G, kind]);
+    await storage.db.batch([{ type: 'put', key: key(7), value: Buffer.from('1') }, { type: 'del', key: key(1) }, { type: 'del', key: key(2) }, { type: 'del', key: key(3) }], { sync: true });
+    await storage.close();
+
+    storage = await LevelStorage.open(root);
+    const loaded = await storage.load(G);
+    expect([loaded.entries.length, loaded.offset, loaded.snapshot, loaded.hardState.term]).toEqual([0, 0, null, 0]);
+    expect(await keysOf(storage, G)).toBe(0);
+    expect(existsSync(storage.snapshots.dir(G))).toBe(false);
+    // the neighbouring group is untouched
+    const kept = await storage.load(G + 1);
+    expect(kept.offset + kept.entries.length).toBeGreaterThanOrEqual(26);
+    await storage.close();
+  } finally {
+    rmSync(root, { recursive: true, force: true });
+  }
+});

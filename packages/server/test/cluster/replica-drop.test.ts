@@ -1,0 +1,162 @@
+/**
+ * Disk reclaimed (docs/cluster.md "Placement"): when a node wipes a replica it was removed from. The
+ * rule first as a pure function over what the node knows, then on real Raft groups over the real state
+ * machine (LevelDB): a node down during its removal wipes when it comes back, a drop delayed past a
+ * re-add keeps the replica, and the placement loop's record of pending drops.
+ */
+import { existsSync, mkdtempSync, readdirSync, rmSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { LevelStorage, LocalTransportHub, RaftHost, type RaftGroup } from '@strata/raft';
+import { RaftApplier, StateDb, StateMachine, type PlacementDrop } from '@strata/store';
+import { nextDrops } from '../../src/cluster/placement/executor';
+import { dropDecision, ReplicaDrops, replicaView, type ReplicaView } from '../../src/cluster/replica-drop';
+
+const conf = (voters: number[], learners: number[] = []) => ({ voters, learners, addrs: {} });
+const view = (v: Partial<ReplicaView>): ReplicaView => ({ self: 3, lastIndex: 100, logMembers: [], appliedIndex: 100, appliedMembers: conf([1, 2, 4]), ...v });
+
+describe('the decision rule (pure)', () => {
+  const R = 50;
+  it('wipes a replica whose log ends before its removal: it never saw it, nor a re-add', () => {
+    expect(dropDecision(view({ lastIndex: 49, logMembers: [1, 2, 3], appliedIndex: 40, appliedMembers: conf([1, 2, 3]) }), R)).toBe('wipe');
+  });
+  it('wipes a replica that applied its removal and whose log names it no more', () => {
+    expect(dropDecision(view({ lastIndex: 50, appliedIndex: 50 }), R)).toBe('wipe');
+    expect(dropDecision(view({ lastIndex: 80, appliedIndex: 70 }), R)).toBe('wipe');
+  });
+  it('waits while the removal is in its log but not applied', () => {
+    expect(dropDecision(view({ lastIndex: 60, appliedIndex: 45, appliedMembers: conf([1, 2, 3]) }), R)).toBe('not_yet');
+  });
+  it('keeps a replica added back after the removal: a delayed or replayed drop cannot wipe it', () => {
+    // re-added as a learner at 70, caught up: its log names it
+    expect(dropDecision(view({ lastIndex: 90, logMembers: [1, 2, 4, 3], appliedIndex: 90, appliedMembers: conf([1, 2, 4], [3]) }), R)).toBe('member');
+    // the re-add is in the log, not yet applied (the applied membership still says removed)
+    expect(dropDecision(view({ lastIndex: 90, logMembers: [1, 2, 4, 3], appliedIndex: 60 }), R)).toBe('member');
+    // promoted to voter again, and a later removal of it is in its log but not committed: the applied membership names it
+    expect(dropDecision(view({ lastIndex: 120, logMembers: [1, 2, 4], appliedIndex: 110, appliedMembers: conf([1, 2, 3, 4]) }), R)).toBe('member');
+  });
+  it('has nothing to do for a blank replica (wiped already, or added back and not sent anything yet)', () => {
+    expect(dropDecision(view({ lastIndex: 0, logMembers: [], appliedIndex: 0, appliedMembers: null }), R)).toBe('dropped');
+  });
+});
+
+describe('the pending drops the placement loop records', () => {
+  const d = (node: number, index: number): PlacementDrop => ({ node, index, url: `http://127.0.0.1:${node}` });
+  it('forgets settled drops and those of members again, keeps the rest, and keeps the newest index per node', () => {
+    const a = d(3, 10);
+    const b = d(4, 12);
+    const c = d(5, 14);
+    expect(nextDrops([a, b, c], new Set([a]), [1, 2, 5], [])).toEqual([b]);
+    expect(nextDrops([b], new Set(), [1, 2], [d(4, 30)])).toEqual([d(4, 30)]);
+    expect(nextDrops([d(4, 30)], new Set(), [1, 2], [d(4, 20)])).toEqual([d(4, 30)]);
+  });
+});
+
+/** Real groups: RaftHost over LevelStorage, each replica Strata's state machine on its own LevelDB. */
+describe('on real replicas', () => {
+  const G = 3;
+  let root: string;
+  let hub: LocalTransportHub;
+  const nodes = new Map<number, { host: RaftHost; storage: LevelStorage; db: StateDb; applier: RaftApplier; group: RaftGroup }>();
+  const n = (id: number) => nodes.get(id)!;
+
+  async function open(id: number): Promise<void> {
+    const storage = await LevelStorage.open(join(root, `n${id}`, 'raft'));
+    const host = new RaftHost({ nodeId: id, selfUrl: `local://${id}`, storage, transport: hub.transport(id), tickMs: 10, group: { snapshotEvery: 15, compactionMargin: 5 } });
+    const db = await StateDb.open(join(root, `n${id}`, 'state'));
+    const applier = await RaftApplier.open(await StateMachine.open(db));
+    nodes.set(id, { host, storage, db, applier, group: await host.openGroup(G, applier) });
+  }
+  async function close(id: number): Promise<void> {
+    await n(id).host.close();
+    await n(id).storage.close();
+    await n(id).db.close();
+    nodes.delete(id);
+  }
+  const leader = () => [...nodes.values()].find((x) => x.group.isLeader())?.group;
+  async function until(what: string, check: () => boolean): Promise<void> {
+    for (let i = 0; i < 3000; i++) {
+      if (check()) return;
+      await new Promise((r) => setTimeout(r, 10));
+    }
+    throw new Error(`timed out waiting for ${what}`);
+  }
+  const write = async (user: string) => {
+    await until('a leader', () => leader() !== undefined);
+    await leader()!.propose(Buffer.from(JSON.stringify({ type: 'user.set_org', user_id: user, org_id: 'o', mode: 'set', at: '2024-01-01T00:00:00.000Z' })));
+  };
+  const drops = (id: number) => new ReplicaDrops({
+    view: () => replicaView(id, n(id).group, n(id).applier),
+    wipe: async () => {
+      n(id).group = await n(id).host.resetGroup(G, n(id).applier);
+    },
+  });
+  const userCount = async (id: number) => (await n(id).db.userOrgs.keys().all()).length;
+
+  beforeEach(async () => {
+    root = mkdtempSync(join(tmpdir(), 'replica-drop-'));
+    hub = new LocalTransportHub();
+    for (const id of [1, 2, 3, 4]) await open(id);
+    await n(1).group.initialize([1, 2, 3].map((id) => ({ id, url: `local://${id}` })));
+    for (let i = 0; i < 30; i++) await write(`u${i}`);
+    await until('node 3 applied every write', () => n(3).applier.appliedIndex() === leader()!.status().commitIndex);
+    if (n(3).group.isLeader()) await n(3).group.transferLeadership(1);
+    await until('a leader other than 3', () => leader() !== undefined && leader() !== n(3).group);
+  });
+  afterEach(async () => {
+    for (const id of [...nodes.keys()]) await close(id);
+    rmSync(root, { recursive: true, force: true });
+  });
+
+  /** Node 4 takes node 3's place; returns the index of 3's removal. */
+  async function replace3(): Promise<number> {
+    await leader()!.addLearner(4, 'local://4');
+    await until('node 4 caught up', () => leader()!.caughtUp(4));
+    await leader()!.promoteLearner(4);
+    return leader()!.removeNode(3);
+  }
+
+  it('a node down during its removal wipes its replica when it comes back, and its state directory holds nothing', async () => {
+    await close(3);
+    const removedAt = await replace3();
+    for (let i = 30; i < 40; i++) await write(`u${i}`);
+    await open(3);
+    expect(await userCount(3)).toBe(30);
+    expect(await drops(3).drop(G, removedAt)).toEqual({ status: 'dropped' });
+    expect(await userCount(3)).toBe(0);
+    expect(n(3).applier.appliedIndex()).toBe(0);
+    expect(n(3).group.status().lastIndex).toBe(0);
+    expect(existsSync(n(3).storage.snapshots.dir(G))).toBe(false);
+    // the state directory was set aside and deleted, not emptied key by key: no table of the old data is left
+    expect(readdirSync(join(root, 'n3')).sort()).toEqual(['raft', 'state']);
+    expect(readdirSync(join(root, 'n3', 'state')).filter((f) => f.endsWith('.ldb'))).toEqual([]);
+    // asked again (a replayed request): nothing more to do
+    expect(await drops(3).drop(G, removedAt)).toEqual({ status: 'dropped' });
+    // the group lost nothing
+    await until('node 4 applied every write', () => n(4).applier.appliedIndex() === leader()!.status().commitIndex);
+    expect(await userCount(4)).toBe(40);
+  });
+
+  it('a drop delayed past a re-add keeps the replica; one after the next removal wipes it', async () => {
+    const removedAt = await replace3();
+    // (the leader stops sending to node 3 when it appends the removal: 3's log usually ends before it)
+    // added back before the drop arrives
+    await leader()!.addLearner(3, 'local://3');
+    await until('node 3 caught up', () => leader()!.caughtUp(3));
+    await leader()!.promoteLearner(3);
+    for (let i = 30; i < 35; i++) await write(`u${i}`);
+    await until('node 3 applied every write', () => n(3).applier.appliedIndex() === leader()!.status().commitIndex);
+    expect(await drops(3).drop(G, removedAt)).toEqual({ status: 'member' });
+    expect(await userCount(3)).toBe(35);
+    expect(n(3).group.isVoter()).toBe(true);
+
+    // removed again: the old request, replayed, still finds it named by its log (it never sees its own
+    // removal) and keeps it; the request of the new removal wipes it
+    const again = await leader()!.removeNode(3);
+    expect(again).toBeGreaterThan(removedAt);
+    expect(await drops(3).drop(G, removedAt)).toEqual({ status: 'member' });
+    expect(await userCount(3)).toBe(35);
+    expect(await drops(3).drop(G, again)).toEqual({ status: 'dropped' });
+    expect(await userCount(3)).toBe(0);
+  });
+});

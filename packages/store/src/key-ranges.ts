@@ -1,0 +1,100 @@
+/**
+ * Which shard group holds a user: the user id's hash, as a key, in a table of key ranges (the key-range
+ * directory, recorded in shard 0 by `cluster.ranges`). The hash and the table live here, beside the
+ * record, because every node must route with the same function forever: changing either would move
+ * users between groups.
+ *
+ * The key of a user is a permutation of its 32-bit FNV-1a hash that depends on the table's `base`:
+ * `key = (hash mod base) × block + ⌊hash / base⌋`, with `block = ⌈2³² / base⌉`. So the `base` equal
+ * ranges [g × block, (g + 1) × block) hold exactly the hashes with `hash mod base = g`: a data directory
+ * made with `fnv1a32 mod shards` (before ranges) routes every user to the same group under the table
+ * `initialRanges(shards)`, and a range can still be cut anywhere (a split, later) into halves that each
+ * take a fair share of the hashes. `base` never changes once recorded.
+ */
+
+/** FNV-1a (32-bit) over the UTF-8 bytes of the user id. Documented and stable. */
+export function fnv1a32(text: string): number {
+  let hash = 0x811c9dc5;
+  for (const byte of Buffer.from(text, 'utf8')) {
+    hash ^= byte;
+    hash = Math.imul(hash, 0x01000193) >>> 0;
+  }
+  return hash >>> 0;
+}
+
+/**
+ * murmur3's finalizer (every input bit moves every output bit), for the placement's tie-breaks. Its own
+ * copy (memory's feature hashing has one too): what places groups must not change when memory's does.
+ */
+export function avalanche(h: number): number {
+  h ^= h >>> 16;
+  h = Math.imul(h, 0x85ebca6b);
+  h ^= h >>> 13;
+  h = Math.imul(h, 0xc2b2ae35);
+  h ^= h >>> 16;
+  return h >>> 0;
+}
+
+/** A group's share of the keys: from `start` to the next range's start (the last one to the end of the key space). */
+export interface KeyRange {
+  start: number;
+  group: number;
+}
+
+export interface KeyRangeTable {
+  /** the shard count the keys are permuted by (the initial count of the data directory; fixed) */
+  base: number;
+  /** sorted by start, the first at 0 */
+  ranges: KeyRange[];
+}
+
+/** The most groups a table may name (as `cluster.shards` allows). */
+export const MAX_GROUPS = 256;
+
+const HASHES = 2 ** 32;
+
+export const blockOf = (base: number): number => Math.ceil(HASHES / base);
+
+/** The end of the key space (exclusive): `base` blocks. */
+export const keySpaceEnd = (base: number): number => base * blockOf(base);
+
+/** The key of a hash under a table's base (see the module comment). */
+export function rangeKey(hash: number, base: number): number {
+  return (hash % base) * blockOf(base) + Math.floor(hash / base);
+}
+
+/** The table equivalent to `fnv1a32 mod shards`: `shards` equal ranges, range g to group g. */
+export function initialRanges(shards: number): KeyRangeTable {
+  const block = blockOf(shards);
+  return { base: shards, ranges: Array.from({ length: shards }, (_, g) => ({ start: g * block, group: g })) };
+}
+
+/** The group whose range holds `key` (binary search over the starts). */
+export function groupOfKey(table: KeyRangeTable, key: number): number {
+  const r = table.ranges;
+  let lo = 0;
+  let hi = r.length - 1;
+  while (lo < hi) {
+    const mid = (lo + hi + 1) >> 1;
+    if (r[mid].start <= key) lo = mid;
+    else hi = mid - 1;
+  }
+  return r[lo].group;
+}
+
+/** The group that holds a user under a table. */
+export function groupOfUser(table: KeyRangeTable, userId: string): number {
+  return groupOfKey(table, rangeKey(fnv1a32(userId), table.base));
+}
+
+/** Pure: why a table cannot be recorded (a proposer bug, refused deterministically), or null. */
+export function invalidTable(t: KeyRangeTable): string | null {
+  if (!Number.isSafeInteger(t?.base) || t.base < 1 || t.base > MAX_GROUPS) return `base must be an integer from 1 to ${MAX_GROUPS}`;
+  if (!Array.isArray(t.ranges) || t.ranges.length === 0) return 'ranges must be a non-empty list';
+  const end = keySpaceEnd(t.base);
+  for (const [i, r] of t.ranges.entries()) {
+    if (!Number.isSafeInteger(r?.start) || !Number.isSafeInteger(r.group) || r.group < 0 || r.group >= MAX_GROUPS) return `range ${i} needs an integer start and a group id`;
+    if (i === 0 ? r.start !== 0 : r.start <= t.ranges[i - 1].start || r.start >= end) return `range ${i} must start ${i === 0 ? 'at 0' : 'after the previous range and within the key space'}`;
+  }
+  return null;
+}
