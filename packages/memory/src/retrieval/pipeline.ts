@@ -12,7 +12,7 @@ import { buildUnitFilter, type RetrievalScope } from './filters';
 import { fuse, type FusionOptions } from './fusion';
 import { MAX_GRAPH_DEPTH } from './graph';
 import { facetsOf, isFacet, type Facet } from '../text';
-import { isNamedSpeaker, queryTimeRanges, selfIntroducedNames, speakersNamedIn, withoutNames } from './query';
+import { isNamedSpeaker, queryTimeRanges, selfIntroducedNames, speakersNamedIn } from './query';
 import { queryIntent, type QueryIntent } from './intent';
 import type { Neighbors, RankedList, RetrievalUnit, ScoredUnit } from './types';
 
@@ -22,7 +22,7 @@ export interface RetrieveRequest extends RetrievalScope {
   queryVector?: Float32Array | null;
   /**
    * The embedded query without its capitalized words (query.ts `withoutCapitalizedWords`): searched
-   * instead of `queryVector` when the query names the people who said the memories (see `withoutNames`).
+   * beside `queryVector` when the query names the people who said the memories (see `planSearch`).
    */
   topicVector?: Float32Array | null;
   /** default 10 */
@@ -75,6 +75,14 @@ export interface RetrievalConfig {
 
 /** LoCoMo dev, L1-evidence recall@10 by factor: see docs/retrieval-tuning.md. */
 export const DEFAULT_SPEAKER_FACTOR = 0.5;
+
+/**
+ * Weight of the asked people's names in word matches (text-index `wordWeights`; 0: the name matches
+ * nothing, the topic words decide). Conversation suite top-1, three runs each (it varies by ±0.02 from
+ * run to run): 1 (plain words, before) 0.44; 0.3 0.462-0.481; 0 0.486-0.505. LoCoMo L1-evidence R@10:
+ * 0.802 at 1, 0.797-0.799 at 0 and 0.3 (±0.003 run to run): docs/memory-quality.md.
+ */
+export const NAME_WORD_WEIGHT = 0;
 
 /**
  * Scale of memories that are questions (query.ts `isQuestion`), unless `fusion.questionFactor` says
@@ -219,10 +227,10 @@ interface SearchPlan<U extends RetrievalUnit> {
   intent: QueryIntent;
   /** the people the query names, among the speakers of its best text matches (normalized) */
   named: Set<string>;
-  /** the words searched: the query, without the names of `named` */
-  searchQuery: string;
   /** the vectors searched (a unit's vector score is its best against any of them) */
   vectors: Float32Array[];
+  /** the query's words that count for less in word matches: the names of the people it is about */
+  wordWeights?: ReadonlyMap<string, number>;
 }
 
 function vectorSearchOptions(plan: SearchPlan<RetrievalUnit>, ix: VectorIndex): { filter: (id: string) => boolean; among?: Set<string> } {
@@ -271,13 +279,13 @@ function planSearch<U extends RetrievalUnit>(sources: RetrievalSources<U>, reque
   }
   const named = speakersNamedIn(request.query, speakers);
   const people = new Set([...named, ...speakersNamedIn(request.query, selfNames)]);
-  // Words: the name matches every memory its person said (in the attribution) and, being rare, outweighs
-  // the topic; without it the topic decides and `speakerFocus` keeps the person. Vectors: both readings,
-  // the whole question and its topic alone, each memory scored by the closer one (LoCoMo dev and the
-  // conversation suite: docs/memory-quality.md).
-  const searchQuery = people.size > 0 ? withoutNames(request.query, people) || request.query : request.query;
+  // Words: the name matches every memory its person said (in the attribution) and, being rare, outweighed
+  // the topic; it counts for NAME_WORD_WEIGHT of itself, so the topic decides and `speakerFocus` keeps
+  // the person. Vectors: both readings, the whole question and its topic alone, each memory scored by
+  // the closer one.
+  const wordWeights = people.size > 0 ? new Map([...people].flatMap((p) => p.split(' ')).map((w): [string, number] => [w, NAME_WORD_WEIGHT])) : undefined;
   const vectors = [request.queryVector, people.size > 0 ? request.topicVector : null].filter((v): v is Float32Array => !!v);
-  return { sources, request, config, limit, weights, candidates, idFilter, verdicts, intent, named, searchQuery, vectors };
+  return { sources, request, config, limit, weights, candidates, idFilter, verdicts, intent, named, vectors, wordWeights };
 }
 
 /** The text searches, the lists, fusion and arbitration, given the vector hits. */
@@ -289,14 +297,14 @@ function finishRetrieval<U extends RetrievalUnit>(
 ): RetrieveOutcome<U> {
   const { sources, request, config, limit, weights, candidates, idFilter } = plan;
   const acceptUnit = (u: U) => idFilter(u.id);
-  const textHits = mergeByScore(sources.textIndexes.map((ix) => ix.search(plan.searchQuery, candidates, { filter: idFilter })), candidates);
+  const textHits = mergeByScore(sources.textIndexes.map((ix) => ix.search(request.query, candidates, { filter: idFilter, wordWeights: plan.wordWeights })), candidates);
 
   const lists: RankedList[] = [
     { name: 'vector', weight: weights.vector, items: vectorHits },
     { name: 'text', weight: weights.text, items: textHits },
   ];
   for (const field of sources.fieldTextIndexes ?? []) {
-    const items = mergeByScore(field.indexes.map((ix) => ix.search(plan.searchQuery, candidates, { filter: idFilter })), candidates);
+    const items = mergeByScore(field.indexes.map((ix) => ix.search(request.query, candidates, { filter: idFilter, wordWeights: plan.wordWeights })), candidates);
     lists.push({ name: field.name, weight: weights[field.name] ?? 0.5, items });
   }
   stages?.end('search');
