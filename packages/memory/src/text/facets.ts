@@ -57,17 +57,11 @@ const PHRASES: [RegExp, Facet][] = [
   [/\bphone number\b|\bemail address\b|\bmobile number\b|\bnew number\b/, 'contact'],
   [/\bplant[- ]based\b|\bgluten[- ]free\b|\bdairy[- ]free\b|\bcut out (?:meat|sugar|dairy|carbs)\b/, 'diet'],
   [/\bwould (?:rather|choose)\b|\bgoes for\b|\bgo for\b/, 'preference'],
-  // "I start in June as a lighting designer", "joined Sarwa as a product manager": a role taken up
-  [/\b(?:start|starts|started|starting|hired|joined|joining|joins)\b[^.;!?]{0,40}\bas (?:an? |the |our )\p{L}+/u, 'occupation'],
-  [/\b(?:i|he|she|they|we) always (?:want|wants|get|gets|take|takes|book|books|choose|chooses|pick|picks|order|orders|ask for|asks for)\b/, 'preference'],
-  [/\bget(?:s|ting)? around\b|\bway to work\b/, 'commute'],
-  [/\bblood (?:pressure|sugar)\b/, 'health'],
 ];
 
 /** Single-word triggers, by stem. */
 const WORDS: Record<Facet, string[]> = {
-  residence: ['live', 'lives', 'home', 'hometown', 'apartment', 'flat', 'house', 'city', 'address', 'reside', 'neighborhood', 'neighbourhood',
-    'landlord', 'rent', 'flatmate', 'flatmates', 'roommate', 'roommates'],
+  residence: ['live', 'lives', 'home', 'hometown', 'apartment', 'flat', 'house', 'city', 'address', 'reside', 'neighborhood', 'neighbourhood'],
   occupation: ['job', 'profession', 'career', 'occupation', 'employed', 'profession', 'work', 'works', 'working', 'worked', 'hired', 'shift', 'boss',
     'office', 'quit', 'resigned', 'promoted', 'promotion', 'colleague', 'colleagues', 'coworker', 'coworkers', 'salary', 'freelance', 'freelancer',
     'intern', 'internship', 'retired', 'unemployed', 'firm', 'startup', 'manager', 'position', 'role'],
@@ -89,9 +83,9 @@ const WORDS: Record<Facet, string[]> = {
     'fridays', 'saturdays', 'sundays', 'weekdays', 'schedule', 'nights', 'mornings', 'evenings', 'routine'],
   relationship: ['girlfriend', 'boyfriend', 'partner', 'dating', 'married', 'engaged', 'fiance', 'fiancee', 'divorced', 'single', 'relationship', 'ex'],
   education: ['school', 'university', 'college', 'course', 'degree', 'studying', 'student', 'graduated', 'graduate', 'academy', 'exam', 'bootcamp',
-    'semester', 'class', 'classes', 'major', 'thesis', 'diploma', 'certificate', 'enrolled', 'studies', 'lesson', 'lessons'],
+    'semester', 'class', 'classes', 'major', 'thesis', 'diploma', 'certificate', 'enrolled', 'studies'],
   health: ['injury', 'injured', 'sprained', 'doctor', 'medication', 'meds', 'sick', 'surgery', 'healed', 'pregnant', 'therapy', 'physio',
-    'diagnosed', 'hospital', 'dose', 'symptoms', 'prescription', 'pills', 'medicine', 'medicines', 'tablet', 'tablets', 'mg', 'gp', 'clinic'],
+    'diagnosed', 'hospital', 'dose', 'symptoms', 'prescription', 'pills'],
   travel: ['flight', 'flights', 'fly', 'flying', 'trip', 'booking', 'hotel', 'seat', 'ticket', 'tickets', 'airport', 'layover', 'itinerary', 'departure',
     'return', 'reservation', 'check-in', 'boarding'],
   contact: ['phone', 'email', 'mobile', 'number', 'e-mail'],
