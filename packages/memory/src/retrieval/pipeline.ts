@@ -12,7 +12,7 @@ import { buildUnitFilter, type RetrievalScope } from './filters';
 import { fuse, type FusionOptions } from './fusion';
 import { MAX_GRAPH_DEPTH } from './graph';
 import { facetsOf, isFacet, type Facet } from '../text';
-import { isNamedSpeaker, queryTimeRanges, selfIntroducedNames, speakersNamedIn } from './query';
+import { isNamedSpeaker, queryTimeRanges, speakersNamedIn } from './query';
 import { queryIntent, type QueryIntent } from './intent';
 import type { Neighbors, RankedList, RetrievalUnit, ScoredUnit } from './types';
 
@@ -20,11 +20,6 @@ export interface RetrieveRequest extends RetrievalScope {
   query: string;
   /** the embedded query; without it the vector list is empty (text-only retrieval) */
   queryVector?: Float32Array | null;
-  /**
-   * The embedded query without its capitalized words (query.ts `withoutCapitalizedWords`): searched
-   * beside `queryVector` when the query names the people who said the memories (see `planSearch`).
-   */
-  topicVector?: Float32Array | null;
   /** default 10 */
   limit?: number;
   min_score?: number;
@@ -75,14 +70,6 @@ export interface RetrievalConfig {
 
 /** LoCoMo dev, L1-evidence recall@10 by factor: see docs/retrieval-tuning.md. */
 export const DEFAULT_SPEAKER_FACTOR = 0.5;
-
-/**
- * Weight of the asked people's names in word matches (text-index `wordWeights`; 0: the name matches
- * nothing, the topic words decide). Conversation suite top-1, three runs each (it varies by ±0.02 from
- * run to run): 1 (plain words, before) 0.44; 0.3 0.462-0.481; 0 0.486-0.505. LoCoMo L1-evidence R@10:
- * 0.802 at 1, 0.797-0.799 at 0 and 0.3 (±0.003 run to run): docs/memory-quality.md.
- */
-export const NAME_WORD_WEIGHT = 0;
 
 /**
  * Scale of memories that are questions (query.ts `isQuestion`), unless `fusion.questionFactor` says
@@ -184,8 +171,8 @@ export function retrieve<U extends RetrievalUnit>(
   stages?: StageClock,
 ): RetrieveOutcome<U> {
   const plan = planSearch(sources, request, config);
-  const vectorHits = plan.vectors.length > 0
-    ? mergeByScore(plan.vectors.flatMap((v) => sources.vectorIndexes.map((ix) => ix.search(v, plan.candidates, vectorSearchOptions(plan, ix)))), plan.candidates)
+  const vectorHits = request.queryVector
+    ? mergeByScore(sources.vectorIndexes.map((ix) => ix.search(request.queryVector!, plan.candidates, vectorSearchOptions(plan, ix))), plan.candidates)
     : [];
   return finishRetrieval(plan, vectorHits, now, stages);
 }
@@ -204,13 +191,13 @@ export async function retrieveAsync<U extends RetrievalUnit>(
 ): Promise<RetrieveOutcome<U>> {
   const plan = planSearch(sources, request, config);
   const lists: Array<Array<{ id: string; score: number }>> = [];
-  if (plan.vectors.length > 0) {
-    for (const v of plan.vectors) for (const ix of sources.vectorIndexes) lists.push(await ix.searchAsync(v, plan.candidates, vectorSearchOptions(plan, ix)));
+  if (request.queryVector) {
+    for (const ix of sources.vectorIndexes) lists.push(await ix.searchAsync(request.queryVector, plan.candidates, vectorSearchOptions(plan, ix)));
     // Records may have changed while the event loop turned: the verdicts are made again on the records
     // as they are now, so fusion (which checks every candidate, vector hits included) sees one state.
     plan.verdicts.clear();
   }
-  return finishRetrieval(plan, plan.vectors.length > 0 ? mergeByScore(lists, plan.candidates) : [], now, stages);
+  return finishRetrieval(plan, request.queryVector ? mergeByScore(lists, plan.candidates) : [], now, stages);
 }
 
 /** What one retrieval decides before searching: limits, weights, and the one filter every stage shares. */
@@ -225,12 +212,6 @@ interface SearchPlan<U extends RetrievalUnit> {
   /** idFilter's verdicts, one per id */
   verdicts: Map<string, boolean>;
   intent: QueryIntent;
-  /** the people the query names, among the speakers of its best text matches (normalized) */
-  named: Set<string>;
-  /** the vectors searched (a unit's vector score is its best against any of them) */
-  vectors: Float32Array[];
-  /** the query's words that count for less in word matches: the names of the people it is about */
-  wordWeights?: ReadonlyMap<string, number>;
 }
 
 function vectorSearchOptions(plan: SearchPlan<RetrievalUnit>, ix: VectorIndex): { filter: (id: string) => boolean; among?: Set<string> } {
@@ -264,28 +245,7 @@ function planSearch<U extends RetrievalUnit>(sources: RetrievalSources<U>, reque
     }
     return ok;
   };
-  // The people the query names, among the speakers of its best word matches (a name that no candidate
-  // was said by cannot steer anything, so no per-user speaker list is needed).
-  // The user's own name, too, when they introduced themselves ("Hi, I'm Rui"): their turns carry no
-  // name, so the name matched only the introduction.
-  const speakers = new Set<string>();
-  const selfNames = new Set<string>();
-  for (const ix of sources.textIndexes) {
-    for (const h of ix.search(request.query, candidates, { filter: idFilter })) {
-      const u = sources.getUnit(h.id);
-      if (isNamedSpeaker(u?.speaker)) speakers.add(u.speaker);
-      else if (u && u.level === 1) for (const name of selfIntroducedNames(u.content)) selfNames.add(name);
-    }
-  }
-  const named = speakersNamedIn(request.query, speakers);
-  const people = new Set([...named, ...speakersNamedIn(request.query, selfNames)]);
-  // Words: the name matches every memory its person said (in the attribution) and, being rare, outweighed
-  // the topic; it counts for NAME_WORD_WEIGHT of itself, so the topic decides and `speakerFocus` keeps
-  // the person. Vectors: both readings, the whole question and its topic alone, each memory scored by
-  // the closer one.
-  const wordWeights = people.size > 0 ? new Map([...people].flatMap((p) => p.split(' ')).map((w): [string, number] => [w, NAME_WORD_WEIGHT])) : undefined;
-  const vectors = [request.queryVector, people.size > 0 ? request.topicVector : null].filter((v): v is Float32Array => !!v);
-  return { sources, request, config, limit, weights, candidates, idFilter, verdicts, intent, named, vectors, wordWeights };
+  return { sources, request, config, limit, weights, candidates, idFilter, verdicts, intent };
 }
 
 /** The text searches, the lists, fusion and arbitration, given the vector hits. */
@@ -297,14 +257,14 @@ function finishRetrieval<U extends RetrievalUnit>(
 ): RetrieveOutcome<U> {
   const { sources, request, config, limit, weights, candidates, idFilter } = plan;
   const acceptUnit = (u: U) => idFilter(u.id);
-  const textHits = mergeByScore(sources.textIndexes.map((ix) => ix.search(request.query, candidates, { filter: idFilter, wordWeights: plan.wordWeights })), candidates);
+  const textHits = mergeByScore(sources.textIndexes.map((ix) => ix.search(request.query, candidates, { filter: idFilter })), candidates);
 
   const lists: RankedList[] = [
     { name: 'vector', weight: weights.vector, items: vectorHits },
     { name: 'text', weight: weights.text, items: textHits },
   ];
   for (const field of sources.fieldTextIndexes ?? []) {
-    const items = mergeByScore(field.indexes.map((ix) => ix.search(request.query, candidates, { filter: idFilter, wordWeights: plan.wordWeights })), candidates);
+    const items = mergeByScore(field.indexes.map((ix) => ix.search(request.query, candidates, { filter: idFilter })), candidates);
     lists.push({ name: field.name, weight: weights[field.name] ?? 0.5, items });
   }
   stages?.end('search');
@@ -315,8 +275,21 @@ function finishRetrieval<U extends RetrievalUnit>(
   // The image list only counts (in the maximum too) when the query carries an image.
   if (sources.imageMatches) lists.push({ name: 'image', weight: weights.image, items: sources.imageMatches });
 
+  // The people the query names, among the speakers of the candidates (a name that no candidate was said
+  // by cannot steer anything, so the candidates are enough and no per-user speaker list is needed).
   const speakerFactor = config.speakerFactor ?? DEFAULT_SPEAKER_FACTOR;
-  const speakerFocus: FusionOptions['speakerFocus'] = speakerFactor < 1 && plan.named.size > 0 ? { named: plan.named, factor: speakerFactor } : null;
+  let speakerFocus: FusionOptions['speakerFocus'] = null;
+  if (speakerFactor < 1) {
+    const speakers = new Set<string>();
+    for (const list of [vectorHits, textHits]) {
+      for (const h of list) {
+        const s = sources.getUnit(h.id)?.speaker;
+        if (isNamedSpeaker(s)) speakers.add(s);
+      }
+    }
+    const named = speakersNamedIn(request.query, speakers);
+    if (named.size > 0) speakerFocus = { named, factor: speakerFactor };
+  }
 
   const arbitration = request.enable_arbitration === true;
   const fused = fuse({

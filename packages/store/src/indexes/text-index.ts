@@ -28,11 +28,6 @@ export interface TextHit {
 export interface TextSearchOptions {
   /** Keep only ids for which this returns true (time, as_of, visibility filters). */
   filter?: (id: string) => boolean;
-  /**
-   * Words of the query that count for less (weight in [0, 1], by the word as written; tokenized like the
-   * query): a person's name in a chat matches everything they said and should not decide the ranking.
-   */
-  wordWeights?: ReadonlyMap<string, number>;
 }
 
 /** A term's postings: parallel growable arrays of doc numbers and term frequencies. */
@@ -215,8 +210,6 @@ export class TextIndex {
     if (k <= 0 || this.docNo.size === 0) return [];
     const terms = [...new Set(this.tokenize(query))];
     if (terms.length === 0) return [];
-    const weights = new Map<string, number>();
-    for (const [word, w] of options.wordWeights ?? []) for (const t of this.tokenize(word)) weights.set(t, Math.min(1, Math.max(0, w)));
     const avgdl = this.totalLength / this.docNo.size || 1;
     if (this.scratch.length < this.ids.length) {
       const size = Math.max(this.ids.length, this.scratch.length * 2);
@@ -232,8 +225,7 @@ export class TextIndex {
     for (const term of terms) {
       const p = this.postings.get(term);
       if (!p) continue;
-      const idf = this.idf(term) * (weights.get(term) ?? 1);
-      if (idf === 0) continue;
+      const idf = this.idf(term);
       const { docs, tfs, length } = p;
       for (let i = 0; i < length; i++) {
         const d = docs[i];
