@@ -4,6 +4,7 @@ import type { Duplex } from 'node:stream';
 import type { AddressInfo } from 'node:net';
 import { join } from 'node:path';
 import pino, { type Logger } from 'pino';
+import { getTokenCounter } from '@strata/memory/context';
 import { StateDb, StateMachine, pendingSummary } from '@strata/store';
 import { Forwarder, routeWrites, targetShard, targetUser } from './cluster/forward';
 import { ClusterService } from './cluster/membership';
@@ -347,6 +348,10 @@ export class StrataNode {
       await tracing.shutdown(); // exports the spans still buffered
     };
     logger.info({ url: node.url, shards: shards.length, data_dir: config.storage.data_dir }, 'strata node serving');
+    // The context route's BPE table costs about 1 s of CPU to build. Built on the first context request,
+    // that request took 6-8 s on a busy machine, and a node that had forwarded it to this one gave up
+    // first (cluster.forward_timeout_ms) and answered 503. Built here, once, just after serving.
+    setTimeout(() => getTokenCounter(), 0).unref();
     return node;
   }
 
