@@ -55,3 +55,6 @@ export function recordLine(parser: LineParser, l: Line, group: number, shards: n
   if (shardOf(record.user_id, shards) !== group) throw line(l.number, `names a user of shard ${shardOf(record.user_id, shards)}, not of shard ${group}`, '/user_id');
   return record;
 }
+
+/** On a propose refused by a node that does not lead the group: the node it knows leads it. */
+export const LEADER_HEADER = 'x-strata-leader';
