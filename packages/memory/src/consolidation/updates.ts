@@ -91,7 +91,7 @@ function measureUnits(text: string): Set<string> {
 }
 
 /** Two statements giving an amount in the same unit ("metformin 500 mg" / "metformin, 1000 mg"): one measure, two values. */
-export function sameMeasure(a: string, b: string): boolean {
+function sameMeasure(a: string, b: string): boolean {
   const x = measureUnits(a);
   for (const u of measureUnits(b)) if (x.has(u)) return true;
   return false;
