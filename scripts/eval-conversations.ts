@@ -5,7 +5,7 @@
  * own node on a fresh data directory unless --url is given. Figures go to bench-results/conversations.json.
  *
  *   node --conditions=strata-source --import tsx scripts/eval-conversations.ts [--file test/conversations/suite.json ...]
- *        [--embedder local|hashing] [--all-at-once] [--url URL --api-key KEY] [--misses] [--units]
+ *        [--embedder local|hashing] [--all-at-once] [--url URL --api-key KEY] [--misses] [--units] [--dump] [--retired]
  *        [--llm BASE_URL --llm-model MODEL] [--env NAME=VALUE ...]
  *
  * --llm runs consolidation through an OpenAI-compatible chat model (the node's `[llm]` section; the key is
@@ -65,6 +65,7 @@ async function main(): Promise<void> {
       for (const u of s.filler) console.log(`  filler: ${u}`);
     }
     if (process.argv.includes('--dump')) for (const u of s.units) console.log(`  unit: ${u}`);
+    if (process.argv.includes('--retired')) for (const u of s.retired) console.log(`  retired: ${u}`);
     mkdirSync(dirname(out), { recursive: true });
     writeFileSync(out, JSON.stringify({ files, embedder: url ? 'as configured' : embedder, ...s }, null, 2) + '\n');
   } finally {

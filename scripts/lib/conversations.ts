@@ -118,6 +118,8 @@ export interface SuiteScore {
   filler: string[];
   /** every current L1 unit, "conversation: content" */
   units: string[];
+  /** every retired L1 unit with what retired it, "conversation: old ⇒ successor" (to read what an update took) */
+  retired: string[];
 }
 
 const DATE_MARK = /\b(?:\d{4}-\d{2}-\d{2}|(?:Jan|Feb|Mar|Apr|May|Jun|Jul|Aug|Sep|Oct|Nov|Dec)[a-z]*\.? \d{1,2},? \d{4}|\d{1,2} (?:Jan|Feb|Mar|Apr|May|Jun|Jul|Aug|Sep|Oct|Nov|Dec)[a-z]* \d{4})\b/;
@@ -161,10 +163,16 @@ export async function runSuite(client: StrataClient, suite: Suite, options: RunO
   const staleUnits: string[] = [];
   const filler: string[] = [];
   const all: string[] = [];
+  const retired: string[] = [];
   let l1 = 0;
   let staleCurrent = 0;
   for (const [i, c] of suite.conversations.entries()) {
-    const units = (await listAll(client, users[i])).filter((u) => u.level === 1);
+    const everyUnit = (await listAll(client, users[i], true)).filter((u) => u.level === 1);
+    const units = everyUnit.filter((u) => !u.retired_at);
+    const byId = new Map(everyUnit.map((u) => [u.id, u.content]));
+    for (const u of everyUnit) {
+      if (u.retired_at) retired.push(`${c.id}: ${u.content} ⇒ ${u.superseded_by ? byId.get(u.superseded_by) ?? u.superseded_by : '(no successor)'}`);
+    }
     l1 += units.length;
     for (const u of units) {
       all.push(`${c.id}: ${u.content}`);
@@ -235,14 +243,17 @@ export async function runSuite(client: StrataClient, suite: Suite, options: RunO
     stale_units: staleUnits,
     filler,
     units: all,
+    retired,
   };
 }
 
-async function listAll(client: StrataClient, userId: string): Promise<Array<{ level: number; content: string }>> {
-  const out: Array<{ level: number; content: string }> = [];
+type ListedUnit = { id: string; level: number; content: string; retired_at: string | null; superseded_by: string | null };
+
+async function listAll(client: StrataClient, userId: string, includeRetired = false): Promise<ListedUnit[]> {
+  const out: ListedUnit[] = [];
   let after: string | undefined;
   for (;;) {
-    const page = await client.listMemories(userId, { limit: 500, after });
+    const page = await client.listMemories(userId, { limit: 500, after, includeRetired });
     out.push(...page.memories);
     if (!page.next_cursor) return out;
     after = page.next_cursor;

@@ -18,7 +18,7 @@ import { normalizeSubject } from './speaker';
 import { reinforceImportance, scoreImportance } from './importance';
 import { draftEvents, newDiscourseState, type StatementDraft } from './drafts';
 import { STATE_FACETS, type Facet } from '../text';
-import { endingNames, recordKey, slotAttributes, slotOf, updatesTopic, type Slot } from './updates';
+import { endingNames, recordKey, restatesValue, slotAttributes, slotOf, updatesTopic, type Slot } from './updates';
 import { llmDrafts } from './llm-extract';
 import { assertPlanCoversEvents } from './invariants';
 import type { ConsolidationInput, ConsolidationOptions, ConsolidationPlan, NewUnit, Reinforcement, Retirement } from './types';
@@ -167,7 +167,8 @@ export async function planConsolidation(input: ConsolidationInput): Promise<Cons
         && (slot.cue === 'end' ? STATE_FACETS.has(u.attribute as Facet) : attrs.includes(u.attribute))
         // an ending retires only what it names; an update retires the rest, but not a sibling clause of
         // its own turn, unless that sibling is the ending of the old value ("sold the bike, I take the train now")
-        && (slot.cue === 'end' ? endingNames(p.draft.text, withoutPrefix(u)) && !sameEvent(u) : !sameEvent(u) || plannedCue.get(u.id) === 'end');
+        && (slot.cue === 'end' ? endingNames(p.draft.text, withoutPrefix(u)) && !sameEvent(u)
+          : (!sameEvent(u) || plannedCue.get(u.id) === 'end') && !restatesValue(p.draft.text, withoutPrefix(u), u.attribute));
       for (const q of planned) if (retirable(q.unit) && !supersedes.includes(q.unit)) supersedes.push(q.unit);
       // An ending names what it ends, so any facet of the subject may hold it ("Long shift at the cafe" is
       // about a schedule, "I quit the cafe" about work); an update retires its own facets only.

@@ -11,7 +11,7 @@
  *    statements that name what ended are retired (they share a content word with the statement).
  * Without a cue nothing is retired: "I love my job at the cafe" adds to "I work at the cafe".
  */
-import { facetGroup, facetsInOrder, specificValues, STATE_FACETS, STOPWORDS, stemPlural, withoutSpeakerPrefix, words, type Facet } from '../text';
+import { capitalizedWords, facetGroup, facetsInOrder, facetWords, specificValues, STATE_FACETS, STOPWORDS, stemPlural, withoutSpeakerPrefix, words, type Facet } from '../text';
 import { openingName } from './discourse';
 import { changeCue, type ChangeCue } from '../text';
 
@@ -33,6 +33,9 @@ export interface Slot {
  */
 const INTENT = /\b(?:need to|needs to|want to|wants to|wanna|my goal|goal is|plan(?:ning)? to|going to|gonna|hope to|hoping to|looking for|trying to|would like|thinking (?:of|about)|might|maybe)\b|^Task '/i;
 
+/** A statement opening with a third person's pronoun that discourse.ts could not name. */
+const UNRESOLVED_PERSON = /^(?:she|he|they)(?:'s|'d|'ll|'re)?\b(?! \()/i;
+
 /** "She (Miso) lives …": the name consolidation wrote beside a pronoun (discourse.ts). */
 const RESOLVED_PRONOUN = /^(?:she|he)(?:'s|'d|'ll)? \((\p{Lu}[\p{L}'-]*)\)/iu;
 
@@ -42,6 +45,8 @@ const RESOLVED_PRONOUN = /^(?:she|he)(?:'s|'d|'ll)? \((\p{Lu}[\p{L}'-]*)\)/iu;
  */
 export function slotOf(text: string, speakerSubject: string, names: ReadonlySet<string>): Slot | null {
   if (INTENT.test(text)) return null;
+  // "he took a job in Valencia" with no one to point to is someone else's state, never the speaker's
+  if (UNRESOLVED_PERSON.test(text)) return null;
   const facets = facetsInOrder(text).filter((f) => STATE_FACETS.has(f));
   if (facets.length === 0) return null;
   const named = RESOLVED_PRONOUN.exec(text)?.[1] ?? openingName(text, names);
@@ -49,14 +54,35 @@ export function slotOf(text: string, speakerSubject: string, names: ReadonlySet<
   return { subject, facets, cue: changeCue(text) };
 }
 
+/** Facets whose trigger word is the value: the way someone gets around, what they eat, what they drink. */
+const VALUE_FACETS: ReadonlySet<Facet> = new Set<Facet>(['commute', 'diet', 'drink']);
+
+/**
+ * Does an update on `facet` give the value `old` already states? "Got a new bike, it lives in the shed"
+ * is still the bike of "my bike got nicked" and "Gary put up a bike shed": no value changed, nothing
+ * retires. Only for facets whose words are their values (a bike, vegan, decaf).
+ */
+export function restatesValue(next: string, old: string, facet: string): boolean {
+  if (!VALUE_FACETS.has(facet as Facet)) return false;
+  const before = facetWords(old, facet as Facet);
+  if (before.size === 0) return false;
+  const now = facetWords(next, facet as Facet);
+  for (const w of before) if (!now.has(w)) return false;
+  return true;
+}
+
 /** Every attribute a slot's update may retire (a new job replaces the old occupation and employer). */
 export function slotAttributes(slot: Slot): string[] {
   return [...new Set(slot.facets.flatMap(facetGroup))];
 }
 
+// The words that announce a change say nothing of what changed: two statements that both say "new" or
+// "changed" ("New year, new plan. I'm Hana" / "because of my new job") are not about one thing.
 const CUE_WORDS = new Set(['quit', 'quitting', 'resigned', 'retired', 'sold', 'selling', 'left', 'leaving', 'longer', 'anymore', 'stopped',
   'dropped', 'gave', 'giving', 'broke', 'split', 'finished', 'handed', 'laid', 'cancelled', 'canceled', 'moved', 'lost', 'ended', 'last',
-  'week', 'month', 'year', 'today', 'yesterday', 'ago', 'finally', 'just', 'really', 'officially']);
+  'week', 'month', 'year', 'today', 'yesterday', 'ago', 'finally', 'just', 'really', 'officially',
+  'new', 'now', 'changed', 'change', 'changes', 'changing', 'switched', 'switch', 'switching', 'updated', 'update', 'instead', 'started',
+  'starting', 'pushed', 'rescheduled', 'postponed', 'delayed', 'bumped', 'shifted', 'replaced', 'same', 'still']);
 
 /** Content words of a statement (stems), without stopwords, cue words and the speaker prefix. */
 function objectStems(text: string): Set<string> {
@@ -80,6 +106,15 @@ export function sharedStems(a: string, b: string): number {
   const x = objectStems(a);
   let n = 0;
   for (const w of objectStems(b)) if (x.has(w)) n++;
+  return n;
+}
+
+/** Shared content stems that both statements write as a name (capitalized past their first word). */
+function sharedNames(a: string, b: string): number {
+  const names = (t: string) => new Set(capitalizedWords(withoutSpeakerPrefix(t)).map((w) => stemPlural(w.toLowerCase())));
+  const x = names(a);
+  let n = 0;
+  for (const w of names(b)) if (x.has(w) && objectStems(a).has(w) && objectStems(b).has(w)) n++;
   return n;
 }
 
@@ -112,12 +147,60 @@ export function updatesTopic(next: { text: string; owner: string }, old: { text:
   const personal = FIRST_PERSON.test(next.text) || FIRST_PERSON.test(old.text);
   if (personal && next.owner !== old.owner) return false;
   const shared = sharedStems(next.text, old.text);
-  if (!(shared >= 2 || (shared >= 1 && (RESCHEDULE.test(next.text) || sameMeasure(next.text, old.text))))) return false;
-  const was = specificValues(old.text);
-  const now = specificValues(next.text);
-  if (was.size === 0 || now.size === 0) return false;
-  for (const v of now) if (!was.has(v)) return true;
+  // one shared word is enough when it is the thing that moved ("the defense got pushed to August"), not
+  // a person both statements name ("now on July 3, for both you and Adam" / "my son Adam, he's 9")
+  const thing = shared - sharedNames(next.text, old.text);
+  if (!(shared >= 2 || (thing >= 1 && (RESCHEDULE.test(next.text) || sameMeasure(next.text, old.text))))) return false;
+  // A new value replaces an old one of its kind: a date another date, an amount another amount of its
+  // unit, a code another code. "He's 9" is no new value for "the flight is now on July 3".
+  const was = typedValues(old.text);
+  const now = typedValues(next.text);
+  for (const [kind, values] of now) {
+    const before = was.get(kind);
+    if (!before) continue;
+    for (const v of values) if (!before.has(v)) return true;
+  }
   return false;
+}
+
+const MONTH = /^(?:jan(?:uary)?|feb(?:ruary)?|mar(?:ch)?|apr(?:il)?|may|june?|july?|aug(?:ust)?|sep(?:t|tember)?|oct(?:ober)?|nov(?:ember)?|dec(?:ember)?)$/;
+const WEEKDAY = /^(?:mon|tues|wednes|thurs|fri|satur|sun)days?$/;
+
+/**
+ * A statement's specific values (words.ts specificValues) by kind: `date` (months, weekdays, ISO dates,
+ * days of a month), `time` (07:15, 5pm), `amount` (an amount with its unit, by unit), `code` (letters
+ * and digits together: NW418, thistle-kettle-88), `number`, `name`. Amounts are grouped by unit so that
+ * "500 mg" meets "1000 mg" and not "20 minutes".
+ */
+export function typedValues(text: string): Map<string, Set<string>> {
+  const out = new Map<string, Set<string>>();
+  const add = (kind: string, v: string) => { let set = out.get(kind); if (!set) out.set(kind, set = new Set()); set.add(v); };
+  const body = withoutSpeakerPrefix(text);
+  const measured = new Set<string>();
+  for (const m of body.matchAll(MEASURE)) {
+    const unit = m[0].replace(/[\d.,:\s]+/g, ' ').trim().toLowerCase();
+    const amount = m[0].replace(/[^\d.,:]/g, '').replace(/[.,]+$/, '');
+    add(`amount ${unit}`, amount);
+    measured.add(amount);
+  }
+  // a day beside its month is part of the date ("July 3"), not a number of its own
+  const days = new Set<string>();
+  for (const m of body.matchAll(/\b([A-Z][a-z]+)\.? (\d{1,2})\b|\b(\d{1,2}) ([A-Z][a-z]+)\b/g)) {
+    const month = (m[1] ?? m[4]).toLowerCase();
+    if (!MONTH.test(month)) continue;
+    const day = m[2] ?? m[3];
+    days.add(day);
+    add('date', `${month} ${day}`);
+  }
+  for (const v of specificValues(text)) {
+    if (days.has(v)) continue;
+    if (MONTH.test(v) || WEEKDAY.test(v) || /^\d{4}-\d{2}-\d{2}/.test(v) || /^\d{1,2}(?:st|nd|rd|th)$/.test(v)) add('date', v);
+    else if (/^\d{1,2}(?::\d{2})?(?:am|pm)$|^\d{1,2}:\d{2}$/.test(v)) add('time', v);
+    else if (/^\d+(?:[.,]\d+)?$/.test(v)) { if (!measured.has(v)) add('number', v); }
+    else if (/\d/.test(v)) add('code', v);
+    else add('name', v);
+  }
+  return out;
 }
 
 /** Keys that name the record a JSON document is (a booking, an order, a policy), in document order. */

@@ -54,7 +54,7 @@ const PHRASES: [RegExp, Facet][] = [
   [/\b(?:get|gets|getting|got|go|goes|going|went)\s+to\s+(?:work|the office|school|uni|campus)\b|\bwalks? to work\b/, 'commute'],
   [/\b(?:handed in|gave|give) (?:my|his|her|their) notice\b|\blaid off\b|\bday job\b|\bnew job\b|\bfull[- ]time\b|\bpart[- ]time\b/, 'occupation'],
   [/\bbroke up\b|\bsplit up\b|\bmoving in together\b|\bmoved in together\b|\bgot engaged\b|\bgot married\b|\bseeing someone\b/, 'relationship'],
-  [/\bphone number\b|\bemail address\b|\bmobile number\b|\bnew number\b/, 'contact'],
+  [/\bphone number\b|\be-?mail address\b|\bmobile number\b|\bnew number\b|[\w.+-]+@[\w-]+\.[\w.-]+|\baddress\b(?=[^!?\n]{0,60}@)|\b(?:my|your|his|her|their|the|account|work|new|old) e-?mail\b(?!ed)/, 'contact'],
   [/\bplant[- ]based\b|\bgluten[- ]free\b|\bdairy[- ]free\b|\bcut out (?:meat|sugar|dairy|carbs)\b/, 'diet'],
   [/\bwould (?:rather|choose)\b|\bgoes for\b|\bgo for\b/, 'preference'],
 ];
@@ -88,7 +88,8 @@ const WORDS: Record<Facet, string[]> = {
     'diagnosed', 'hospital', 'dose', 'symptoms', 'prescription', 'pills'],
   travel: ['flight', 'flights', 'fly', 'flying', 'trip', 'booking', 'hotel', 'seat', 'ticket', 'tickets', 'airport', 'layover', 'itinerary', 'departure',
     'return', 'reservation', 'check-in', 'boarding'],
-  contact: ['phone', 'email', 'mobile', 'number', 'e-mail'],
+  // "email" alone is often the verb ("the label I've emailed you"): the noun is read by PHRASES
+  contact: ['phone', 'mobile', 'number'],
 };
 
 /**
@@ -101,10 +102,20 @@ const LIKING = new Set(['favorite', 'favourite', 'like', 'likes', 'liked', 'love
 const BY_STEM = new Map<string, Facet>();
 for (const [facet, list] of Object.entries(WORDS) as [Facet, string[]][]) for (const w of list) BY_STEM.set(stem(w), facet);
 
+/**
+ * A thing's place is not a person's home: "it lives in the shed", "that stays at the office". Blanked
+ * (same length, so positions hold) before the residence phrases read the text.
+ */
+const THING_PLACE = /\b(?:it|that|this|which)\s+(?:lives|stays|sits|goes)\b/g;
+
+function readable(text: string): string {
+  return text.toLowerCase().replace(THING_PLACE, (m) => ' '.repeat(m.length));
+}
+
 /** The facets a sentence (a statement or a question) speaks of; empty when none. */
 export function facetsOf(text: string): Set<Facet> {
   const out = new Set<Facet>();
-  const lower = text.toLowerCase();
+  const lower = readable(text);
   let rest = lower;
   for (const [re, facet] of PHRASES) {
     if (re.test(rest)) {
@@ -127,13 +138,15 @@ export function facetsOf(text: string): Set<Facet> {
 
 /** The facets of `text` in the order they first appear (the first is the one a statement is mostly about). */
 export function facetsInOrder(text: string): Facet[] {
-  const lower = text.toLowerCase();
+  let lower = readable(text);
   const at = new Map<Facet, number>();
   const note = (f: Facet, i: number) => { if (!at.has(f) || i < (at.get(f) as number)) at.set(f, i); };
   for (const [re, facet] of PHRASES) {
     const m = re.exec(lower); // not global: exec keeps no state between calls
     if (m) note(facet, m.index);
   }
+  // as in facetsOf, a phrase's words are not read again one by one ("email address" is no home address)
+  for (const [re] of PHRASES) lower = lower.replace(new RegExp(re.source, 'g'), (m) => ' '.repeat(m.length));
   let pos = 0;
   for (const w of words(lower)) {
     const i = lower.indexOf(w, pos);
@@ -143,3 +156,17 @@ export function facetsInOrder(text: string): Facet[] {
   }
   return [...at.entries()].sort((a, b) => a[1] - b[1]).map(([f]) => f);
 }
+
+/**
+ * The words by which `text` speaks of `facet` (stems): for a commute, a diet or a drink these are the
+ * value itself ("bike", "vegan", "decaf").
+ */
+export function facetWords(text: string, facet: Facet): Set<string> {
+  const out = new Set<string>();
+  for (const w of words(readable(text))) {
+    const s = stem(w);
+    if (BY_STEM.get(s) === facet) out.add(s);
+  }
+  return out;
+}
+

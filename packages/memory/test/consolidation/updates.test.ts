@@ -72,6 +72,36 @@ describe('updates said in passing', () => {
     ]);
   });
 
+  it('a change retires only a value of its own kind, said by its own subject', async () => {
+    const { run, current } = setup();
+    const by = (speaker: string, day: string, i = 0) => ({ ...at(day, i), metadata: { speaker } });
+    await run([
+      event("New year, new plan. I'm Hana, 34.", at('2025-01-05')),
+      event('About 6:40 per km on easy runs.', at('2025-01-05', 1)),
+      event('Also, my son Adam is coming with me, he is 9.', at('2025-01-05', 2)),
+      event('Zanele: gary finally put up a bike shed, the combination is 1987', by('Zanele', '2025-01-06')),
+      event('Hannah: We bought the house in Bristol, the one on Ashley Road.', by('Hannah', '2025-01-06', 1)),
+      event('Lucía: 12h shift tomorrow on the pediatric ward at La Paz, pray for me', by('Lucía', '2025-01-06', 2)),
+      event('Please send the first pair back with the label I have emailed you.', { ...at('2025-01-06', 3), role: 'assistant' }),
+    ]);
+    const before = current();
+    await run([
+      // a weekday is no new value for an age or a pace, though "new" and "runs" are said again
+      event('I moved my runs to Tuesday, Thursday and Sunday because of my new job schedule.', at('2025-04-01')),
+      // a day of a month is no new age; the son is named by both, which is no topic of its own
+      event('Your return flight NW413 is now on July 3 at 12:05, for both you and Adam.', { ...at('2025-04-01', 1), role: 'assistant' }),
+      // the bike of the shed is still a bike, and a bike in a shed is no home
+      event('Zanele: meh. fine. got a new bike btw and it lives in the shed, not risking it', by('Zanele', '2025-04-02')),
+      // an email address is no home address
+      event('Hannah: So the BBC address is dead, use hannah.okafor@proton.me from now on.', by('Hannah', '2025-04-02', 1)),
+      // "he" whom nothing names is not the speaker
+      event("Lucía: he took a job in Valencia and I'm not moving, simple as that", by('Lucía', '2025-04-02', 2)),
+      // emailing is no email address
+      event('Your account email is now jonas.becker@posteo.de.', { ...at('2025-04-03'), role: 'assistant' }),
+    ]);
+    for (const old of before) expect(current()).toContain(old);
+  });
+
   it('without a change cue nothing retires', async () => {
     const { run, current } = setup();
     await run([event('I work at the cafe on Main Street.', at('2025-01-01'))]);
