@@ -18,7 +18,7 @@ import { normalizeSubject } from './speaker';
 import { reinforceImportance, scoreImportance } from './importance';
 import { draftEvents, newDiscourseState, type StatementDraft } from './drafts';
 import { STATE_FACETS, type Facet } from '../text';
-import { endingNames, recordKey, restatesValue, slotAttributes, slotOf, updatesTopic, type Slot } from './updates';
+import { endingNames, recordKey, restatesChangedFields, restatesValue, slotAttributes, slotOf, updatesTopic, type Slot } from './updates';
 import { llmDrafts } from './llm-extract';
 import { assertPlanCoversEvents } from './invariants';
 import type { ConsolidationInput, ConsolidationOptions, ConsolidationPlan, NewUnit, Reinforcement, Retirement } from './types';
@@ -147,6 +147,17 @@ export async function planConsolidation(input: ConsolidationInput): Promise<Cons
           [vec] = await input.embedder.embed([p.content]);
         }
         supersedes.push(...olds);
+        // What was said of the old state in words ("You're on Fibre 150 at £32 a month") is stale with
+        // the field it restated: those statements retire with the record's old version.
+        const restating = [
+          ...planned.map((q) => q.unit),
+          ...(await input.findSimilar(userId, vec, opts.candidateK * 2)).map((s) => s.unit),
+        ].filter((u) => isCurrent(u) && u.level === 1 && !u.attribute?.startsWith('record ') && !supersedes.includes(u));
+        for (const old of olds) {
+          for (const u of restating) {
+            if (!supersedes.some((x) => x.id === u.id) && restatesChangedFields(withoutPrefix(u), withoutPrefix(old), merged)) supersedes.push(u);
+          }
+        }
       } else if (inBatch !== undefined) {
         if (planned[inBatch].fact?.value === p.fact.value) { mergeIntoPlanned(inBatch, eventId); continue; }
         supersedes.push(planned[inBatch].unit);

@@ -224,3 +224,40 @@ export function recordKey(json: string): string | null {
   }
   return null;
 }
+
+/** A record's or a statement's values, written alike: "£32" and "32.00 GBP" are 32, "the 5th" is 5. */
+function comparableValues(text: string): Set<string> {
+  const out = new Set<string>();
+  for (const v of specificValues(text)) out.add(v.replace(/^[£$€]/, '').replace(/\.0+$/, '').replace(/^(\d+)(?:st|nd|rd|th)$/, '$1'));
+  return out;
+}
+
+/** A value specific enough to tie a sentence to a record: a code, a time, a date, an amount of 3+ digits. */
+function distinctive(v: string): boolean {
+  return /\d/.test(v) && (/\p{L}/u.test(v) || /[:.\-/]/.test(v) || v.length >= 3);
+}
+
+/**
+ * Does `statement` restate fields of a record's old state (`old`) that its new state (`merged`) changed?
+ * It must share two values with the old state, one of them distinctive (a flight number, a plan's
+ * speed, a date), and a third of them must be values the new state no longer has: "I see flight NW412 … seat 14A" after the
+ * booking moved to NW418, "You're on Fibre 150 at £32 a month" after the upgrade.
+ */
+export function restatesChangedFields(statement: string, old: string, merged: string): boolean {
+  const said = comparableValues(statement);
+  const before = comparableValues(old);
+  const now = comparableValues(merged);
+  let shared = 0;
+  let strong = false;
+  let changed = 0;
+  for (const v of said) {
+    if (!before.has(v)) continue;
+    shared++;
+    if (distinctive(v)) strong = true;
+    if (!now.has(v)) changed++;
+  }
+  // A sentence that restated many fields and saw one of them change ("upgraded to Fibre 500 at £39 …, on a
+  // new 18-month contract", then only the price rose) is still mostly true: it stays, the record says the rest.
+  return shared >= 2 && strong && changed > 0 && changed * 3 >= shared;
+}
+

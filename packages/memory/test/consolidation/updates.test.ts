@@ -122,6 +122,27 @@ describe('updates said in passing', () => {
     await run([tool('{"booking":"ZX81K","seat":"19D"}', '2025-09-21'), tool('{"booking":"QQ1","seat":"1A"}', '2025-09-21')]);
     expect(current().sort()).toEqual(['tool: booking: QQ1; seat: 1A', 'tool: booking: ZX81K; date: 2025-10-03; seat: 19D; status: delayed; gate: B12']);
   });
+
+  it("what was said in words of a record's old state retires with the fields it restated", async () => {
+    const { run, current } = setup();
+    const tool = (content: string, day: string, i = 0) => event(content, { ...at(day, i), role: 'tool', content_type: 'json' });
+    const assistant = (content: string, day: string, i = 0) => event(content, { ...at(day, i), role: 'assistant' });
+    await run([
+      tool('{"account":"7781-2290","plan":"Fibre 150","speed_mbps":150,"monthly":"32.00 GBP","billing_day":5,"landline":"0116 270 4418"}', '2025-01-08'),
+      assistant("You're on Fibre 150 at £32 a month, and your bill is taken on the 5th of each month.", '2025-01-08', 1),
+      assistant('Your landline number 0116 270 4418 stays with you.', '2025-01-08', 2),
+    ]);
+    await run([
+      tool('{"account":"7781-2290","plan":"Fibre 500","speed_mbps":500,"monthly":"39.00 GBP","status":"upgraded"}', '2025-02-14'),
+      assistant("You're upgraded to Fibre 500 at £39 a month from tomorrow.", '2025-02-14', 1),
+    ]);
+    // the plan and price said in words went with the old plan; the landline, which did not change, stays
+    expect(current()).toEqual([
+      "assistant: You're upgraded to Fibre 500 at £39 a month from tomorrow (2025-02-15).",
+      'assistant: Your landline number 0116 270 4418 stays with you.',
+      'tool: account: 7781-2290; plan: Fibre 500; speed_mbps: 500; monthly: 39.00 GBP; billing_day: 5; landline: 0116 270 4418; status: upgraded',
+    ]);
+  });
 });
 
 describe('turn-level discourse', () => {
