@@ -12,9 +12,11 @@ import { loadSuite, runSuite, type Suite } from '../../scripts/lib/conversations
 import { removeDir, startServer, type ServerProcess } from '../helpers/server-process';
 
 const KEY = 'conversations-test-admin-key';
-// The suite's figures vary from run to run (consolidation's batches depend on timing: top-1 ±0.02, time
-// contexts 39-46 of 99 seen), so each floor sits under the lowest value measured, not under the mean.
-const FLOORS = { top1: 0.44, top3: 0.68, fillerShare: 0.03, staleLeftCurrent: 61, timeContextsOk: 36 };
+// The suite's figures vary from run to run (top-1 0.476-0.500 and time contexts 56-57 of 99 in eight runs
+// of this code): not from how consolidation's batches split (a batch larger than a round varies as much)
+// nor from the reinforcement of earlier questions' results (off, still 11 of 208 ranks move), so from
+// near ties in ranking. Each floor sits under the lowest value measured, not under the mean.
+const FLOORS = { top1: 0.45, top3: 0.70, fillerShare: 0.02, staleLeftCurrent: 52, timeContextsOk: 50 };
 
 describe('conversation suite', () => {
   let server: ServerProcess;
