@@ -51,7 +51,9 @@ function push(out: string[], s: string): void {
 
 /** Personal subjects that open an independent clause. "it"/"that" are left out on purpose: they point back. */
 const CLAUSE_SUBJECT = /^(?:I|we|he|she|they|you|my\s+\p{L}+|our\s+\p{L}+|his\s+\p{L}+|her\s+\p{L}+|their\s+\p{L}+)\b(?!\s+(?:and|or)\b)/u;
-const CONJUNCTION = /(?:,\s*(?:and|but|so|yet)?|;\s*(?:and|but|so)?)\s+/g;
+const CONJUNCTION = /(?:,\s*(?:and|but|so|yet)?|;\s*(?:and|but|so)?|\s+and)\s+/g;
+/** "I teach piano in Ghent and I cycle everywhere": a bare "and" joins two clauses of the speaker's own. */
+const OWN_CLAUSE = /^(?:I|[Ww]e)\b(?:'\w+)?\s+\S+/u;
 /** A left side opened by one of these is a subordinate clause ("When I got home, I cooked"): never cut after it. */
 const SUBORDINATE = /^(?:when|whenever|if|because|since|after|before|while|although|though|as|once|until|unless|whether|even if|even though|now that|so that)\b/i;
 /** A comma splice ("I sold the bike, I take the train now") is cut only before "I" or "we" opening a clause of its own. */
@@ -69,6 +71,9 @@ export function splitClauses(sentence: string, minWords = 3): string[] {
     if (!CLAUSE_SUBJECT.test(right)) continue;
     const bareComma = /^,\s*$/.test(m[0]);
     if (bareComma && (!SPLICE_SUBJECT.test(right) || SUBORDINATE.test(left))) continue;
+    // without a comma, only "I … and I …" / "we … and we …" is cut: "Marco and I broke up" is one subject
+    const bareAnd = /^\s+and\s+$/.test(m[0]);
+    if (bareAnd && (!SPLICE_SUBJECT.test(right) || !OWN_CLAUSE.test(sentence.slice(start).trim()) || wordCount(left) < 4)) continue;
     if (wordCount(left) < minWords || wordCount(firstClause(right)) < minWords) continue;
     if (!hasVerbAfterSubject(left)) continue;
     parts.push(left);

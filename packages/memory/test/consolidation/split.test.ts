@@ -21,7 +21,15 @@ describe('splitClauses', () => {
     expect(splitClauses('My sister lives in Boston; she works as a nurse.')).toEqual(['My sister lives in Boston.', 'She works as a nurse.']);
   });
 
-  it('is conservative: no split without a comma, before "it", or when a side is too short', () => {
+  it('cuts a bare "and" only between two clauses of the speaker\'s own ("I … and I …")', () => {
+    expect(splitClauses('I teach piano in Ghent and I cycle everywhere.')).toEqual(['I teach piano in Ghent.', 'I cycle everywhere.']);
+    expect(splitClauses('We moved to York last month and we love the new place.')).toEqual(['We moved to York last month.', 'We love the new place.']);
+    expect(splitClauses('Marco and I broke up.')).toEqual(['Marco and I broke up.']);
+    expect(splitClauses('My sister and I went to Rome and we loved it.')).toEqual(['My sister and I went to Rome and we loved it.']);
+    expect(splitClauses('I went home and I slept.')).toEqual(['I went home and I slept.']);
+  });
+
+  it('is conservative: no split without a comma (but "I … and I …"), before "it", or when a side is too short', () => {
     expect(splitClauses('I went to a support group yesterday and it was so powerful.')).toEqual(['I went to a support group yesterday and it was so powerful.']);
     expect(splitClauses('I love hiking, and it relaxes me.')).toEqual(['I love hiking, and it relaxes me.']);
     expect(splitClauses('Yes, and I agree.')).toEqual(['Yes, and I agree.']);
