@@ -104,6 +104,8 @@ export interface FusionOptions {
 
 /** Scale of a version of a fact the question does not ask about (see `answerFocus`). */
 export const VERSION_FACTOR = 0.75;
+/** Scale of a statement that a value ended, for a question about now (see `answerFocus`). */
+export const ENDING_FACTOR = 0.5;
 /** Scale of a superseded unit for a past-tense question that does not say "before" (intent.ts `past`). */
 export const PAST_SUPERSEDED_FACTOR = 0.9;
 
@@ -275,7 +277,11 @@ export function fuse<U extends RetrievalUnit>(input: FusionInput<U>): ScoredUnit
         score *= kf;
         boosts.push(`not_${intent.kind}`);
       }
-      if (intent.tense === 'current' && (versions?.earlier.has(unit.id) || unitCue(unit) === 'end')) {
+      if (intent.tense === 'current' && unitCue(unit) === 'end') {
+        // "I quit the cafe" says what no longer holds: it answers "what did she do before?", never "now"
+        score *= ENDING_FACTOR;
+        boosts.push('ended');
+      } else if (intent.tense === 'current' && versions?.earlier.has(unit.id)) {
         score *= VERSION_FACTOR;
         boosts.push('earlier_version');
       } else if (intent.tense === 'history' && versions?.later.has(unit.id)) {

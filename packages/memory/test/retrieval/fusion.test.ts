@@ -3,6 +3,7 @@ import { boost, dedupeKey, fuse, recencyOf, weightedRrf, type FusionOptions } fr
 import { buildAdjacency, expandGraph, neighborsOf } from '../../src/retrieval/graph';
 import type { RankedList } from '../../src/retrieval/types';
 import { unit } from './helpers';
+import { queryIntent } from '../../src/retrieval/intent';
 
 const NOW = Date.parse('2024-01-01T00:00:00.000Z');
 
@@ -60,6 +61,22 @@ describe('fuse', () => {
       expect(out[i].score).toBeLessThanOrEqual(1);
       if (i > 0) expect(out[i].score).toBeLessThanOrEqual(out[i - 1].score);
     }
+  });
+
+  it('for a question about now, a statement that a value ended ranks below an earlier version of the fact', () => {
+    const units = [
+      unit({ id: 'quit', content: 'Omar: I quit the cafe last week.' }),
+      unit({ id: 'old', content: 'Omar: I work at the cafe.', subject: 'omar', attribute: 'employer', valid_time: '2023-01-01T00:00:00.000Z' }),
+      unit({ id: 'new', content: 'Omar: I work at the fire station now.', subject: 'omar', attribute: 'employer', valid_time: '2023-09-01T00:00:00.000Z' }),
+    ];
+    const lists = [list('vector', ['quit', 'old', 'new']), list('text', ['quit', 'old', 'new'])];
+    const out = fuse({ ...setup(units), lists, options: { ...base, answerFocus: queryIntent('Where does Omar work now?') } });
+    expect(out.map((r) => [r.unit.id, r.signals.boosts])).toEqual([
+      ['new', []], ['old', ['earlier_version']], ['quit', ['ended']],
+    ]);
+    // about before, the ending is no longer scaled
+    const before = fuse({ ...setup(units), lists, options: { ...base, answerFocus: queryIntent('Where did Omar work before?') } });
+    expect(before[0].unit.id).toBe('quit');
   });
 
   it('gives 1.0 only to a unit ranked first everywhere, at full recency and importance', () => {
