@@ -52,6 +52,8 @@ const PHRASES: [RegExp, Facet][] = [
   [/\bfree time\b|\bspare time\b|\bfor fun\b|\bon (?:the )?weekends?\b|\bthe weekends?\b/, 'hobby'],
   [/\byears? old\b|\bhow old\b/, 'age'],
   [/\b(?:get|gets|getting|got|go|goes|going|went)\s+to\s+(?:work|the office|school|uni|campus)\b|\bwalks? to work\b/, 'commute'],
+  // a role by its name: "I start in June as a lighting designer", "I'm a data analyst at Carrefour"
+  [/\b(?:start\w*|work\w*|hired|employed|job|role|position|joined|promoted|trained|qualified|back)\b[^.!?]{0,40}?\bas an? (?:[\p{L}-]+ )?[\p{L}-]+(?:er|or|ist|yst|ian|eer|ant|ician|ologist|man|woman|person)\b|\b(?:i'm|i am|he's|she's|he is|she is|they're|works as) an? (?:[\p{L}-]+ )?[\p{L}-]+(?:er|or|ist|yst|ian|eer|ant|ologist)\b(?= at | for | in |[.!,]|$)/u, 'occupation'],
   [/\b(?:handed in|gave|give) (?:my|his|her|their) notice\b|\blaid off\b|\bday job\b|\bnew job\b|\bfull[- ]time\b|\bpart[- ]time\b/, 'occupation'],
   [/\bbroke up\b|\bsplit up\b|\bmoving in together\b|\bmoved in together\b|\bgot engaged\b|\bgot married\b|\bseeing someone\b/, 'relationship'],
   [/\bphone number\b|\be-?mail address\b|\bmobile number\b|\bnew number\b|[\w.+-]+@[\w-]+\.[\w.-]+|\baddress\b(?=[^!?\n]{0,60}@)|\b(?:my|your|his|her|their|the|account|work|new|old) e-?mail\b(?!ed)/, 'contact'],

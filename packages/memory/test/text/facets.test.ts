@@ -10,6 +10,15 @@ describe('facets: the kind of personal fact a sentence speaks of', () => {
     expect(of('We moved to York in August.')).toEqual(['residence']);
   });
 
+  it('reads a role by its name, and a contact by its address, never a verb or a thing\'s place', () => {
+    expect(of('I start in June as a lighting designer.')).toEqual(['occupation']);
+    expect(of("I'm a data analyst at Carrefour.")).toEqual(['occupation']);
+    expect(of("I'm a big fan of jazz.")).toEqual([]);
+    expect(of('So the BBC address is dead, use hannah.okafor@proton.me from now on.')).toEqual(['contact']);
+    expect(of("Please send the first pair back with the label I've emailed you.")).toEqual([]);
+    expect(of('got a new bike btw and it lives in the shed')).toEqual(['commute']);
+  });
+
   it('reads the medical kind and a preference by its words', () => {
     expect(of('She is on a new dose of metformin, the doctor said.')).toEqual(['health']);
     expect(of('Which seat does Rui prefer?')).toEqual(['preference', 'travel']);
