@@ -8,7 +8,7 @@
  *   searched only for those two (`tense`), and earlier versions are scaled down for the first.
  * - Kind of answer: a "when" question is answered by a statement that carries a time (a date, a
  *   weekday, "yesterday", "in June"); "how much / how many / what number" by one with a number; "who"
- *   by one that names someone. A candidate without what the question asks for is scaled down: a
+ *   by one that names someone; "where / which city" by one that says a place. A candidate without what the question asks for is scaled down: a
  *   bounded demotion, never a filter.
  *
  * Pure functions over plain text; the factors are applied in fusion (fusion.ts `answerFocus`).
@@ -18,7 +18,7 @@ import { isQuestion } from './query';
 import { contentStems, STOPWORDS, withoutSpeakerPrefix } from '../text';
 
 export type Tense = 'current' | 'past' | 'history';
-export type AnswerKind = 'time' | 'number' | 'person' | null;
+export type AnswerKind = 'time' | 'number' | 'person' | 'place' | null;
 
 export interface QueryIntent {
   tense: Tense;
@@ -61,6 +61,7 @@ function answerKind(q: string): AnswerKind {
   if (/^(?:when|what time|what date|which day|what day|how long ago|since when|by when)\b|\b(?:what|which) (?:date|day|time|month|year)\b|\bwhen\b/.test(lower)) return 'time';
   if (/^(?:how (?:much|many|often|far|long|old|fast|big|heavy|tall))\b|\b(?:what|which) (?:number|price|amount|dose|size|score|pace|speed|percentage|rate|fee|premium|balance|salary)\b|\bhow much\b|\bhow many\b/.test(lower)) return 'number';
   if (/^(?:who|whom|whose)\b|\bwho\b|\bwhat(?:'s| is) the name\b|\bwhat is (?:his|her|their) name\b/.test(lower)) return 'person';
+  if (/^where\b|\b(?:what|which|in which|in what) (?:city|town|country|neighbou?rhood|area|place|street|village|state|region|district|part of)\b/.test(lower)) return 'place';
   return null;
 }
 
@@ -80,6 +81,14 @@ export function namesSomeone(content: string): boolean {
   return tokens.slice(1).some((t) => /^[("']?\p{Lu}\p{Ll}/u.test(t));
 }
 
+/** A place said in lowercase, as chats do: "in porto", "moving to bonfim" ("to" only after a verb of going: "to help" is no place). */
+const PLACE_AFTER_PREPOSITION = /\b(?:in|at|from|near|around|outside|(?:mov\w*|went|go|goes|going|gone|relocat\w*|transferr?\w*|sending \w+|sent \w+|fl[yi]\w*|flew|back|came|come|coming|drive|driving|drove|headed|heading) to)\s+(?!(?:the|a|an|my|your|his|her|our|their|this|that|it|me|you|him|them|us|all|least|last|first|home|work|time|bed|once|least)\b)\p{L}{3,}/iu;
+
+/** Does the statement say where: a name (Porto, Bunker Studios) or a lowercase place after a preposition? */
+export function saysWhere(content: string): boolean {
+  return namesSomeone(content) || PLACE_AFTER_PREPOSITION.test(withoutSpeakerPrefix(content)) || /\bat home\b/i.test(content);
+}
+
 /** Bounded demotions of an answer's form (see the header); 1 when the statement has what is asked. */
 export const KIND_FACTOR = 0.7;
 
@@ -87,5 +96,6 @@ export function kindFactor(kind: AnswerKind, content: string): number {
   if (kind === null || isQuestion(content)) return 1;
   if (kind === 'time') return carriesTime(content) ? 1 : KIND_FACTOR;
   if (kind === 'number') return /\d/.test(content) ? 1 : KIND_FACTOR;
+  if (kind === 'place') return saysWhere(content) ? 1 : KIND_FACTOR;
   return namesSomeone(content) ? 1 : KIND_FACTOR;
 }

@@ -70,12 +70,12 @@ describe('fuse', () => {
       unit({ id: 'new', content: 'Omar: I work at the fire station now.', subject: 'omar', attribute: 'employer', valid_time: '2023-09-01T00:00:00.000Z' }),
     ];
     const lists = [list('vector', ['quit', 'old', 'new']), list('text', ['quit', 'old', 'new'])];
-    const out = fuse({ ...setup(units), lists, options: { ...base, answerFocus: queryIntent('Where does Omar work now?') } });
+    const out = fuse({ ...setup(units), lists, options: { ...base, answerFocus: queryIntent('What does Omar do for work now?') } });
     expect(out.map((r) => [r.unit.id, r.signals.boosts])).toEqual([
       ['new', []], ['old', ['earlier_version']], ['quit', ['ended']],
     ]);
     // about before, the ending is no longer scaled
-    const before = fuse({ ...setup(units), lists, options: { ...base, answerFocus: queryIntent('Where did Omar work before?') } });
+    const before = fuse({ ...setup(units), lists, options: { ...base, answerFocus: queryIntent('What did Omar do for work before?') } });
     expect(before[0].unit.id).toBe('quit');
   });
 

@@ -19,7 +19,9 @@ describe('query intent', () => {
     ['What date is the exam?', 'time'],
     ['How much does Seun pay per month now?', 'number'],
     ['Who manages the team now?', 'person'],
-    ['Where does Ingrid live?', null],
+    ['Where does Ingrid live?', 'place'],
+    ['Which city does Maya live in now?', 'place'],
+    ['What does Maya do?', null],
   ])('%s wants a %s', (q, kind) => {
     expect(queryIntent(q).kind).toBe(kind);
   });
@@ -32,6 +34,10 @@ describe('query intent', () => {
     expect(kindFactor('number', 'It pays 27,500 AED a month')).toBe(1);
     expect(kindFactor('person', 'Omar: Marcus takes over as our manager')).toBe(1);
     expect(kindFactor('person', 'Omar: the new manager starts soon')).toBe(KIND_FACTOR);
+    expect(kindFactor('place', 'Maya: first week in porto done, the flat in bonfim is tiny')).toBe(1);
+    expect(kindFactor('place', 'Kwame: we are moving to Soundhouse')).toBe(1);
+    expect(kindFactor('place', 'Maya: u have to help me find a flat that takes dogs')).toBe(KIND_FACTOR);
+    expect(kindFactor('place', 'Olek: i will bring my own cymbals this time, the studio ones are trash')).toBe(KIND_FACTOR);
     expect(kindFactor(null, 'anything')).toBe(1);
   });
 
