@@ -18,7 +18,7 @@ import { normalizeSubject } from './speaker';
 import { reinforceImportance, scoreImportance } from './importance';
 import { draftEvents, newDiscourseState, type StatementDraft } from './drafts';
 import { STATE_FACETS, type Facet } from '../text';
-import { endingNames, recordKey, restatesChangedFields, restatesValue, slotAttributes, slotOf, updatesTopic, type Slot } from './updates';
+import { endingNames, recordEntries, recordKey, restatesChangedFields, restatesValue, slotAttributes, slotOf, updatesTopic, type Slot } from './updates';
 import { llmDrafts } from './llm-extract';
 import { assertPlanCoversEvents } from './invariants';
 import type { ConsolidationInput, ConsolidationOptions, ConsolidationPlan, NewUnit, Reinforcement, Retirement } from './types';
@@ -265,13 +265,6 @@ export async function planConsolidation(input: ConsolidationInput): Promise<Cons
 }
 
 /** The entries of flattened JSON ("booking: ZX81K; seat: 23C"), as [field path, value] in order; null for an entry with no field. */
-function recordEntries(text: string): [string, string | null][] {
-  return text.split(/; (?=[^:;]{1,80}: )/).map((e): [string, string | null] => {
-    const at = e.indexOf(': ');
-    return at < 0 ? [e, null] : [e.slice(0, at), e.slice(at + 2)];
-  });
-}
-
 /**
  * A record's state after a later output of it: the old entries in their order, each taking the new
  * value where the output gives the field, then the fields only the output has. An output that holds

@@ -229,35 +229,53 @@ export function recordKey(json: string): string | null {
 function comparableValues(text: string): Set<string> {
   const out = new Set<string>();
   for (const v of specificValues(text)) out.add(v.replace(/^[£$€]/, '').replace(/\.0+$/, '').replace(/^(\d+)(?:st|nd|rd|th)$/, '$1'));
+  // "March 1, 2025" is the record's 2025-03-01
+  for (const m of text.matchAll(/\b([A-Z][a-z]+)\.? (\d{1,2})(?:st|nd|rd|th)?,? (\d{4})\b|\b(\d{1,2}) ([A-Z][a-z]+) (\d{4})\b/g)) {
+    const month = MONTHS.indexOf((m[1] ?? m[5]).slice(0, 3).toLowerCase());
+    if (month < 0) continue;
+    out.add(`${m[3] ?? m[6]}-${String(month + 1).padStart(2, '0')}-${(m[2] ?? m[4]).padStart(2, '0')}`);
+  }
   return out;
 }
+
+const MONTHS = ['jan', 'feb', 'mar', 'apr', 'may', 'jun', 'jul', 'aug', 'sep', 'oct', 'nov', 'dec'];
 
 /** A value specific enough to tie a sentence to a record: a code, a time, a date, an amount of 3+ digits. */
 function distinctive(v: string): boolean {
   return /\d/.test(v) && (/\p{L}/u.test(v) || /[:.\-/]/.test(v) || v.length >= 3);
 }
 
+/** A record unit's "field: value" entries, in order (a value is null for an entry without one). */
+export function recordEntries(text: string): [string, string | null][] {
+  return text.split(/; (?=[^:;]{1,80}: )/).map((e): [string, string | null] => {
+    const at = e.indexOf(': ');
+    return at < 0 ? [e, null] : [e.slice(0, at), e.slice(at + 2)];
+  });
+}
+
 /**
  * Does `statement` restate fields of a record's old state (`old`) that its new state (`merged`) changed?
- * It must share two values with the old state, one of them distinctive (a flight number, a plan's
- * speed, a date), and a third of them must be values the new state no longer has: "I see flight NW412 … seat 14A" after the
- * booking moved to NW418, "You're on Fibre 150 at £32 a month" after the upgrade.
+ * It must share values with two of the old state's fields, one value distinctive (a flight number, a
+ * plan's speed, a date), and a third of those fields must be ones whose values the new state no longer
+ * has: "I see flight NW412 … seat 14A" after the booking moved to NW418, "You're on Fibre 150 at £32 a
+ * month" after the upgrade, "An engineer will connect 4 Elm Close on May 9" after the visit moved. Fields,
+ * not words, are counted: an address of three words is one field.
  */
 export function restatesChangedFields(statement: string, old: string, merged: string): boolean {
   const said = comparableValues(statement);
-  const before = comparableValues(old);
   const now = comparableValues(merged);
   let shared = 0;
   let strong = false;
   let changed = 0;
-  for (const v of said) {
-    if (!before.has(v)) continue;
+  for (const [, value] of recordEntries(old)) {
+    if (value === null) continue;
+    const hits = [...comparableValues(value)].filter((v) => said.has(v));
+    if (hits.length === 0) continue;
     shared++;
-    if (distinctive(v)) strong = true;
-    if (!now.has(v)) changed++;
+    if (hits.some(distinctive)) strong = true;
+    if (hits.some((v) => !now.has(v))) changed++;
   }
   // A sentence that restated many fields and saw one of them change ("upgraded to Fibre 500 at £39 …, on a
   // new 18-month contract", then only the price rose) is still mostly true: it stays, the record says the rest.
   return shared >= 2 && strong && changed > 0 && changed * 3 >= shared;
 }
-

@@ -142,6 +142,15 @@ describe('updates said in passing', () => {
       'assistant: Your landline number 0116 270 4418 stays with you.',
       'tool: account: 7781-2290; plan: Fibre 500; speed_mbps: 500; monthly: 39.00 GBP; billing_day: 5; landline: 0116 270 4418; status: upgraded',
     ]);
+    // fields are counted, not words: the three words of an address are one field, the visit's date another
+    await run([
+      tool('{"order":"MOV-30417","to":"4 Elm Close, Oadby, LE2 4RT","engineer_visit":"2025-05-09","status":"booked"}', '2025-04-22'),
+      assistant('An engineer will connect 4 Elm Close on May 9 between 8am and 1pm.', '2025-04-22', 1),
+    ]);
+    await run([tool('{"order":"MOV-30417","engineer_visit":"2025-05-16","status":"rescheduled"}', '2025-05-06')]);
+    expect(current().filter((c) => /Elm Close/.test(c))).toEqual([
+      'tool: order: MOV-30417; to: 4 Elm Close, Oadby, LE2 4RT; engineer_visit: 2025-05-16; status: rescheduled',
+    ]);
   });
 });
 
