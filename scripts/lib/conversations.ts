@@ -196,8 +196,10 @@ export async function runSuite(client: StrataClient, suite: Suite, options: RunO
         const ctx = await client.context({ user_id: users[i], stream_id: streamOf(i), query: q.q, format: 'text' });
         contextDated = contextLinesDated(ctx.context);
         const lines = ctx.context.split('\n');
-        const currentLine = lines.some((l) => answer.test(l) && !/\bsuperseded\b/i.test(l));
-        const staleUnmarked = stale ? lines.some((l) => stale.test(l) && !answer.test(l) && !/\bsuperseded\b/i.test(l)) : false;
+        // a line's status is the last word of its bracket: "- [L1 factual user 2025-06-14 current] …"
+        const marked = (l: string) => /^- \[[^\]]* (?:superseded|earlier)\]/.test(l);
+        const currentLine = lines.some((l) => answer.test(l) && !marked(l));
+        const staleUnmarked = stale ? lines.some((l) => stale.test(l) && !answer.test(l) && !marked(l)) : false;
         contextCurrent = currentLine && !staleUnmarked;
       }
       if (stale && q.kind === 'current') {

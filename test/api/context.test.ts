@@ -76,7 +76,7 @@ describe('POST /v1/memory/context', () => {
       expect(h.score).toBeLessThanOrEqual(1);
     }
     // text lines: `- [L1 factual user 2025-06-14 current] <content>`: when it happened, and whether it still holds
-    for (const line of res.body.context.split('\n')) expect(line).toMatch(/^- \[L[123] (factual|procedural) (user|org|agent) \d{4}-\d{2}-\d{2} (current|superseded)\] \S/);
+    for (const line of res.body.context.split('\n')) expect(line).toMatch(/^- \[L[123] (factual|procedural) (user|org|agent) \d{4}-\d{2}-\d{2} (current|earlier|superseded)\] \S/);
   });
 
   it('matches the retrieve route: the same units, limit 12 by default', async () => {

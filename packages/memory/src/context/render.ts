@@ -9,7 +9,8 @@
  *    forbids (controls, lone surrogates) removed, also when items are cut or dropped;
  *  - text output has one line per item: `- [L1 factual user 2025-06-14 current] <content>`: the date the
  *    memory is about (its valid time: when it was said or happened, not when it was stored) and whether
- *    it still holds (`current`) or a newer value replaced it (`superseded`). Retrieval returns superseded
+ *    it still holds (`current`), a newer value replaced it (`superseded`), or it is an older version of
+ *    what the question asks about that memory still holds (`earlier`). Retrieval returns superseded
  *    memories only for questions about before, so an LLM reading the context can tell which value holds
  *    and since when. XML carries the same as `date` and `status` attributes.
  *
@@ -48,6 +49,8 @@ export interface ContextUnit {
 export interface ContextHitInput {
   unit: ContextUnit;
   score: number;
+  /** retrieval's signals (fusion.ts): `earlier_version` / `ended` mark an older value of what was asked */
+  signals?: { boosts?: readonly string[] };
 }
 
 export type ContextGoal = Pick<Goal, 'id' | 'content' | 'status' | 'progress'>;
@@ -252,15 +255,21 @@ export function memoryDate(u: Pick<ContextUnit, 'valid_time' | 'transaction_time
   return null;
 }
 
-/** `current`, or `superseded` when a newer value replaced it (a forgotten memory is never rendered). */
-export function memoryStatus(u: Pick<ContextUnit, 'retired_at' | 'retired_reason'>): 'current' | 'superseded' {
-  return u.retired_at && u.retired_reason !== 'forgotten' ? 'superseded' : 'current';
+/**
+ * `superseded` when a newer value replaced it in memory (a forgotten memory is never rendered); `earlier`
+ * when memory still holds it but retrieval found a later version of what the question asks about among
+ * the results, or it says the value ended ("I quit the cafe" for "where does she work now?"); else
+ * `current`. So a model reading the context for a question about now knows which line is the old value.
+ */
+export function memoryStatus(u: Pick<ContextUnit, 'retired_at' | 'retired_reason'>, boosts: readonly string[] = []): 'current' | 'earlier' | 'superseded' {
+  if (u.retired_at && u.retired_reason !== 'forgotten') return 'superseded';
+  return boosts.includes('earlier_version') || boosts.includes('ended') ? 'earlier' : 'current';
 }
 
 function memoryItem(h: ContextHitInput, strategy: ContextStrategy, format: ContextFormat): Item {
   const u = h.unit;
   const date = memoryDate(u);
-  const status = memoryStatus(u);
+  const status = memoryStatus(u, h.signals?.boosts);
   const domain = domainOf(u);
   const score = Math.round(Math.min(1, Math.max(0, Number.isFinite(h.score) ? h.score : 0)) * 1000) / 1000;
   const keywords = (u.keywords ?? []).map(oneLine).filter(Boolean);

@@ -76,6 +76,19 @@ describe('text rendering', () => {
     expect(xml.memory_context.memory.map((m: Record<string, string>) => [m.date, m.status])).toEqual([['2025-06-14', 'current'], ['2025-03-01', 'superseded']]);
   });
 
+  it('marks an older version retrieval found of what was asked as earlier, though memory still holds it', () => {
+    const now = hit({ content: 'Omar: Station 7, starting Monday', valid_time: '2025-10-02T10:00:00Z' }, 0.9);
+    const ended = { ...hit({ content: 'Omar: I quit the cafe', valid_time: '2025-06-02T10:00:00Z' }, 0.8), signals: { boosts: ['ended'] } };
+    const older = { ...hit({ content: 'Omar: I work at the cafe', valid_time: '2025-01-02T10:00:00Z' }, 0.7), signals: { boosts: ['stream', 'earlier_version'] } };
+    expect(renderContext([now, ended, older], { token_budget: 800 }).context.split('\n')).toEqual([
+      '- [L1 factual user 2025-10-02 current] Omar: Station 7, starting Monday',
+      '- [L1 factual user 2025-06-02 earlier] Omar: I quit the cafe',
+      '- [L1 factual user 2025-01-02 earlier] Omar: I work at the cafe',
+    ]);
+    const xml = parse(renderContext([now, older], { token_budget: 800, format: 'xml' }).context);
+    expect(xml.memory_context.memory.map((m: Record<string, string>) => m.status)).toEqual(['current', 'earlier']);
+  });
+
   it('puts facts first in the detailed strategy and orders by score', () => {
     const r = renderContext([hit({ level: 2, content: 'insight' }, 0.99), hit({ content: 'low' }, 0.1), hit({ content: 'high' }, 0.8)], { token_budget: 1000 });
     expect(r.context.split('\n').map((l) => l.split('] ')[1])).toEqual(['high', 'low', 'insight']);
