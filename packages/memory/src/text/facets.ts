@@ -61,6 +61,14 @@ const PHRASES: [RegExp, Facet][] = [
   [/\bwould (?:rather|choose)\b|\bgoes for\b|\bgo for\b/, 'preference'],
 ];
 
+/** Each phrase as a global expression (its own flags kept: the role phrase needs `u`), built once. */
+const GLOBAL_PHRASES = new Map<RegExp, RegExp>(PHRASES.map(([re]) => [re, new RegExp(re.source, `${re.flags}g`)]));
+function globalOf(re: RegExp): RegExp {
+  const g = GLOBAL_PHRASES.get(re) as RegExp;
+  g.lastIndex = 0;
+  return g;
+}
+
 /** Single-word triggers, by stem. */
 const WORDS: Record<Facet, string[]> = {
   residence: ['live', 'lives', 'home', 'hometown', 'apartment', 'flat', 'house', 'city', 'address', 'reside', 'neighborhood', 'neighbourhood'],
@@ -122,7 +130,7 @@ export function facetsOf(text: string): Set<Facet> {
   for (const [re, facet] of PHRASES) {
     if (re.test(rest)) {
       out.add(facet);
-      rest = rest.replace(new RegExp(re.source, 'g'), ' ');
+      rest = rest.replace(globalOf(re), ' ');
     }
   }
   let liking = false;
@@ -148,7 +156,7 @@ export function facetsInOrder(text: string): Facet[] {
     if (m) note(facet, m.index);
   }
   // as in facetsOf, a phrase's words are not read again one by one ("email address" is no home address)
-  for (const [re] of PHRASES) lower = lower.replace(new RegExp(re.source, 'g'), (m) => ' '.repeat(m.length));
+  for (const [re] of PHRASES) lower = lower.replace(globalOf(re), (m) => ' '.repeat(m.length));
   let pos = 0;
   for (const w of words(lower)) {
     const i = lower.indexOf(w, pos);
