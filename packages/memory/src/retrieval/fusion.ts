@@ -23,7 +23,7 @@ import { effectiveTimeMs } from './filters';
 import { expandGraph, type ExpansionOptions } from './graph';
 import { isNamedSpeaker, isQuestion, normalizeSpeaker, type TimeRange } from './query';
 import { kindFactor, matchedTerms, type QueryIntent } from './intent';
-import { changeCue, isFacet } from '../text';
+import { changeCue, endsWithNewValue, isFacet } from '../text';
 import type { Neighbors, RankedList, RetrievalUnit, ScoredUnit, ScoreSignals } from './types';
 
 export interface FusionOptions {
@@ -277,7 +277,7 @@ export function fuse<U extends RetrievalUnit>(input: FusionInput<U>): ScoredUnit
         score *= kf;
         boosts.push(`not_${intent.kind}`);
       }
-      if (intent.tense === 'current' && unitCue(unit) === 'end') {
+      if (intent.tense === 'current' && unitCue(unit) === 'end' && !endsWithNewValue(unit.content)) {
         // "I quit the cafe" says what no longer holds: it answers "what did she do before?", never "now"
         score *= ENDING_FACTOR;
         boosts.push('ended');

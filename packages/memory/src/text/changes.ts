@@ -17,3 +17,13 @@ export function changeCue(text: string): ChangeCue | null {
   if (UPDATE_CUE.test(text)) return 'update';
   return null;
 }
+
+/**
+ * Does a statement that something ended also give the value that holds now ("I drink green tea in the
+ * mornings now, I gave up coffee")? Then it answers a question about now; an ending alone ("I quit the
+ * cafe") does not.
+ */
+export function endsWithNewValue(text: string): boolean {
+  return END_CUE.test(text) && UPDATE_CUE.test(text);
+}
+

@@ -74,6 +74,11 @@ describe('fuse', () => {
     expect(out.map((r) => [r.unit.id, r.signals.boosts])).toEqual([
       ['new', []], ['old', ['earlier_version']], ['quit', ['ended']],
     ]);
+    // an ending that gives the new value too answers "now"
+    const both = [...units, unit({ id: 'both', content: 'Omar: I gave up the cafe, I work at the fire station now.' })];
+    const withBoth = fuse({ ...setup(both), lists: [list('vector', ['both', ...lists[0].items.map((i) => i.id)]), list('text', ['both'])], options: { ...base, answerFocus: queryIntent('What does Omar do for work now?') } });
+    expect(withBoth[0].unit.id).toBe('both');
+    expect(withBoth[0].signals.boosts).toEqual([]);
     // about before, the ending is no longer scaled
     const before = fuse({ ...setup(units), lists, options: { ...base, answerFocus: queryIntent('What did Omar do for work before?') } });
     expect(before[0].unit.id).toBe('quit');
