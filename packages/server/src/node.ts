@@ -4,7 +4,7 @@ import type { Duplex } from 'node:stream';
 import type { AddressInfo } from 'node:net';
 import { join } from 'node:path';
 import pino, { type Logger } from 'pino';
-import { getTokenCounter } from '@strata/memory/context';
+import { prepareTokenCounter } from '@strata/memory/context';
 import { StateDb, StateMachine, pendingSummary } from '@strata/store';
 import { Forwarder, routeWrites, targetShard, targetUser } from './cluster/forward';
 import { ClusterService } from './cluster/membership';
@@ -44,7 +44,7 @@ import { eventRoutes } from './routes/events';
 import { healthRoutes } from './routes/health';
 import { metricsRoutes } from './routes/metrics';
 import { statusRoutes } from './routes/status';
-import { mountMcp } from './mcp/http';
+import { mountMcp } from './mcp/mount';
 import { forwardingGate } from './mcp/leader';
 import { memoryRoutes } from './routes/memories';
 import { edgeRoutes } from './routes/edges';
@@ -132,11 +132,7 @@ export class StrataNode {
     // Before any storage is opened: a provider that cannot be built (e.g. local vectors not prepared) stops the start.
     const providers = await createProviders(config);
     logger.info({ embedder: providers.embedder.id, llm: providers.llm?.id ?? 'none' }, 'providers ready');
-    // The context route's BPE table costs about 1 s of CPU to build. Built on the first context request,
-    // that request took 6-8 s on a busy machine, and a node that had forwarded it here gave up first
-    // (cluster.forward_timeout_ms) and answered 503. Built once, here, before any Raft group or request
-    // runs: built just after serving, it stalled the first requests of a restarted node instead.
-    getTokenCounter();
+
     // Listen first (peers need this node's URL, and port 0 is known only now); requests get 503 until ready.
     let serve: RequestListener = (_req, res) => {
       res.writeHead(503, { 'content-type': 'application/json', 'retry-after': '1' }).end('{"error":"The node is starting; retry shortly.","code":"unavailable"}');
@@ -202,6 +198,7 @@ export class StrataNode {
       });
     }
     // Retrieval reinforcement: answers note their top units; one memory.reinforce per shard every few seconds.
+   
     const reinforcement = new ReinforcementBatcher({ shardOf: (userId) => router.forUser(userId), logger, ...reinforcementSettings(config) });
     // Cross-shard reads: local where this node holds a group, else from a holder (attached below, once routing exists).
     const reads = new ShardReads(router, config.cluster.forward_timeout_ms);
@@ -316,6 +313,13 @@ export class StrataNode {
       },
     });
     shapes.adopt(app);
+    // The context route's BPE table costs about 1 s of CPU to build (most of a second start-up on a busy
+    // machine). Built on the first context request, that request took 6-8 s there, and a node that had
+    // forwarded it here gave up first (cluster.forward_timeout_ms) and answered 503; built in one piece
+    // just after serving, it stalled the first requests of a restarted node. So it is built now, in
+    // slices of a few milliseconds between requests (tokenizer.ts): readiness does not wait for it (a
+    // count needs no storage or leader, and one asked for before the last slice finishes the table).
+    void prepareTokenCounter();
     serve = app;
     // Keep-alive sockets idle longer than typical client pools, so clients don't race a server-side close.
     server.keepAliveTimeout = 65_000;
