@@ -1,6 +1,7 @@
+import { prefetchWordVectors } from '@strata/memory/embedding-files';
 import { ConfigError, loadConfig } from './config';
-import { StrataNode } from './node';
 import { OWNER_ONLY_UMASK } from './data-dir';
+import type { StrataNode } from './node';
 
 /** `strata [--config file.toml]`: start one node and stop it gracefully on SIGTERM/SIGINT. */
 async function main(): Promise<void> {
@@ -18,6 +19,10 @@ async function main(): Promise<void> {
     }
     throw err;
   }
+  // The word vectors (43 MB) are read on the thread pool while the node's modules load, required only
+  // now (most of a start's main-thread time): a refused configuration exits before either.
+  if (config.embedding.provider === 'local') prefetchWordVectors();
+  const { StrataNode: Node } = require('./node') as typeof import('./node');
   // The handlers are in place before the node starts: a signal that arrives while it starts, or right
   // after it logs that it serves, stops it gracefully instead of killing the process outright.
   let node: StrataNode | null = null;
@@ -37,7 +42,7 @@ async function main(): Promise<void> {
   };
   process.on('SIGTERM', () => stop('SIGTERM'));
   process.on('SIGINT', () => stop('SIGINT'));
-  node = await StrataNode.start(config);
+  node = await Node.start(config);
   if (process.env.STRATA_API_KEY && !process.env.STRATA_ADMIN_API_KEY) {
     // One shell often exports STRATA_API_KEY for the CLI: say that the node took it as its admin key.
     node.logger.warn('STRATA_API_KEY is set and accepted as an admin key; name the node\'s admin key STRATA_ADMIN_API_KEY (STRATA_API_KEY is the clients\' credential)');

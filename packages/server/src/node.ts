@@ -207,6 +207,7 @@ export class StrataNode {
       metrics, tracing,
     });
     const auth = new AuthService(config, router.meta().db, router.meta().log, logger);
+    auth.prepareBootstrap(); // a first start hashes the admin password meanwhile (off the main thread)
     let open = true;
     const userOrgs = new UserOrgs(router, reads);
     const services: Services = {
@@ -266,8 +267,10 @@ export class StrataNode {
     metrics.gauge('strata_placement_moves_in_flight', 'Replica moves under way (learner added, not yet promoted and the old member removed); reported by the leader of shard 0, 0 elsewhere', () => placement.last?.moves_in_flight ?? 0);
     metrics.gauge('strata_placement_under_replicated_groups', 'Groups with fewer live voters than the replication factor; reported by the leader of shard 0, 0 elsewhere', () => placement.last?.under_replicated ?? 0);
     clusterService.ranges = ranges;
-    const clusterStart = await startCluster(cluster, clusterService, router.meta(), auth, ranges, logger);
-    placement.start();
+    // Started, not awaited yet: a single node's start waits here for its admin account (a Raft commit,
+    // and on a first start the password hash), and the routes and the app are built meanwhile.
+    const clusterStarting = startCluster(cluster, clusterService, router.meta(), auth, ranges, logger);
+    clusterStarting.catch(() => undefined); // awaited below, after the app is built
 
     const routes: RouteSpec[] = [];
     routes.push(
@@ -313,6 +316,8 @@ export class StrataNode {
       },
     });
     shapes.adopt(app);
+    const clusterStart = await clusterStarting;
+    placement.start();
     // The context route's BPE table costs about 1 s of CPU to build (most of a second start-up on a busy
     // machine). Built on the first context request, that request took 6-8 s there, and a node that had
     // forwarded it here gave up first (cluster.forward_timeout_ms) and answered 503; built in one piece
