@@ -121,7 +121,11 @@ export class StrataNode {
     private readonly server: Server,
   ) {}
 
-  static async start(configured: Config, options: { logger?: Logger } = {}): Promise<StrataNode> {
+  /**
+   * `adminPassword`: the admin password and its hash, begun by the entry on a new data directory (used
+   * when the admin account is created here; see AuthService.prepareBootstrap).
+   */
+  static async start(configured: Config, options: { logger?: Logger; adminPassword?: Promise<{ password: string; hash: string }> } = {}): Promise<StrataNode> {
     const logger = options.logger ?? pino({ level: configured.log.level, base: { node_id: configured.cluster.node_id } });
     prepareDataDir(configured.storage.data_dir); // 0700, refused when open to others (before any store opens)
     const layout = groupsOfDataDir(configured.storage.data_dir, configured.cluster.shards);
@@ -207,7 +211,7 @@ export class StrataNode {
       metrics, tracing,
     });
     const auth = new AuthService(config, router.meta().db, router.meta().log, logger);
-    auth.prepareBootstrap(); // a first start hashes the admin password meanwhile (off the main thread)
+    auth.prepareBootstrap(options.adminPassword); // a first start hashes the admin password meanwhile (off the main thread)
     let open = true;
     const userOrgs = new UserOrgs(router, reads);
     const services: Services = {

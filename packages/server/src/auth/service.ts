@@ -8,7 +8,8 @@ import {
 } from '@strata/store';
 import type { Config } from '../config';
 import { hashApiKey, newApiKey } from './api-keys';
-import { HashGate, hashPassword, randomPassword, verifyPassword } from './passwords';
+import { HashGate } from './hash-gate';
+import { hashPassword, randomPassword, verifyPassword } from './passwords';
 import type { Principal } from './principal';
 import { LoginThrottle } from './throttle';
 
@@ -43,10 +44,14 @@ export class AuthService {
    * Begins hashing the admin password when the account does not exist yet (a first start): scrypt runs
    * on the thread pool while the node initializes its Raft groups and builds its routes, rather than
    * after them on the way to /readyz (0.1-0.4 s of a first start). bootstrap() uses the result.
+   * `early`: the same, begun even earlier by the node's entry.
    */
-  prepareBootstrap(): void {
+  prepareBootstrap(early?: Promise<{ password: string; hash: string }>): void {
     this.prepared = (async () => {
       if (await this.db.account(ADMIN)) return null;
+      // begun by the entry before the node loaded (main.ts, on a new data directory)
+      const begun = await early?.catch(() => null);
+      if (begun) return begun;
       const password = this.config.auth.admin_password ?? randomPassword();
       return { password, hash: await this.hashes.run(() => hashPassword(password)) };
     })();
