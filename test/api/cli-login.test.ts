@@ -3,7 +3,8 @@
  * password writes a generated one to <data_dir>/initial-admin-password; `strata login` exchanges it
  * for an admin API key (which may create keys) or a token; changing the password removes the file, the
  * old password stops working and the new one logs in (piped on stdin); a file left by an older run is
- * removed at the next start. The node's own static key has its own name (STRATA_ADMIN_API_KEY).
+ * removed at the next start; `--initial-password-file` reads that file while it exists and then takes the
+ * password as without it. The node's own static key has its own name (STRATA_ADMIN_API_KEY).
  */
 import { existsSync, readFileSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
@@ -40,6 +41,11 @@ describe('strata login', () => {
       expect(minted.code).toBe(0);
       expect(JSON.parse(minted.stdout)).toMatchObject({ role: 'admin' });
     }
+    // the form for commands run again (the README's): the file while it exists
+    const initial = await runStrata(['login', '--initial-password-file', passwordFile()], on());
+    expect(initial.code).toBe(0);
+    expect(initial.stdout.trim()).toMatch(/^sk_/);
+    expect(initial.stderr).not.toContain('is gone');
   });
 
   it('prints a token with --token, and refuses a wrong password with exit 1', async () => {
@@ -69,6 +75,21 @@ describe('strata login', () => {
     const piped = await runStrata(['login', '--token'], on(), 'a-long-new-password\n');
     expect(piped.code).toBe(0);
     expect(piped.stderr).not.toContain('generated');
+
+    // the generated password's file is gone: --initial-password-file takes the password as without it
+    const fromEnv = await runStrata(['login', '--initial-password-file', passwordFile()], { ...on(), STRATA_ADMIN_PASSWORD: 'a-long-new-password' });
+    expect(fromEnv.code).toBe(0);
+    expect(fromEnv.stdout.trim()).toMatch(/^sk_/);
+    expect(fromEnv.stderr).toContain('is gone (the node deletes it once the admin password has been changed): using STRATA_ADMIN_PASSWORD');
+    const fromStdin = await runStrata(['login', '--token', '--initial-password-file', passwordFile()], on(), 'a-long-new-password\n');
+    expect(fromStdin.code).toBe(0);
+    // --password-file stays strict, and says what to do instead
+    const strict = await runStrata(['login', '--password-file', passwordFile()], { ...on(), STRATA_ADMIN_PASSWORD: 'a-long-new-password' });
+    expect(strict.code).toBe(2);
+    expect(strict.stderr).toContain('the node deletes it once the admin password has been changed');
+    expect(strict.stderr).toContain('--initial-password-file');
+    const both = await runStrata(['login', '--password-file', newFile, '--initial-password-file', passwordFile()], on());
+    expect(both.code).toBe(2);
   });
 
   it('removes a stale password file at the next start once the password was changed', async () => {

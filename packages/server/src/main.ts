@@ -1,6 +1,10 @@
+import { prefetchWordVectors } from '@strata/memory/embedding-files';
 import { ConfigError, loadConfig } from './config';
-import { StrataNode } from './node';
+import { existsSync } from 'node:fs';
+import { join } from 'node:path';
+import { hashPassword, randomPassword } from './auth/passwords';
 import { OWNER_ONLY_UMASK } from './data-dir';
+import type { StrataNode } from './node';
 
 /** `strata [--config file.toml]`: start one node and stop it gracefully on SIGTERM/SIGINT. */
 async function main(): Promise<void> {
@@ -18,6 +22,19 @@ async function main(): Promise<void> {
     }
     throw err;
   }
+  // The word vectors (43 MB) are read on the thread pool while the node's modules load, required only
+  // now (most of a start's main-thread time): a refused configuration exits before either.
+  if (config.embedding.provider === 'local') prefetchWordVectors();
+  // A new data directory (no strata.json yet) gets its admin account at this start: the password's
+  // hash (scrypt, 0.1-0.5 s on the thread pool) begins now too. (A node joining a cluster whose admin
+  // exists hashes it for nothing, once.)
+  let adminPassword: Promise<{ password: string; hash: string }> | undefined;
+  if (!existsSync(join(config.storage.data_dir, 'strata.json'))) {
+    const password = config.auth.admin_password ?? randomPassword();
+    adminPassword = hashPassword(password).then((hash) => ({ password, hash }));
+    adminPassword.catch(() => undefined); // the node hashes again if this failed
+  }
+  const { StrataNode: Node } = require('./node') as typeof import('./node');
   // The handlers are in place before the node starts: a signal that arrives while it starts, or right
   // after it logs that it serves, stops it gracefully instead of killing the process outright.
   let node: StrataNode | null = null;
@@ -37,7 +54,7 @@ async function main(): Promise<void> {
   };
   process.on('SIGTERM', () => stop('SIGTERM'));
   process.on('SIGINT', () => stop('SIGINT'));
-  node = await StrataNode.start(config);
+  node = await Node.start(config, { adminPassword });
   if (process.env.STRATA_API_KEY && !process.env.STRATA_ADMIN_API_KEY) {
     // One shell often exports STRATA_API_KEY for the CLI: say that the node took it as its admin key.
     node.logger.warn('STRATA_API_KEY is set and accepted as an admin key; name the node\'s admin key STRATA_ADMIN_API_KEY (STRATA_API_KEY is the clients\' credential)');

@@ -4,7 +4,7 @@ import type { Duplex } from 'node:stream';
 import type { AddressInfo } from 'node:net';
 import { join } from 'node:path';
 import pino, { type Logger } from 'pino';
-import { getTokenCounter } from '@strata/memory/context';
+import { prepareTokenCounter } from '@strata/memory/context';
 import { StateDb, StateMachine, pendingSummary } from '@strata/store';
 import { Forwarder, routeWrites, targetShard, targetUser } from './cluster/forward';
 import { ClusterService } from './cluster/membership';
@@ -44,7 +44,7 @@ import { eventRoutes } from './routes/events';
 import { healthRoutes } from './routes/health';
 import { metricsRoutes } from './routes/metrics';
 import { statusRoutes } from './routes/status';
-import { mountMcp } from './mcp/http';
+import { mountMcp } from './mcp/mount';
 import { forwardingGate } from './mcp/leader';
 import { memoryRoutes } from './routes/memories';
 import { edgeRoutes } from './routes/edges';
@@ -121,7 +121,11 @@ export class StrataNode {
     private readonly server: Server,
   ) {}
 
-  static async start(configured: Config, options: { logger?: Logger } = {}): Promise<StrataNode> {
+  /**
+   * `adminPassword`: the admin password and its hash, begun by the entry on a new data directory (used
+   * when the admin account is created here; see AuthService.prepareBootstrap).
+   */
+  static async start(configured: Config, options: { logger?: Logger; adminPassword?: Promise<{ password: string; hash: string }> } = {}): Promise<StrataNode> {
     const logger = options.logger ?? pino({ level: configured.log.level, base: { node_id: configured.cluster.node_id } });
     prepareDataDir(configured.storage.data_dir); // 0700, refused when open to others (before any store opens)
     const layout = groupsOfDataDir(configured.storage.data_dir, configured.cluster.shards);
@@ -132,11 +136,7 @@ export class StrataNode {
     // Before any storage is opened: a provider that cannot be built (e.g. local vectors not prepared) stops the start.
     const providers = await createProviders(config);
     logger.info({ embedder: providers.embedder.id, llm: providers.llm?.id ?? 'none' }, 'providers ready');
-    // The context route's BPE table costs about 1 s of CPU to build. Built on the first context request,
-    // that request took 6-8 s on a busy machine, and a node that had forwarded it here gave up first
-    // (cluster.forward_timeout_ms) and answered 503. Built once, here, before any Raft group or request
-    // runs: built just after serving, it stalled the first requests of a restarted node instead.
-    getTokenCounter();
+
     // Listen first (peers need this node's URL, and port 0 is known only now); requests get 503 until ready.
     let serve: RequestListener = (_req, res) => {
       res.writeHead(503, { 'content-type': 'application/json', 'retry-after': '1' }).end('{"error":"The node is starting; retry shortly.","code":"unavailable"}');
@@ -202,6 +202,7 @@ export class StrataNode {
       });
     }
     // Retrieval reinforcement: answers note their top units; one memory.reinforce per shard every few seconds.
+   
     const reinforcement = new ReinforcementBatcher({ shardOf: (userId) => router.forUser(userId), logger, ...reinforcementSettings(config) });
     // Cross-shard reads: local where this node holds a group, else from a holder (attached below, once routing exists).
     const reads = new ShardReads(router, config.cluster.forward_timeout_ms);
@@ -210,6 +211,7 @@ export class StrataNode {
       metrics, tracing,
     });
     const auth = new AuthService(config, router.meta().db, router.meta().log, logger);
+    auth.prepareBootstrap(options.adminPassword); // a first start hashes the admin password meanwhile (off the main thread)
     let open = true;
     const userOrgs = new UserOrgs(router, reads);
     const services: Services = {
@@ -269,8 +271,10 @@ export class StrataNode {
     metrics.gauge('strata_placement_moves_in_flight', 'Replica moves under way (learner added, not yet promoted and the old member removed); reported by the leader of shard 0, 0 elsewhere', () => placement.last?.moves_in_flight ?? 0);
     metrics.gauge('strata_placement_under_replicated_groups', 'Groups with fewer live voters than the replication factor; reported by the leader of shard 0, 0 elsewhere', () => placement.last?.under_replicated ?? 0);
     clusterService.ranges = ranges;
-    const clusterStart = await startCluster(cluster, clusterService, router.meta(), auth, ranges, logger);
-    placement.start();
+    // Started, not awaited yet: a single node's start waits here for its admin account (a Raft commit,
+    // and on a first start the password hash), and the routes and the app are built meanwhile.
+    const clusterStarting = startCluster(cluster, clusterService, router.meta(), auth, ranges, logger);
+    clusterStarting.catch(() => undefined); // awaited below, after the app is built
 
     const routes: RouteSpec[] = [];
     routes.push(
@@ -316,6 +320,15 @@ export class StrataNode {
       },
     });
     shapes.adopt(app);
+    const clusterStart = await clusterStarting;
+    placement.start();
+    // The context route's BPE table costs about 1 s of CPU to build (most of a second start-up on a busy
+    // machine). Built on the first context request, that request took 6-8 s there, and a node that had
+    // forwarded it here gave up first (cluster.forward_timeout_ms) and answered 503; built in one piece
+    // just after serving, it stalled the first requests of a restarted node. So it is built now, in
+    // slices of a few milliseconds between requests (tokenizer.ts): readiness does not wait for it (a
+    // count needs no storage or leader, and one asked for before the last slice finishes the table).
+    void prepareTokenCounter();
     serve = app;
     // Keep-alive sockets idle longer than typical client pools, so clients don't race a server-side close.
     server.keepAliveTimeout = 65_000;

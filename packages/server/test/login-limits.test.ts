@@ -1,5 +1,5 @@
 import { StrataError } from '@strata/store';
-import { HashGate } from '../src/auth/passwords';
+import { HashGate } from '../src/auth/hash-gate';
 import { LoginThrottle } from '../src/auth/throttle';
 
 describe('LoginThrottle', () => {

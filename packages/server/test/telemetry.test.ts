@@ -4,7 +4,9 @@
  * to other nodes. The exporting side is tested end to end in test/cluster/tracing.test.ts.
  */
 import { context, ROOT_CONTEXT, trace } from '@opentelemetry/api';
+import * as semconv from '@opentelemetry/semantic-conventions';
 import { loadConfig } from '../src/config';
+import * as attributes from '../src/telemetry/attributes';
 import { traceIds, tracesUrl, Tracing } from '../src/telemetry/tracing';
 
 describe('telemetry configuration', () => {
@@ -16,6 +18,10 @@ describe('telemetry configuration', () => {
   it('takes the endpoint and service name from the environment', () => {
     const config = loadConfig({ env: { STRATA__TELEMETRY__OTLP_ENDPOINT: 'http://collector:4318', STRATA__TELEMETRY__SERVICE_NAME: 'memory' } });
     expect(config.telemetry).toEqual({ otlp_endpoint: 'http://collector:4318', service_name: 'memory' });
+  });
+
+  it('names span attributes as the semantic conventions do (the front spells them out, telemetry/attributes.ts)', () => {
+    for (const [name, value] of Object.entries(attributes)) expect([name, value]).toEqual([name, semconv[name as keyof typeof semconv]]);
   });
 
   it('appends /v1/traces to a base URL only', () => {

@@ -10,7 +10,7 @@ import type { JSONRPCMessage } from '@modelcontextprotocol/sdk/types.js';
 import { checkUrl, globalsOf } from '../context';
 import { UsageError } from '../errors';
 
-/** Names the session's default user on the node (packages/server/src/mcp/http.ts MCP_USER_HEADER). */
+/** Names the session's default user on the node (packages/server/src/mcp/mount.ts MCP_USER_HEADER). */
 const USER_HEADER = 'x-strata-user';
 
 function requestId(message: JSONRPCMessage): string | number | null {

@@ -2,8 +2,21 @@
  * Token counting with a real BPE tokenizer (js-tiktoken). Loading an encoding builds a large rank table,
  * so each encoding is loaded once per process and shared (a cache of an immutable table: same input,
  * same output, whoever asks).
+ *
+ * Two costs are kept off a node's start (issue 29: /readyz within 2 s):
+ * - only the ranks of the encoding asked for are loaded (`js-tiktoken/lite` and `js-tiktoken/ranks/<name>`):
+ *   the package's main entry parses all six encodings' tables (5.6 MB of source) when it is required;
+ * - the rank table (100k-200k entries: about a second of CPU on a busy machine, most of it garbage
+ *   collection) can be built in slices between other work (`prepareTokenCounter`), so a node builds it
+ *   after it is ready without holding up requests for more than a slice. Whoever needs the counter
+ *   before the slices are done (`getTokenCounter`) finishes the table at once: a count is never taken
+ *   from a partial table.
+ *
+ * The table is filled the way js-tiktoken's own constructor fills it (the same `rankMap` and `textMap`,
+ * which its encode/decode read); packages/memory/test/context/tokenizer.test.ts checks, for every
+ * supported encoding, that both maps equal the ones the library's constructor builds.
  */
-import { getEncoding, type Tiktoken, type TiktokenEncoding } from 'js-tiktoken';
+import { Tiktoken, type TiktokenBPE } from 'js-tiktoken/lite';
 
 export interface TokenCounter {
   readonly encoding: string;
@@ -14,19 +27,156 @@ export interface TokenCounter {
 
 export const DEFAULT_ENCODING = 'cl100k_base';
 const SUPPORTED = ['cl100k_base', 'o200k_base', 'p50k_base', 'r50k_base', 'gpt2', 'p50k_edit'] as const;
+type Encoding = (typeof SUPPORTED)[number];
+
+/** One encoding's ranks, required only when that encoding is first asked for (each file is 0.5-2.3 MB). */
+function ranksOf(encoding: Encoding): TiktokenBPE {
+  const load = (m: TiktokenBPE | { default: TiktokenBPE }): TiktokenBPE => ('default' in m ? m.default : m);
+  switch (encoding) {
+    case 'cl100k_base': return load(require('js-tiktoken/ranks/cl100k_base'));
+    case 'o200k_base': return load(require('js-tiktoken/ranks/o200k_base'));
+    case 'p50k_base': return load(require('js-tiktoken/ranks/p50k_base'));
+    case 'r50k_base': return load(require('js-tiktoken/ranks/r50k_base'));
+    case 'gpt2': return load(require('js-tiktoken/ranks/gpt2'));
+    case 'p50k_edit': return load(require('js-tiktoken/ranks/p50k_edit'));
+  }
+}
+
+/** The fields of js-tiktoken's Tiktoken that its constructor fills from `bpe_ranks` (internal in its types). */
+interface RankMaps {
+  rankMap: Map<string, number>;
+  textMap: Map<number, Uint8Array>;
+}
+
+const BASE64 = new Int8Array(128).fill(-1);
+for (const [i, c] of [...'ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789+/'].entries()) BASE64[c.charCodeAt(0)] = i;
+/** "0".."255": a rank key is the token's bytes in decimal joined by commas (what js-tiktoken looks up) */
+const DECIMAL = Array.from({ length: 256 }, (_, i) => String(i));
+
+/**
+ * A Tiktoken whose rank table is filled in steps. `bpe_ranks` is lines of `<prefix> <first rank>
+ * <base64 token> <base64 token> …`, ranks counting up along a line (the library's format).
+ */
+class RankTableBuilder {
+  readonly enc: Tiktoken;
+  private readonly maps: RankMaps;
+  private readonly text: string;
+  /** where the next token starts, the end of its line, and its rank */
+  private pos = 0;
+  private lineEnd = -1;
+  private rank = 0;
+  private readonly bytes = new Uint8Array(1024);
+
+  constructor(ranks: TiktokenBPE) {
+    // the library's constructor with no ranks: the special tokens and the pattern, as it sets them
+    this.enc = new Tiktoken({ ...ranks, bpe_ranks: '' });
+    this.maps = this.enc as unknown as RankMaps;
+    this.text = ranks.bpe_ranks;
+  }
+
+  get done(): boolean {
+    return this.pos >= this.text.length;
+  }
+
+  /** Adds up to `tokens` more tokens to the table. */
+  step(tokens: number): void {
+    const { text, bytes } = this;
+    const { rankMap, textMap } = this.maps;
+    for (let n = 0; n < tokens && this.pos < text.length; n++) {
+      if (this.lineEnd < this.pos) {
+        // a new line: skip blank lines, then read its prefix and first rank
+        let end = text.indexOf('\n', this.pos);
+        if (end < 0) end = text.length;
+        if (end === this.pos) {
+          this.pos++;
+          n--;
+          continue;
+        }
+        const prefixEnd = text.indexOf(' ', this.pos);
+        let rankEnd = prefixEnd < 0 || prefixEnd > end ? end : text.indexOf(' ', prefixEnd + 1);
+        if (rankEnd < 0 || rankEnd > end) rankEnd = end;
+        this.rank = Number.parseInt(text.slice(prefixEnd + 1, rankEnd), 10);
+        this.lineEnd = end;
+        this.pos = rankEnd + 1;
+        if (this.pos > end) {
+          // a line with no tokens
+          this.pos = end + 1;
+          continue;
+        }
+      }
+      let tokenEnd = text.indexOf(' ', this.pos);
+      if (tokenEnd < 0 || tokenEnd > this.lineEnd) tokenEnd = this.lineEnd;
+      let length = 0;
+      let acc = 0;
+      let bits = 0;
+      for (let i = this.pos; i < tokenEnd; i++) {
+        const c = text.charCodeAt(i);
+        if (c === 61) break; // '=' padding
+        acc = ((acc << 6) | BASE64[c]) & 0xffffff;
+        bits += 6;
+        if (bits >= 8) {
+          bits -= 8;
+          bytes[length++] = (acc >> bits) & 255;
+        }
+      }
+      const token = bytes.slice(0, length);
+      let key = DECIMAL[token[0]] ?? '';
+      for (let i = 1; i < length; i++) key += ',' + DECIMAL[token[i]];
+      rankMap.set(key, this.rank);
+      textMap.set(this.rank, token);
+      this.rank++;
+      this.pos = tokenEnd + 1;
+    }
+  }
+}
 
 const loaded = new Map<string, TokenCounter>();
+const building = new Map<string, { builder: RankTableBuilder; finished: Promise<void> }>();
 
+function checkEncoding(encoding: string): Encoding {
+  if (!(SUPPORTED as readonly string[]).includes(encoding)) {
+    throw new RangeError(`unknown tokenizer encoding "${encoding}" (expected one of ${SUPPORTED.join(', ')})`);
+  }
+  return encoding as Encoding;
+}
+
+/** The counter of an encoding, its table finished now if it is still being built in slices. */
 export function getTokenCounter(encoding: string = DEFAULT_ENCODING): TokenCounter {
   let counter = loaded.get(encoding);
   if (!counter) {
-    if (!(SUPPORTED as readonly string[]).includes(encoding)) {
-      throw new RangeError(`unknown tokenizer encoding "${encoding}" (expected one of ${SUPPORTED.join(', ')})`);
-    }
-    counter = new BpeCounter(encoding, getEncoding(encoding as TiktokenEncoding));
+    const builder = building.get(encoding)?.builder ?? new RankTableBuilder(ranksOf(checkEncoding(encoding)));
+    builder.step(Infinity);
+    counter = new BpeCounter(encoding, builder.enc);
     loaded.set(encoding, counter);
   }
   return counter;
+}
+
+/** Tokens added per slice: a few milliseconds of work, so what waits behind a slice waits no longer. */
+const SLICE_TOKENS = 4096;
+
+/**
+ * Builds an encoding's table in slices, yielding to the event loop between them; resolves when the
+ * counter is ready. Nothing is built twice: getTokenCounter during the build finishes it.
+ */
+export function prepareTokenCounter(encoding: string = DEFAULT_ENCODING): Promise<void> {
+  if (loaded.has(encoding)) return Promise.resolve();
+  let entry = building.get(encoding);
+  if (!entry) {
+    const builder = new RankTableBuilder(ranksOf(checkEncoding(encoding)));
+    const finished = (async () => {
+      while (!loaded.has(encoding)) {
+        await new Promise<void>((resolve) => setImmediate(resolve));
+        if (loaded.has(encoding)) break; // finished by getTokenCounter meanwhile
+        builder.step(SLICE_TOKENS);
+        if (builder.done) getTokenCounter(encoding);
+      }
+      building.delete(encoding);
+    })();
+    entry = { builder, finished };
+    building.set(encoding, entry);
+  }
+  return entry.finished;
 }
 
 class BpeCounter implements TokenCounter {

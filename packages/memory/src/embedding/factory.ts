@@ -37,7 +37,8 @@ export type EmbeddingConfig =
 export async function createEmbedder(config: EmbeddingConfig): Promise<Embedder> {
   switch (config.provider) {
     case 'local':
-      return SifEmbedder.load({ dir: config.dir, a: config.sif_a, removeCommonComponent: config.remove_common_component, oovFallback: config.oov_fallback });
+      // read off the main thread, taking the read a node's entry began early (embedding/prefetch.ts)
+      return SifEmbedder.loadAsync({ dir: config.dir, a: config.sif_a, removeCommonComponent: config.remove_common_component, oovFallback: config.oov_fallback });
     case 'openai':
       return new OpenAiEmbedder({
         baseUrl: config.base_url,

@@ -7,6 +7,7 @@ import path from 'node:path';
 import type { Embedder } from '../providers/types';
 import { EmbeddingSetupError } from './errors';
 import { defaultEmbeddingsDir, PREPARE_COMMAND, VECTORS_FILE, VOCAB_FILE } from './paths';
+import { takeWordVectors } from './prefetch';
 import { sifEmbed, type SifParams, type WordVectors } from './sif';
 import { decodeWordVectors, verifyWordVectors, type WordVectorTable } from './word-vector-format';
 
@@ -57,6 +58,22 @@ export class SifEmbedder implements Embedder {
     return SifEmbedder.fromTable(loadWordVectorTable(options.dir ?? defaultEmbeddingsDir(), options.verify ?? false), options);
   }
 
+  /**
+   * load() with the files read off the main thread (prefetch.ts), taking a read begun earlier by
+   * prefetchWordVectors when there is one: what a node uses. Same checks and errors as load().
+   */
+  static async loadAsync(options: LoadSifOptions = {}): Promise<SifEmbedder> {
+    const dir = options.dir ?? defaultEmbeddingsDir();
+    checkPrepared(dir);
+    let files;
+    try {
+      files = await takeWordVectors(dir);
+    } catch (err) {
+      throw unusable(dir, err);
+    }
+    return SifEmbedder.fromTable(decodeTable(dir, files.bin, files.vocab, options.verify ?? false), options);
+  }
+
   embedSync(texts: readonly string[]): Float32Array[] {
     return texts.map((t) => sifEmbed(t, this.table, this.params));
   }
@@ -66,10 +83,9 @@ export class SifEmbedder implements Embedder {
   }
 }
 
-export function loadWordVectorTable(dir: string, verify = false): WordVectorTable {
-  const binPath = path.join(dir, VECTORS_FILE);
-  const vocabPath = path.join(dir, VOCAB_FILE);
-  for (const p of [binPath, vocabPath]) {
+/** Throws EmbeddingSetupError naming the command to run when a file of `dir` is missing. */
+function checkPrepared(dir: string): void {
+  for (const p of [path.join(dir, VECTORS_FILE), path.join(dir, VOCAB_FILE)]) {
     if (!fs.existsSync(p)) {
       throw new EmbeddingSetupError(
         `The local embedding model is not prepared: ${p} is missing. Run \`${PREPARE_COMMAND}\` in the Strata checkout ` +
@@ -77,12 +93,30 @@ export function loadWordVectorTable(dir: string, verify = false): WordVectorTabl
       );
     }
   }
+}
+
+function unusable(dir: string, err: unknown): EmbeddingSetupError {
+  return new EmbeddingSetupError(`The local embedding model in ${dir} is unusable (${(err as Error).message}). Rebuild it with \`${PREPARE_COMMAND} --force\`.`, { cause: err });
+}
+
+function decodeTable(dir: string, bin: Buffer, vocab: Buffer, verify: boolean): WordVectorTable {
   try {
-    const bin = fs.readFileSync(binPath);
-    const vocab = fs.readFileSync(vocabPath);
     if (verify) verifyWordVectors(bin, vocab);
     return decodeWordVectors(bin, vocab);
   } catch (err) {
-    throw new EmbeddingSetupError(`The local embedding model in ${dir} is unusable (${(err as Error).message}). Rebuild it with \`${PREPARE_COMMAND} --force\`.`, { cause: err });
+    throw unusable(dir, err);
   }
+}
+
+export function loadWordVectorTable(dir: string, verify = false): WordVectorTable {
+  checkPrepared(dir);
+  let bin: Buffer;
+  let vocab: Buffer;
+  try {
+    bin = fs.readFileSync(path.join(dir, VECTORS_FILE));
+    vocab = fs.readFileSync(path.join(dir, VOCAB_FILE));
+  } catch (err) {
+    throw unusable(dir, err);
+  }
+  return decodeTable(dir, bin, vocab, verify);
 }

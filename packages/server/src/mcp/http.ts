@@ -3,37 +3,26 @@
  * is authenticated like `/v1` (x-api-key or Bearer); a session belongs to the credentials that opened
  * it, and its tools act with the principal of each request (a revoked key stops working at once).
  * Sessions are stateful (a stream per session) and bounded (sessions.ts).
+ *
+ * This module loads the SDK (and zod): mount.ts requires it on the first request to /mcp, so a node
+ * that is never asked for MCP does not pay for loading them at start.
  */
 import { randomUUID } from 'node:crypto';
-import type { Express, NextFunction, Request, Response } from 'express';
+import type { Request, Response } from 'express';
 import { McpServer } from '@modelcontextprotocol/sdk/server/mcp.js';
 import { StreamableHTTPServerTransport } from '@modelcontextprotocol/sdk/server/streamableHttp.js';
 import { isInitializeRequest } from '@modelcontextprotocol/sdk/types.js';
 import type { Principal } from '../auth/principal';
-import type { AuthService } from '../auth/service';
 import { jsonBodyReader } from '../http/body';
-import type { Services } from '../services';
-import { checkIdentifier, type Validator } from '../validation';
-import type { LeaderGate } from './leader';
+import { checkIdentifier } from '../validation';
+import { MCP_USER_HEADER, type McpEndpointOptions } from './mount';
 import { SessionTable, type HeldSession } from './sessions';
 import { registerTools, type ToolCaller } from './tools';
-
-export const MCP_PATH = '/mcp';
-/** Names the session's default user (what `strata mcp --user` sends). */
-export const MCP_USER_HEADER = 'x-strata-user';
 
 interface McpSession extends HeldSession {
   transport: StreamableHTTPServerTransport;
   stream_id: string;
   default_user: string | null;
-}
-
-export interface McpEndpointOptions {
-  services: Services;
-  auth: AuthService;
-  validator: Validator;
-  leader: LeaderGate;
-  bodyLimit: number;
 }
 
 /** A JSON-RPC error answer, as MCP clients expect from the transport. */
@@ -71,7 +60,8 @@ export function requestSourceCheck(config: { allowed_origins: string[]; allowed_
   };
 }
 
-export function mountMcp(app: Express, options: McpEndpointOptions): { close(): Promise<void> } {
+/** The /mcp endpoint: `handle` answers one request (any method), `close` ends every session. */
+export function mcpEndpoint(options: McpEndpointOptions): { handle(req: Request, res: Response): Promise<void>; close(): Promise<void> } {
   const { services, auth } = options;
   const { max_sessions, max_sessions_per_key, session_idle_s } = services.config.mcp;
   const sessions = new SessionTable<McpSession>({ max: max_sessions, perOwner: max_sessions_per_key, idleMs: session_idle_s * 1000 });
@@ -131,11 +121,5 @@ export function mountMcp(app: Express, options: McpEndpointOptions): { close(): 
     await session.transport.handleRequest(Object.assign(req, { auth: authInfo }), res, req.body);
   };
 
-  for (const method of ['post', 'get', 'delete'] as const) {
-    app[method](MCP_PATH, (req: Request, res: Response, next: NextFunction) => {
-      res.locals.route = MCP_PATH;
-      handle(req, res).catch(next);
-    });
-  }
-  return { close: () => sessions.closeAll() };
+  return { handle, close: () => sessions.closeAll() };
 }

@@ -8,18 +8,30 @@
  * (AsyncLocalStorage), installed once by the first node that traces: it is what carries the active
  * span from an HTTP request through its awaits down to the proposal.
  */
-import { context, trace, INVALID_SPAN_CONTEXT, SpanKind, SpanStatusCode, type Attributes, type Context, type Span, type SpanOptions, type Tracer } from '@opentelemetry/api';
-import { AsyncLocalStorageContextManager } from '@opentelemetry/context-async-hooks';
-import { W3CTraceContextPropagator } from '@opentelemetry/core';
-import { OTLPTraceExporter } from '@opentelemetry/exporter-trace-otlp-http';
-import { resourceFromAttributes } from '@opentelemetry/resources';
-import { BasicTracerProvider, BatchSpanProcessor } from '@opentelemetry/sdk-trace-base';
-import { ATTR_SERVICE_INSTANCE_ID, ATTR_SERVICE_NAME } from '@opentelemetry/semantic-conventions';
+import { context, trace, INVALID_SPAN_CONTEXT, SpanKind, SpanStatusCode, type Attributes, type Context, type Span, type SpanOptions, type TextMapPropagator, type Tracer } from '@opentelemetry/api';
+import type { BasicTracerProvider } from '@opentelemetry/sdk-trace-base';
 import type { Config } from '../config';
 
 type Headers = Record<string, string | string[] | undefined>;
 
-const propagator = new W3CTraceContextPropagator();
+/**
+ * The SDK, the OTLP exporter and the rest are required only by a node that traces (Tracing.start with
+ * an endpoint): loaded at every start they took about a tenth of a node's module loading, for what is
+ * off by default. Only @opentelemetry/api (small: the no-op tracer and the context API) loads always.
+ */
+function sdk() {
+  return {
+    ...(require('@opentelemetry/context-async-hooks') as typeof import('@opentelemetry/context-async-hooks')),
+    ...(require('@opentelemetry/core') as typeof import('@opentelemetry/core')),
+    ...(require('@opentelemetry/exporter-trace-otlp-http') as typeof import('@opentelemetry/exporter-trace-otlp-http')),
+    ...(require('@opentelemetry/resources') as typeof import('@opentelemetry/resources')),
+    ...(require('@opentelemetry/sdk-trace-base') as typeof import('@opentelemetry/sdk-trace-base')),
+    ...(require('@opentelemetry/semantic-conventions') as typeof import('@opentelemetry/semantic-conventions')),
+  };
+}
+
+/** W3C trace context (traceparent/tracestate), made with the SDK by the first node that traces. */
+let propagator: TextMapPropagator | null = null;
 const headerGetter = {
   keys: (carrier: Headers) => Object.keys(carrier),
   get: (carrier: Headers, key: string) => carrier[key.toLowerCase()],
@@ -52,6 +64,8 @@ export class Tracing {
   static start(config: Pick<Config, 'telemetry' | 'cluster'>): Tracing {
     const endpoint = config.telemetry.otlp_endpoint;
     if (!endpoint) return new Tracing(trace.getTracer('strata'), false, null);
+    const { AsyncLocalStorageContextManager, W3CTraceContextPropagator, OTLPTraceExporter, resourceFromAttributes, BasicTracerProvider, BatchSpanProcessor, ATTR_SERVICE_INSTANCE_ID, ATTR_SERVICE_NAME } = sdk();
+    propagator ??= new W3CTraceContextPropagator();
     if (!contextManagerInstalled) {
       // false when the embedding process installed one already: theirs carries the context just as well
       context.setGlobalContextManager(new AsyncLocalStorageContextManager().enable());
@@ -97,13 +111,13 @@ export class Tracing {
 
   /** The context of an incoming request's `traceparent`/`tracestate` headers (the active one if none). */
   extract(headers: Headers): Context {
-    return this.enabled ? propagator.extract(context.active(), headers, headerGetter) : context.active();
+    return this.enabled && propagator ? propagator.extract(context.active(), headers, headerGetter) : context.active();
   }
 
   /** Headers carrying the active span's context to another node (empty with tracing off). */
   inject(): Record<string, string> {
     const out: Record<string, string> = {};
-    if (this.enabled) propagator.inject(context.active(), out, headerSetter);
+    if (this.enabled && propagator) propagator.inject(context.active(), out, headerSetter);
     return out;
   }
 
