@@ -1,4 +1,4 @@
-import type { KeyRangeTable } from './key-ranges';
+import type { KeyRangeTable, KeySplit } from './key-ranges';
 import type { ExportKind, ExportRecord } from './export-format';
 import type { AccountRecord, ApiKeyRecord, Edge, EventRecord, Goal, L3Task, MemoryType, MemoryUnit } from './types';
 import type { WebhookAttempt, WebhookRecord } from './webhooks';
@@ -432,6 +432,70 @@ export interface KeyRangesCommand {
 }
 
 /**
+ * A split of a group's key range in the key-range directory (shard 0), in three steps: `begin` records
+ * the split in flight (routing does not change), `commit` switches the moving half to the new group in
+ * one apply (every node routes by the new table from that entry on), `abort` forgets a split not
+ * committed. Retried steps answer `already_…` (docs/cluster.md "Splitting a group").
+ */
+export interface KeySplitCommand {
+  type: 'cluster.split';
+  at: string;
+  phase: 'begin' | 'commit' | 'abort';
+  split: KeySplit;
+}
+
+/** One record of a state machine's LevelDB, by sublevel name (a half of a group's state, range-split.ts). */
+export type RangeRecord = [sublevel: string, key: string, value: unknown];
+
+/** The keys a group hands over in a split: from `start` to `end` (exclusive) under the table's `base`. */
+export interface RangeFenceSpec {
+  base: number;
+  start: number;
+  end: number;
+  new_group: number;
+}
+
+/**
+ * In the group being split: from this entry on, the group refuses every command about a user of the
+ * moving half (503 `range_moving`: the records are final, the new group is being seeded from them).
+ */
+export interface RangeFenceCommand {
+  type: 'range.fence';
+  at: string;
+  fence: RangeFenceSpec;
+}
+
+/** In the group being split, when the split is aborted before its commit: the fence is lifted. */
+export interface RangeUnfenceCommand {
+  type: 'range.unfence';
+  at: string;
+  fence: RangeFenceSpec;
+}
+
+/**
+ * In the new group: records of the moving half, as the group being split stores them (read after its
+ * fence, range-split.ts). `seq_floor` is the fenced group's applied index at its fence: the new group
+ * numbers its own events after it, so the copied events keep their stream positions and order.
+ */
+export interface RangeSeedCommand {
+  type: 'range.seed';
+  at: string;
+  seq_floor: number;
+  records: RangeRecord[];
+}
+
+/**
+ * In the group that was split, after the directory's commit: deletes up to `limit` records of the
+ * moved half (answers whether any is left), and marks the fence `moved`.
+ */
+export interface RangeDropCommand {
+  type: 'range.drop';
+  at: string;
+  fence: RangeFenceSpec;
+  limit: number;
+}
+
+/**
  * What any command may carry besides its own fields: the W3C `traceparent` of the request that proposed
  * it (tracing on only), so every replica's apply span joins the request's trace. Apply never reads it:
  * it changes no state, and the state images of replicas stay equal whatever it holds.
@@ -464,6 +528,11 @@ export type Command = CommandTrace & (
   | WebhookAdvanceCommand
   | PlacementCommand
   | KeyRangesCommand
+  | KeySplitCommand
+  | RangeFenceCommand
+  | RangeUnfenceCommand
+  | RangeSeedCommand
+  | RangeDropCommand
 );
 
 export type CommandType = Command['type'];

@@ -98,3 +98,55 @@ export function invalidTable(t: KeyRangeTable): string | null {
   }
   return null;
 }
+
+/** Where a group's keys are: the ranges it owns, each from `start` to `end` (exclusive). */
+export function rangesOfGroup(table: KeyRangeTable, group: number): { start: number; end: number }[] {
+  const end = keySpaceEnd(table.base);
+  return table.ranges.flatMap((r, i) => (r.group === group ? [{ start: r.start, end: i + 1 < table.ranges.length ? table.ranges[i + 1].start : end }] : []));
+}
+
+/**
+ * A split of a group at a key point: the keys of the group's range from `point` on (to the range's
+ * end) go to the new group `new_group`, the keys before it stay.
+ */
+export interface KeySplit {
+  group: number;
+  point: number;
+  new_group: number;
+}
+
+/** The half that moves in a split: from the point to the end of the range that holds it. */
+export function movingRange(table: KeyRangeTable, split: KeySplit): { start: number; end: number } | null {
+  const range = rangesOfGroup(table, split.group).find((r) => r.start < split.point && split.point < r.end);
+  return range ? { start: split.point, end: range.end } : null;
+}
+
+/** Pure: the middle of a group's (first) range, the default split point; null when the range holds one key. */
+export function middleOf(table: KeyRangeTable, group: number): number | null {
+  const range = rangesOfGroup(table, group)[0];
+  if (!range || range.end - range.start < 2) return null;
+  return range.start + Math.floor((range.end - range.start) / 2);
+}
+
+/** Pure: why a split cannot be made on this table (deterministic refusal), or null. */
+export function invalidSplit(table: KeyRangeTable, split: KeySplit): string | null {
+  if (!Number.isSafeInteger(split?.group) || !Number.isSafeInteger(split.point) || !Number.isSafeInteger(split.new_group)) return 'group, point and new_group must be integers';
+  if (split.new_group < 0 || split.new_group >= MAX_GROUPS) return `new_group must be from 0 to ${MAX_GROUPS - 1}`;
+  if (table.ranges.some((r) => r.group === split.new_group)) return `group ${split.new_group} already owns a range`;
+  if (!table.ranges.some((r) => r.group === split.group)) return `group ${split.group} owns no range`;
+  if (!movingRange(table, split)) return `point ${split.point} is not strictly inside a range of group ${split.group}`;
+  return null;
+}
+
+/** Pure: the table after a split (the caller checked invalidSplit): the moving half becomes a range of the new group. */
+export function splitTable(table: KeyRangeTable, split: KeySplit): KeyRangeTable {
+  const ranges = [...table.ranges.map((r) => ({ ...r })), { start: split.point, group: split.new_group }].sort((a, b) => a.start - b.start);
+  return { base: table.base, ranges };
+}
+
+/** Pure: the lowest group id no range names and no split in flight claims (the new group of a split), or null when none is left. */
+export function freeGroupId(table: KeyRangeTable, claimed: readonly number[] = []): number | null {
+  const used = new Set([...table.ranges.map((r) => r.group), ...claimed]);
+  for (let g = 0; g < MAX_GROUPS; g++) if (!used.has(g)) return g;
+  return null;
+}

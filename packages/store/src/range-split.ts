@@ -1,0 +1,259 @@
+/**
+ * A group's side of a split (docs/cluster.md "Splitting a group"): which records belong to the users of
+ * a key range, the fence that freezes them while they are copied, the copy (read in chunks from the
+ * fenced group, written into the new group by `range.seed`), and the deletion from the old group once
+ * the directory names the new one (`range.drop`). Every step is a command, so replicas of both groups
+ * stay identical, and a record is in exactly one group once the drop is done.
+ *
+ * The hand-over rule, for a user of a fenced range in the group being split:
+ * - `moving` (fenced, records intact and final): reads are served, writes are refused with 503
+ *   `range_moving` (apply refuses them, so no write is acknowledged after the copy began);
+ * - `moved` (the directory names the new group; the records are deleted or being deleted): reads and
+ *   writes go elsewhere (the caller asks its directory again).
+ */
+import type { ApplyContext } from './apply-context';
+import type { Command, RangeDropCommand, RangeFenceCommand, RangeFenceSpec, RangeRecord, RangeSeedCommand, RangeUnfenceCommand } from './commands';
+import type { StateDb, Sub } from './db';
+import { conflict, failure, StrataError, unavailable, type ApplyFailure } from './errors';
+import { fnv1a32, rangeKey } from './key-ranges';
+import { SEP } from './keys';
+
+export interface RangeFence extends RangeFenceSpec {
+  state: 'moving' | 'moved';
+}
+
+export type HandOver = 'serve' | 'retry' | 'elsewhere';
+
+/** Pure: what a group does with a request about the user at `key` (module comment). */
+export function handOver(fences: readonly RangeFence[], key: number, access: 'read' | 'write'): HandOver {
+  const f = fences.find((x) => x.start <= key && key < x.end);
+  if (!f) return 'serve';
+  if (f.state === 'moved') return 'elsewhere';
+  return access === 'read' ? 'serve' : 'retry';
+}
+
+/** Pure: whether a user is in a fence's range. */
+export function inFence(fence: RangeFenceSpec, userId: string): boolean {
+  const key = rangeKey(fnv1a32(userId), fence.base);
+  return fence.start <= key && key < fence.end;
+}
+
+/** `meta` key of the group's fences. */
+const FENCES_KEY = 'range_fences';
+/** `meta` key of the new group's event numbering floor (RangeSeedCommand). */
+const SEQ_FLOOR_KEY = 'seq_floor';
+
+export async function readFences(db: StateDb): Promise<RangeFence[]> {
+  return ((await db.meta.get(FENCES_KEY)) as RangeFence[] | undefined) ?? [];
+}
+
+/** The index events of this command are numbered by: the log index, after the floor a seeded group starts from. */
+export async function streamIndex(db: StateDb, ctx: ApplyContext): Promise<number> {
+  return ctx.index + (((await ctx.get(db.meta, SEQ_FLOOR_KEY)) as number | undefined) ?? 0);
+}
+
+/** Pure: the users a command writes about (none for service-wide and cluster commands). */
+export function usersOfCommand(cmd: Command): string[] {
+  if (cmd.type.startsWith('cluster.') || cmd.type.startsWith('range.') || cmd.type.startsWith('webhook.') || cmd.type.startsWith('auth.') || cmd.type.startsWith('apikey.')) return [];
+  const c = cmd as { user_id?: unknown; users?: { user_id?: unknown }[]; records?: { user_id?: unknown }[] };
+  const ids = [c.user_id, ...(c.users ?? []).map((u) => u?.user_id), ...(c.records ?? []).map((r) => r?.user_id)];
+  return ids.filter((id): id is string => typeof id === 'string');
+}
+
+/** A command about a user of a fenced range is refused (module comment); null when it may apply. */
+export async function fenceRefusal(db: StateDb, ctx: ApplyContext, cmd: Command): Promise<ApplyFailure | null> {
+  const fences = ((await ctx.get(db.meta, FENCES_KEY)) as RangeFence[] | undefined) ?? [];
+  if (fences.length === 0) return null;
+  for (const user of usersOfCommand(cmd)) {
+    const f = fences.find((x) => inFence(x, user));
+    if (f) return failure(unavailable(`User ${user} is being moved to shard group ${f.new_group} (a split); retry.`, 'range_moving'));
+  }
+  return null;
+}
+
+/** Who owns a record: its user, read from the key or the value. */
+type Owner = (key: string, value: unknown) => string | undefined;
+const firstPart: Owner = (k) => k.split(SEP)[0];
+const secondPart: Owner = (k) => k.split(SEP)[1];
+const wholeKey: Owner = (k) => k;
+const valueUser: Owner = (_k, v) => (v as { user_id?: string } | undefined)?.user_id;
+
+type SublevelName = keyof StateDb & string;
+
+/**
+ * Every sublevel of per-user records, with how its owner is found and the counter it is counted in.
+ * Not here: `meta` (counters are recounted), `auth` (shard 0's), `assets` (bytes go with `asset_holds`),
+ * the webhook sublevels (subscriptions are copied to every group by its own dispatcher; deliveries
+ * already queued are sent by the group that queued them), and `plan_expiry` (with `semantic_plans`).
+ * `plan_expiry` comes before `semantic_plans`: a drop finds an expiry's owner through its plan.
+ */
+const PER_USER: readonly { name: SublevelName; stored: string; owner: Owner; counter?: string }[] = [
+  { name: 'events', stored: 'events', owner: firstPart, counter: 'events' },
+  { name: 'eventIds', stored: 'event_ids', owner: firstPart },
+  { name: 'pending', stored: 'pending', owner: valueUser, counter: 'pending' },
+  { name: 'idempotency', stored: 'idempotency', owner: firstPart },
+  { name: 'assetHolds', stored: 'asset_holds', owner: firstPart },
+  { name: 'pendingByUser', stored: 'pending_by_user', owner: firstPart },
+  { name: 'units', stored: 'units', owner: firstPart, counter: 'units' },
+  { name: 'vectors', stored: 'vectors', owner: firstPart },
+  { name: 'edges', stored: 'edges', owner: firstPart, counter: 'edges' },
+  { name: 'adjacency', stored: 'adjacency', owner: firstPart },
+  { name: 'unitBySubject', stored: 'unit_by_subject', owner: firstPart },
+  { name: 'dropped', stored: 'dropped', owner: firstPart, counter: 'dropped' },
+  { name: 'failed', stored: 'failed', owner: valueUser, counter: 'failed' },
+  { name: 'reflectionDue', stored: 'reflection_due', owner: firstPart },
+  { name: 'goals', stored: 'goals', owner: firstPart, counter: 'goals' },
+  { name: 'tasks', stored: 'tasks', owner: firstPart, counter: 'tasks' },
+  { name: 'l3ByEvent', stored: 'l3_by_event', owner: firstPart },
+  { name: 'planExpiry', stored: 'plan_expiry', owner: () => undefined }, // owner: its plan's (planOwner)
+  { name: 'semanticPlans', stored: 'semantic_plans', owner: valueUser },
+  { name: 'orgUnits', stored: 'org_units', owner: secondPart },
+  { name: 'unitStats', stored: 'unit_stats', owner: firstPart },
+  { name: 'userOrgs', stored: 'user_orgs', owner: wholeKey },
+  { name: 'orgUsers', stored: 'org_users', owner: secondPart },
+];
+const BY_STORED = new Map(PER_USER.map((s) => [s.stored, s]));
+/** the asset bytes a moved user holds travel as base64 under this name */
+const ASSET_BYTES = 'assets';
+
+const subOf = (db: StateDb, name: SublevelName): Sub<unknown> => db[name] as unknown as Sub<unknown>;
+
+async function ownerOf(db: StateDb, s: (typeof PER_USER)[number], key: string, value: unknown): Promise<string | undefined> {
+  if (s.name !== 'planExpiry') return s.owner(key, value);
+  const plan = (await db.semanticPlans.get(value as string)) as { user_id?: string } | undefined;
+  return plan?.user_id;
+}
+
+/** Where a chunked read or drop stopped: the sublevel (index in PER_USER) and the last key done there. */
+export interface HalfCursor {
+  sub: number;
+  after: string | null;
+}
+
+/**
+ * Reads the next records (at most about `max`) of the users in `fence` from a group's state, from
+ * `cursor` on; `next` null when none is left. Read after the fence applied, the records are final.
+ */
+export async function readHalf(db: StateDb, fence: RangeFenceSpec, cursor: HalfCursor, max: number): Promise<{ records: RangeRecord[]; next: HalfCursor | null }> {
+  const records: RangeRecord[] = [];
+  for (let i = cursor.sub; i < PER_USER.length; i++) {
+    const s = PER_USER[i];
+    const after = i === cursor.sub ? cursor.after : null;
+    for await (const [key, value] of subOf(db, s.name).iterator(after === null ? {} : { gt: after })) {
+      const owner = await ownerOf(db, s, key, value);
+      if (owner === undefined || !inFence(fence, owner)) continue;
+      records.push([s.stored, key, value]);
+      if (s.name === 'assetHolds') {
+        const asset = key.split(SEP)[1];
+        const bytes = await db.assets.get(asset);
+        if (bytes) records.push([ASSET_BYTES, asset, Buffer.from(bytes).toString('base64')]);
+      }
+      if (records.length >= max) return { records, next: { sub: i, after: key } };
+    }
+  }
+  return { records, next: null };
+}
+
+/** `range.fence`: the group stops taking writes about the range's users (kept on a retry). */
+export async function applyRangeFence(db: StateDb, ctx: ApplyContext, cmd: RangeFenceCommand): Promise<{ status: 'fenced' | 'already_fenced'; applied_index: number } | ApplyFailure> {
+  const fences = ((await ctx.get(db.meta, FENCES_KEY)) as RangeFence[] | undefined) ?? [];
+  const f = cmd.fence;
+  if (![f?.base, f?.start, f?.end, f?.new_group].every(Number.isSafeInteger) || f.start >= f.end) return failure(new StrataError('invalid_command', 'range.fence: base, start < end and new_group are required'));
+  const same = fences.find((x) => x.start === f.start && x.end === f.end && x.base === f.base && x.new_group === f.new_group);
+  if (same) return { status: 'already_fenced', applied_index: ctx.index };
+  if (fences.some((x) => x.start < f.end && f.start < x.end)) return failure(conflict('range.fence: the range overlaps a fence of this group'));
+  ctx.put(db.meta, FENCES_KEY, [...fences, { base: f.base, start: f.start, end: f.end, new_group: f.new_group, state: 'moving' } satisfies RangeFence]);
+  return { status: 'fenced', applied_index: ctx.index };
+}
+
+/** `range.unfence`: an aborted split's fence is lifted; a fence whose records went (`moved`) stays. */
+export async function applyRangeUnfence(db: StateDb, ctx: ApplyContext, cmd: RangeUnfenceCommand): Promise<{ status: 'unfenced' | 'not_fenced' } | ApplyFailure> {
+  const fences = ((await ctx.get(db.meta, FENCES_KEY)) as RangeFence[] | undefined) ?? [];
+  const f = fences.find((x) => x.start === cmd.fence?.start && x.end === cmd.fence.end && x.new_group === cmd.fence.new_group);
+  if (!f) return { status: 'not_fenced' };
+  if (f.state === 'moved') return failure(conflict('range.unfence: the range has moved; its fence stays'));
+  const rest = fences.filter((x) => x !== f);
+  if (rest.length) ctx.put(db.meta, FENCES_KEY, rest);
+  else ctx.del(db.meta, FENCES_KEY);
+  return { status: 'unfenced' };
+}
+
+/**
+ * `range.seed`: writes copied records into the new group. A record already there (the same chunk
+ * proposed twice by a retry) is written again but not counted again.
+ */
+export async function applyRangeSeed(db: StateDb, ctx: ApplyContext, cmd: RangeSeedCommand): Promise<{ written: number } | ApplyFailure> {
+  if (!Array.isArray(cmd.records) || !Number.isSafeInteger(cmd.seq_floor)) return failure(new StrataError('invalid_command', 'range.seed: records and seq_floor are required'));
+  for (const r of cmd.records) {
+    if (!Array.isArray(r) || typeof r[1] !== 'string' || (r[0] !== ASSET_BYTES && !BY_STORED.has(r[0]))) return failure(new StrataError('invalid_command', 'range.seed: a record names no per-user sublevel'));
+  }
+  const floor = ((await ctx.get(db.meta, SEQ_FLOOR_KEY)) as number | undefined) ?? 0;
+  if (cmd.seq_floor > floor) ctx.put(db.meta, SEQ_FLOOR_KEY, cmd.seq_floor);
+  const counts = new Map<string, number>();
+  for (const [stored, key, value] of cmd.records) {
+    if (stored === ASSET_BYTES) {
+      ctx.put(db.assets, key, Buffer.from(value as string, 'base64'));
+      continue;
+    }
+    const s = BY_STORED.get(stored)!;
+    const sub = subOf(db, s.name);
+    const fresh = (await ctx.get(sub, key)) === undefined;
+    ctx.put(sub, key, value);
+    if (!fresh) continue;
+    if (s.counter) counts.set(s.counter, (counts.get(s.counter) ?? 0) + 1);
+    if (s.name === 'assetHolds') {
+      const asset = key.split(SEP)[1];
+      ctx.put(db.assetHolders, asset, (((await ctx.get(db.assetHolders, asset)) as number | undefined) ?? 0) + 1);
+    }
+  }
+  for (const [name, n] of counts) await ctx.increment(db.meta, name, n);
+  return { written: cmd.records.length };
+}
+
+/**
+ * `range.drop`: deletes the records of the fenced range's users, whole users at a time (so the state
+ * stays consistent between two drops), as many as fit in `limit` records (at least one user); `done`
+ * when none is left. The fence becomes `moved`: from now on the group serves none of these users.
+ */
+export async function applyRangeDrop(db: StateDb, ctx: ApplyContext, cmd: RangeDropCommand): Promise<{ deleted: number; done: boolean } | ApplyFailure> {
+  const fences = ((await ctx.get(db.meta, FENCES_KEY)) as RangeFence[] | undefined) ?? [];
+  const f = fences.find((x) => x.start === cmd.fence?.start && x.end === cmd.fence.end && x.new_group === cmd.fence.new_group);
+  if (!f) return failure(conflict('range.drop: the range is not fenced in this group'));
+  if (!Number.isSafeInteger(cmd.limit) || cmd.limit < 1) return failure(new StrataError('invalid_command', 'range.drop: limit must be a positive integer'));
+  if (f.state !== 'moved') ctx.put(db.meta, FENCES_KEY, fences.map((x) => (x === f ? { ...x, state: 'moved' as const } : x)));
+  // every record of the range, by user (a full read: a drop is rare, and runs in pieces of `limit`)
+  const byUser = new Map<string, { s: (typeof PER_USER)[number]; key: string }[]>();
+  for (const s of PER_USER) {
+    for await (const [key, value] of subOf(db, s.name).iterator()) {
+      const owner = await ownerOf(db, s, key, value);
+      if (owner === undefined || !inFence(f, owner)) continue;
+      let list = byUser.get(owner);
+      if (!list) byUser.set(owner, (list = []));
+      list.push({ s, key });
+    }
+  }
+  let deleted = 0;
+  const counts = new Map<string, number>();
+  const users = [...byUser.keys()].sort();
+  let left = users.length;
+  for (const user of users) {
+    if (deleted > 0 && deleted + byUser.get(user)!.length > cmd.limit) break;
+    left--;
+    for (const { s, key } of byUser.get(user)!) {
+      ctx.del(subOf(db, s.name), key);
+      deleted++;
+      if (s.counter) counts.set(s.counter, (counts.get(s.counter) ?? 0) - 1);
+      if (s.name === 'assetHolds') await releaseAsset(db, ctx, key.split(SEP)[1]);
+    }
+  }
+  for (const [name, n] of counts) await ctx.increment(db.meta, name, n);
+  return { deleted, done: left === 0 };
+}
+
+/** One holder fewer; the bytes go with the last one (as apply/assets.ts does when a user lets go). */
+async function releaseAsset(db: StateDb, ctx: ApplyContext, asset: string): Promise<void> {
+  const holders = ((await ctx.get(db.assetHolders, asset)) as number | undefined) ?? 0;
+  if (holders > 1) return ctx.put(db.assetHolders, asset, holders - 1);
+  ctx.del(db.assetHolders, asset);
+  ctx.del(db.assets, asset);
+}

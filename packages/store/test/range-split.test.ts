@@ -1,0 +1,202 @@
+/**
+ * A group's side of a split (range-split.ts), on real LevelDB state machines: the hand-over rule, the
+ * fence (no write about a moving user applies after it), the copy of the moving half into a new group
+ * in chunks (a retried chunk counted once), the drop from the old group; afterwards every record is in
+ * exactly one of the two groups, both states pass the simulator's consistency check, a moved user's new
+ * events sort after its copied ones, and an idempotent retry of a write made before the split is
+ * answered as a replay by the new group (so a retried acknowledged write is never stored twice).
+ */
+import { mkdtempSync, rmSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import {
+  StateDb, StateMachine, fnv1a32, handOver, inFence, keySpaceEnd, rangeKey, readFences, readHalf, usersOfCommand,
+  type Command, type RangeFence, type RangeFenceSpec, type RangeRecord,
+} from '../src';
+import { Draw } from '../src/sim/draw';
+import { Workload, type CommandKind } from '../src/sim/workload';
+import { checkState } from '../src/sim/check';
+
+const at = '2026-01-01T00:00:00.000Z';
+const SIM_USERS = ['u1', 'u2', 'ü3', '𝄞4']; // the simulator workload's users (sim/workload.ts)
+const EXTRA_USERS = Array.from({ length: 60 }, (_, i) => `person-${i}`);
+const SPLIT_KINDS: CommandKind[] = ['cluster.split', 'range.fence', 'range.unfence', 'range.seed', 'range.drop', 'cluster.ranges'];
+
+const keyOf = (user: string) => rangeKey(fnv1a32(user), 1);
+
+/** Every per-user record of a state, as readHalf names them (the whole key space as one fence; asset bytes left out). */
+async function allRecords(db: StateDb): Promise<RangeRecord[]> {
+  const { records } = await readHalf(db, { base: 1, start: 0, end: keySpaceEnd(1), new_group: -1 }, { sub: 0, after: null }, Number.MAX_SAFE_INTEGER);
+  return records.filter(([sub]) => sub !== 'assets');
+}
+
+const ingest = (user: string, n: number, key: string | null): Command => ({
+  type: 'events.ingest', user_id: user, stream_id: 's1', at, idempotency: key ? { key, expires_at: '2030-01-01T00:00:00.000Z' } : null, assets: [],
+  events: [{
+    event_id: `${user}-e${n}`, user_id: user, stream_id: 's1', content: `event ${n} of ${user}`, content_type: 'text', org_id: null, agent_id: null,
+    role: null, level: null, parent_id: null, task_status: null, task_progress: null, valid_time: at, transaction_time: at, metadata: null, assets: [],
+  }],
+});
+
+describe('the hand-over rule', () => {
+  const fences: RangeFence[] = [
+    { base: 1, start: 100, end: 200, new_group: 1, state: 'moving' },
+    { base: 1, start: 300, end: 400, new_group: 2, state: 'moved' },
+  ];
+  it.each([
+    [50, 'read', 'serve'], [50, 'write', 'serve'],
+    [100, 'read', 'serve'], [100, 'write', 'retry'], [199, 'write', 'retry'], [200, 'write', 'serve'],
+    [300, 'read', 'elsewhere'], [399, 'write', 'elsewhere'], [400, 'read', 'serve'],
+  ] as const)('key %i, %s: %s', (key, access, expected) => {
+    expect(handOver(fences, key, access)).toBe(expected);
+  });
+
+  it('finds the users of every kind of user-scoped command, and none in service-wide ones', () => {
+    expect(usersOfCommand(ingest('a', 1, null))).toEqual(['a']);
+    expect(usersOfCommand({ type: 'memory.reinforce', at, users: [{ user_id: 'a', units: [] }, { user_id: 'b', units: [] }] } as unknown as Command)).toEqual(['a', 'b']);
+    expect(usersOfCommand({ type: 'import.records', records: [{ kind: 'user', user_id: 'c', org_id: null }] } as unknown as Command)).toEqual(['c']);
+    expect(usersOfCommand({ type: 'apikey.revoke', key_id: 'k' })).toEqual([]);
+    expect(usersOfCommand({ type: 'range.seed', at, seq_floor: 0, records: [['events', 'a\u0000s\u00001', {}]] })).toEqual([]);
+  });
+});
+
+describe('split of a group state: fence, copy, drop', () => {
+  let dir: string;
+  const open: StateDb[] = [];
+  beforeAll(() => {
+    dir = mkdtempSync(join(tmpdir(), 'strata-range-split-'));
+  });
+  afterAll(async () => {
+    for (const db of open) await db.close();
+    rmSync(dir, { recursive: true, force: true });
+  });
+  async function machine(name: string) {
+    const db = await StateDb.open(join(dir, name));
+    open.push(db);
+    const sm = await StateMachine.open(db);
+    let index = 0;
+    return { db, sm, apply: (c: Command) => sm.apply(++index, c), index: () => index };
+  }
+
+  it.each([11, 12, 13])('seed %i: every record ends in exactly one group, both consistent', async (seed) => {
+    const left = await machine(`left-${seed}`);
+    const right = await machine(`right-${seed}`);
+    const workload = new Workload(new Draw(seed), new Set(SPLIT_KINDS));
+    let now = Date.parse(at);
+    for (let i = 0; i < 400; i++) await left.apply(await workload.next(left.db, (now += 997)));
+    for (const [i, u] of EXTRA_USERS.entries()) await left.apply(ingest(u, i, `key-${i}`));
+    expect(await checkState(left.db)).toEqual([]);
+
+    // the point: the median key of the extra users (half of them move), which leaves some of the simulator's users on each side
+    const keys = EXTRA_USERS.map(keyOf).sort((a, b) => a - b);
+    const fence: RangeFenceSpec = { base: 1, start: keys[EXTRA_USERS.length / 2], end: keySpaceEnd(1), new_group: 1 };
+    const moving = (u: string) => inFence(fence, u);
+    expect(EXTRA_USERS.filter(moving)).toHaveLength(EXTRA_USERS.length / 2);
+    expect(SIM_USERS.filter(moving).length).toBeGreaterThan(0);
+    expect(SIM_USERS.filter((u) => !moving(u)).length).toBeGreaterThan(0);
+    const before = await allRecords(left.db);
+    const counters = async (db: StateDb) => Object.fromEntries(await Promise.all(['events', 'pending', 'failed', 'units', 'edges', 'goals', 'tasks'].map(async (c) => [c, await db.counter(c)] as const)));
+    const totalsBefore = await counters(left.db);
+
+    expect(await left.apply({ type: 'range.fence', at, fence })).toEqual({ status: 'fenced', applied_index: left.index() });
+    const fencedAt = left.index();
+    expect(await left.apply({ type: 'range.fence', at, fence })).toMatchObject({ status: 'already_fenced' });
+    // after the fence: no write about a moving user applies (not even as an idempotent replay); others do
+    const mover = EXTRA_USERS.find(moving)!;
+    const stayer = EXTRA_USERS.find((u) => !moving(u))!;
+    expect(await left.apply(ingest(mover, 999, null))).toMatchObject({ error: { code: 'range_moving', status: 503 } });
+    expect(await left.apply(ingest(mover, 0, `key-${EXTRA_USERS.indexOf(mover)}`))).toMatchObject({ error: { code: 'range_moving' } });
+    expect(await left.apply(ingest(stayer, 998, null))).toMatchObject({ replayed: false });
+    expect(await left.apply({ type: 'memory.reinforce', at, users: [{ user_id: stayer, units: [] }, { user_id: mover, units: [] }] } as unknown as Command)).toMatchObject({ error: { code: 'range_moving' } });
+    const afterFence = await allRecords(left.db);
+
+    // the copy, in chunks read from the fenced state; one chunk proposed twice (a retry)
+    let cursor: Parameters<typeof readHalf>[2] | null = { sub: 0, after: null };
+    let chunks = 0;
+    while (cursor) {
+      const { records, next } = await readHalf(left.db, fence, cursor, 37);
+      expect(await right.apply({ type: 'range.seed', at, seq_floor: fencedAt, records })).toEqual({ written: records.length });
+      if (chunks++ === 1) await right.apply({ type: 'range.seed', at, seq_floor: fencedAt, records });
+      cursor = next;
+    }
+    expect(chunks).toBeGreaterThan(2);
+    expect(await allRecords(right.db)).toEqual(afterFence.filter(([sub, key, value]) => ownerMoves(sub, key, value, moving, afterFence)));
+    expect(await checkState(right.db)).toEqual([]);
+
+    // the drop, in small commands (whole users each), until none is left; the fence is then `moved`
+    let done = false;
+    for (let n = 0; !done; n++) {
+      const answer = (await left.apply({ type: 'range.drop', at, fence, limit: 23 })) as { deleted: number; done: boolean };
+      done = answer.done;
+      expect(n).toBeLessThan(1000);
+      if (n % 5 === 0) expect(await checkState(left.db)).toEqual([]); // whole users at a time: consistent between drops
+    }
+    expect((await readFences(left.db)).map((f) => f.state)).toEqual(['moved']);
+    expect(await checkState(left.db)).toEqual([]);
+
+    // exactly one group: the left keeps every record of the users that stay, the right every one of those that moved
+    const leftAfter = await allRecords(left.db);
+    const rightAfter = await allRecords(right.db);
+    const ids = (rs: RangeRecord[]) => rs.map(([s, k]) => `${s}/${k}`);
+    expect(new Set(ids(leftAfter)).size + new Set(ids(rightAfter)).size).toBe(new Set(ids(afterFence)).size);
+    expect([...ids(leftAfter), ...ids(rightAfter)].sort()).toEqual(ids(afterFence).sort());
+    expect(leftAfter.every(([s, k, v]) => !ownerMoves(s, k, v, moving, afterFence))).toBe(true);
+    // counters: the two groups' add up to the fenced group's before the copy (the one write after the fence included)
+    const l = await counters(left.db);
+    const r = await counters(right.db);
+    const afterFenceTotals = { ...totalsBefore, events: totalsBefore.events + 1, pending: totalsBefore.pending + 1 };
+    for (const c of Object.keys(l)) expect([c, l[c] + r[c]]).toEqual([c, afterFenceTotals[c as keyof typeof afterFenceTotals]]);
+    // asset bytes: wherever a hold is, the bytes are too
+    for (const db of [left.db, right.db]) {
+      for await (const key of db.assetHolds.keys()) expect(await db.assets.get(key.split('\u0000')[1])).toBeDefined();
+    }
+    expect(before.length).toBeGreaterThan(0);
+
+    // in the new group: a retry of a write acknowledged before the split is a replay; new events sort after the copied ones
+    const i = EXTRA_USERS.indexOf(mover);
+    expect(await right.apply(ingest(mover, i, `key-${i}`))).toMatchObject({ replayed: true, event_ids: [`${mover}-e${i}`] });
+    expect(await right.apply(ingest(mover, 1000, null))).toMatchObject({ replayed: false });
+    const seqs: string[] = [];
+    for await (const key of right.db.events.keys({ gt: `${mover}\u0000s1\u0000`, lt: `${mover}\u0000s1\u0001` })) seqs.push(key.split('\u0000')[2]);
+    const values = await Promise.all(seqs.map((s) => right.db.events.get(`${mover}\u0000s1\u0000${s}`)));
+    expect(values.map((e) => e!.event_id)).toEqual([`${mover}-e${i}`, `${mover}-e1000`]);
+  });
+
+  it('unfence lifts a moving fence (writes apply again), never a moved one', async () => {
+    const g = await machine('unfence');
+    const fence: RangeFenceSpec = { base: 1, start: 0, end: keySpaceEnd(1), new_group: 3 };
+    await g.apply({ type: 'range.fence', at, fence });
+    expect(await g.apply({ type: 'range.fence', at, fence: { ...fence, start: 5, new_group: 4 } })).toMatchObject({ error: { code: 'conflict' } });
+    expect(await g.apply(ingest('x', 1, null))).toMatchObject({ error: { code: 'range_moving' } });
+    expect(await g.apply({ type: 'range.unfence', at, fence })).toEqual({ status: 'unfenced' });
+    expect(await g.apply({ type: 'range.unfence', at, fence })).toEqual({ status: 'not_fenced' });
+    expect(await g.apply(ingest('x', 1, null))).toMatchObject({ replayed: false });
+    await g.apply({ type: 'range.fence', at, fence });
+    expect(await g.apply({ type: 'range.drop', at, fence, limit: 100 })).toEqual({ deleted: 4, done: true }); // the event, its id, its pending entry and the user's index of it
+    expect(await g.apply({ type: 'range.unfence', at, fence })).toMatchObject({ error: { code: 'conflict' } });
+    expect(await g.apply({ type: 'range.drop', at, fence: { ...fence, new_group: 9 }, limit: 1 })).toMatchObject({ error: { code: 'conflict' } });
+    expect(await g.apply({ type: 'range.seed', at, seq_floor: 0, records: [['auth', 'account\u0000root', {}]] })).toMatchObject({ error: { code: 'invalid_command' } });
+  });
+});
+
+/** Whether a record belongs to a moving user (plan expiries through their plan, asset bytes never by themselves). */
+function ownerMoves(sub: string, key: string, value: unknown, moving: (u: string) => boolean, all: RangeRecord[]): boolean {
+  const parts = key.split('\u0000');
+  switch (sub) {
+    case 'pending':
+    case 'failed':
+    case 'semantic_plans':
+      return moving((value as { user_id: string }).user_id);
+    case 'plan_expiry': {
+      const plan = all.find(([s, k]) => s === 'semantic_plans' && k === value);
+      return plan !== undefined && moving((plan[2] as { user_id: string }).user_id);
+    }
+    case 'org_units':
+    case 'org_users':
+      return moving(parts[1]);
+    case 'user_orgs':
+      return moving(key);
+    default:
+      return moving(parts[0]);
+  }
+}
