@@ -82,6 +82,12 @@ export const SCHEMAS = {
     type: 'object', required: ['current_password', 'new_password'],
     properties: { current_password: { type: 'string', minLength: 1, maxLength: 1024 }, new_password: { type: 'string', minLength: 8, maxLength: 1024 } },
   },
+  SplitGroup: {
+    type: 'object',
+    properties: {
+      point: { type: ['integer', 'null'], minimum: 1, maximum: 2 ** 40, description: 'the key where the moving half starts (default: the middle of the group\'s range); GET /v1/cluster/status shows the ranges' },
+    },
+  },
   CreateApiKey: {
     type: 'object',
     properties: {

@@ -435,12 +435,12 @@ export interface KeyRangesCommand {
  * A split of a group's key range in the key-range directory (shard 0), in three steps: `begin` records
  * the split in flight (routing does not change), `commit` switches the moving half to the new group in
  * one apply (every node routes by the new table from that entry on), `abort` forgets a split not
- * committed. Retried steps answer `already_…` (docs/cluster.md "Splitting a group").
+ * committed, `dropped` records that the old group deleted the moved records. Retried steps answer `already_…` (docs/cluster.md "Splitting a group").
  */
 export interface KeySplitCommand {
   type: 'cluster.split';
   at: string;
-  phase: 'begin' | 'commit' | 'abort';
+  phase: 'begin' | 'commit' | 'abort' | 'dropped';
   split: KeySplit;
 }
 

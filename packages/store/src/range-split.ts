@@ -131,11 +131,13 @@ export interface HalfCursor {
 }
 
 /**
- * Reads the next records (at most about `max`) of the users in `fence` from a group's state, from
- * `cursor` on; `next` null when none is left. Read after the fence applied, the records are final.
+ * Reads the next records (at most `max`, and about `maxBytes` of JSON) of the users in `fence` from a
+ * group's state, from `cursor` on; `next` null when none is left. Read after the fence applied, the
+ * records are final.
  */
-export async function readHalf(db: StateDb, fence: RangeFenceSpec, cursor: HalfCursor, max: number): Promise<{ records: RangeRecord[]; next: HalfCursor | null }> {
+export async function readHalf(db: StateDb, fence: RangeFenceSpec, cursor: HalfCursor, max: number, maxBytes = Infinity): Promise<{ records: RangeRecord[]; next: HalfCursor | null }> {
   const records: RangeRecord[] = [];
+  let bytes = 0;
   for (let i = cursor.sub; i < PER_USER.length; i++) {
     const s = PER_USER[i];
     const after = i === cursor.sub ? cursor.after : null;
@@ -143,12 +145,14 @@ export async function readHalf(db: StateDb, fence: RangeFenceSpec, cursor: HalfC
       const owner = await ownerOf(db, s, key, value);
       if (owner === undefined || !inFence(fence, owner)) continue;
       records.push([s.stored, key, value]);
+      bytes += key.length + JSON.stringify(value).length;
       if (s.name === 'assetHolds') {
         const asset = key.split(SEP)[1];
-        const bytes = await db.assets.get(asset);
-        if (bytes) records.push([ASSET_BYTES, asset, Buffer.from(bytes).toString('base64')]);
+        const data = await db.assets.get(asset);
+        if (data) records.push([ASSET_BYTES, asset, Buffer.from(data).toString('base64')]);
+        bytes += data ? (data.length * 4) / 3 : 0;
       }
-      if (records.length >= max) return { records, next: { sub: i, after: key } };
+      if (records.length >= max || bytes >= maxBytes) return { records, next: { sub: i, after: key } };
     }
   }
   return { records, next: null };

@@ -8,7 +8,7 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import {
   StateDb, StateMachine, fnv1a32, freeGroupId, groupOfUser, initialRanges, invalidSplit, keySpaceEnd, middleOf, movingRange, rangeKey,
-  rangesOfGroup, readKeyRanges, readKeySplits, splitTable, type KeyRangeTable, type KeySplit,
+  rangesOfGroup, readKeyRanges, readKeySplitDrops, readKeySplits, splitTable, type KeyRangeTable, type KeySplit,
 } from '../src';
 
 const USERS = Array.from({ length: 4000 }, (_, i) => `user-${i}`);
@@ -72,7 +72,7 @@ describe('cluster.split apply', () => {
   let sm: StateMachine;
   let index = 0;
   const at = '2026-01-01T00:00:00.000Z';
-  const apply = (phase: 'begin' | 'commit' | 'abort', split: KeySplit) => sm.apply(++index, { type: 'cluster.split', at, phase, split });
+  const apply = (phase: 'begin' | 'commit' | 'abort' | 'dropped', split: KeySplit) => sm.apply(++index, { type: 'cluster.split', at, phase, split });
   beforeAll(async () => {
     dir = mkdtempSync(join(tmpdir(), 'strata-split-'));
     db = await StateDb.open(join(dir, 'state'));
@@ -105,10 +105,14 @@ describe('cluster.split apply', () => {
     expect(table).toEqual(splitTable(initialRanges(2), split));
     expect(seen).toEqual([table]);
     expect(await readKeySplits(db)).toEqual([]);
+    expect(await readKeySplitDrops(db)).toEqual([split]); // the old group still holds the moved records
     expect(await apply('commit', split)).toEqual({ status: 'already_committed' });
     expect(await apply('begin', split)).toEqual({ status: 'already_committed' });
     expect(await apply('abort', split)).toMatchObject({ error: { code: 'conflict' } });
     expect(await readKeyRanges(db)).toEqual(table);
+    expect(await apply('dropped', split)).toEqual({ status: 'dropped' });
+    expect(await apply('dropped', split)).toEqual({ status: 'not_dropping' });
+    expect(await readKeySplitDrops(db)).toEqual([]);
   });
 
   it('aborts a split in flight (routing never changed), and refuses an invalid one without change', async () => {

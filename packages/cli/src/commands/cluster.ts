@@ -1,10 +1,12 @@
-/** `strata cluster status|init|join|remove` (docs/api.md §10; admin key). */
+/** `strata cluster status|init|join|remove|split` (docs/api.md §10; admin key). */
 import type { Command } from 'commander';
 import type { ClusterStatus } from '@strata/client';
 import { connected } from '../context';
 import { integerIn } from '../parse';
 
 const nodeId = integerIn(1, 999_999_999);
+const groupId = integerIn(0, 255);
+const keyPoint = integerIn(1, 2 ** 40);
 
 export function clusterLines(status: ClusterStatus): string[] {
   const held = status.shards.filter((s) => s.holds);
@@ -52,6 +54,18 @@ export function registerCluster(program: Command): void {
       const [id, address] = command.processedArgs as [number, string];
       const answer = await client.clusterJoin(id, address);
       out.result(answer, () => [`node ${answer.node_id} ${answer.status.replace('_', ' ')} as ${answer.role}: ${answer.shards.map((s) => `shard ${s.shard_id} ${s.status.replace('_', ' ')}`).join(', ')}`]);
+    }));
+
+  cluster
+    .command('split')
+    .description("split a shard group's key range: the upper half becomes a new group (seeded, then routed to it, then deleted from the group); `cluster status` shows the progress")
+    .argument('<group>', 'the shard group to split', groupId)
+    .option('--point <key>', "where the upper half starts (default: the middle of the group's range; `cluster status` shows the ranges)", keyPoint)
+    .action(connected(async ({ client, out }, command) => {
+      const [group] = command.processedArgs as [number];
+      const { point } = command.opts() as { point?: number };
+      const answer = await client.clusterSplit(group, point);
+      out.result(answer, () => [`shard ${answer.split.group} split at ${answer.split.point}: the upper half goes to shard ${answer.split.new_group} (${answer.status.replace('_', ' ')})`]);
     }));
 
   cluster

@@ -8,7 +8,10 @@
 import { setTimeout as sleep } from 'node:timers/promises';
 import { createHmac, randomBytes, timingSafeEqual } from 'node:crypto';
 import { ReplayGuard } from '@strata/raft';
-import { NotLeaderStrataError, StrataError, badRequest, conflict, isErrorCode, notFound, unavailable } from '@strata/store';
+import {
+  MAX_GROUPS, NotLeaderStrataError, StrataError, badRequest, conflict, freeGroupId, invalidSplit, isErrorCode, middleOf, notFound, settle, unavailable,
+  type Command, type HalfCursor, type KeySplit, type RangeFenceSpec,
+} from '@strata/store';
 import type { GroupPlacementRecord } from '@strata/store';
 import type { ClusterRuntime } from './runtime';
 import type { Forwarder } from './forward';
@@ -18,6 +21,7 @@ import type { PlacementExecutor } from './placement/executor';
 import type { GroupRouting } from './placement/routing';
 import { ReplicaDrops, replicaView } from './replica-drop';
 import type { KeyRangeDirectory } from './placement/range-directory';
+import { readFenced, type SplitDriver } from './split/driver';
 
 export const JOIN_SIG_HEADER = 'x-strata-join-sig';
 export const JOIN_TS_HEADER = 'x-strata-join-ts';
@@ -116,6 +120,8 @@ export class ClusterService {
   executor: PlacementExecutor | null = null;
   /** set once the node has opened its key-range directory (status shows it) */
   ranges: KeyRangeDirectory | null = null;
+  /** set once the node has built its split driver (split/driver.ts) */
+  splits: SplitDriver | null = null;
   /** this node's replicas moved away, wiped when the placement loop asks (replica-drop.ts) */
   private readonly drops: ReplicaDrops;
 
@@ -161,7 +167,9 @@ export class ClusterService {
         last_round: this.executor?.last ?? null,
       },
       // which group holds each range of user keys (store/key-ranges.ts); `recorded` once in shard 0
-      key_ranges: this.ranges ? { recorded: this.ranges.recorded(), ...this.ranges.table() } : null,
+      key_ranges: this.ranges ? { recorded: this.ranges.recorded(), ...this.ranges.table(), splits: this.ranges.splits(), dropping: this.ranges.drops() } : null,
+      // on the leader of shard 0: how far each split it drives has got
+      splits: this.splits ? [...this.splits.progress.values()] : [],
     };
   }
 
@@ -194,6 +202,43 @@ export class ClusterService {
       await sleep(250);
     }
     throw unavailable(`Shard ${g.group_id} could not be initialized: none of its initial voters (${g.voters.join(', ')}) answered; retry.`);
+  }
+
+  /**
+   * Begins a split of a group at `point` (default: the middle of its range), on the leader of shard 0
+   * (the route forwards it there): the split driver takes it from there (split/driver.ts).
+   */
+  async split(groupId: number, point: number | null) {
+    const ranges = this.ranges!;
+    if (!ranges.recorded()) throw unavailable('The key-range directory is not recorded yet; retry.');
+    const table = ranges.table();
+    if (!table.ranges.some((r) => r.group === groupId)) throw notFound(`No shard ${groupId} owns a key range.`);
+    if (ranges.splits().some((s) => s.group === groupId)) throw conflict(`Shard ${groupId} is being split already.`);
+    if (ranges.drops().some((s) => s.group === groupId || s.new_group === groupId)) throw conflict(`Shard ${groupId} is finishing a split (its old group is deleting the moved records); retry when GET /v1/cluster/status shows it done.`);
+    const at = point ?? middleOf(table, groupId);
+    const newGroup = freeGroupId(table, ranges.splits().map((s) => s.new_group));
+    if (newGroup === null) throw conflict(`No group id is left (at most ${MAX_GROUPS} groups).`);
+    const split: KeySplit = { group: groupId, point: at ?? -1, new_group: newGroup };
+    const why = at === null ? 'the range holds a single key' : invalidSplit(table, split);
+    if (why) throw badRequest('validation_failed', `Shard ${groupId} cannot be split there: ${why}.`, [{ path: '/point', message: why }]);
+    const answer = settle(await this.rt.logs.get(0)!.propose({ type: 'cluster.split', at: new Date().toISOString(), phase: 'begin', split })) as { status: string };
+    return { status: answer.status, split };
+  }
+
+  /** A split step proposed on this node's replica of a group, which must lead it (the split driver's, peer-signed). */
+  async rangeCommand(groupId: number, command: Command) {
+    this.knownGroup(groupId);
+    const log = this.rt.logs.get(groupId)!;
+    if (!log.isLeader()) throw unavailable(`This node does not lead shard ${groupId}.`, 'no_leader');
+    return settle(await log.propose(command));
+  }
+
+  /** A chunk of a fenced range's records from this node's replica (the split driver's, peer-signed). */
+  async rangeRecords(groupId: number, fence: RangeFenceSpec, cursor: HalfCursor) {
+    this.knownGroup(groupId);
+    const shard = this.splits?.shard(groupId);
+    if (!shard || !this.rt.group(groupId).isVoter()) throw unavailable(`This node does not hold shard ${groupId}.`);
+    return readFenced(shard, fence, cursor);
   }
 
   /** A group's initialization asked by the node that initializes the cluster (peer-signed). */

@@ -3,6 +3,7 @@ import { requireRole } from '../auth/principal';
 import { requireUnscoped } from '../auth/scope';
 import type { AuthService } from '../auth/service';
 import { JOIN_NONCE_HEADER, JOIN_SIG_HEADER, JOIN_TS_HEADER, parseDrop, parseJoin, parseMembers, parseStep, type ClusterService } from '../cluster/membership';
+import { parseRangeCommand, parseRangeRead } from '../cluster/split/wire';
 import { jsonDigest, PEER_SIG_HEADER, peerOnlyRoute } from '../cluster/peer-auth';
 import type { RouteContext, RouteSpec } from '../http/route';
 
@@ -89,6 +90,32 @@ export function clusterRoutes(deps: { auth: AuthService; cluster: ClusterService
         const id = /^[0-9]{1,9}$/.test(ctx.params.node_id) ? Number(ctx.params.node_id) : NaN; // decimal only: not 0x2, 2e0
         if (!(id >= 1)) throw badRequest('invalid_id', 'node_id must be a positive integer.') as StrataError;
         return cluster.remove(id, passHeaders(ctx), onlyShard(ctx, deps.shardIds()));
+      },
+    },
+    {
+      method: 'post', path: '/v1/cluster/groups/:group_id/split', tag: 'cluster', auth: 'admin', body: 'SplitGroup', writes: true,
+      summary: "Split a shard group's key range at a point (default: its middle): the upper half becomes a new group, seeded from the group's records, then routed to it, then deleted from the group (docs/cluster.md \"Splitting a group\"). Runs on the leader of shard 0; answers once the split is recorded, and GET /v1/cluster/status shows its progress.",
+      handler: async (ctx) => {
+        const id = /^[0-9]{1,6}$/.test(ctx.params.group_id) ? Number(ctx.params.group_id) : NaN;
+        if (!Number.isSafeInteger(id)) throw badRequest('invalid_id', 'group_id must be a non-negative integer.') as StrataError;
+        return cluster.split(id, ctx.body.point ?? null);
+      },
+    },
+    {
+      method: 'post', path: '/v1/cluster/groups/:group_id/range-command', tag: 'cluster', auth: 'public', writes: false, beforeBody: signed.beforeBody,
+      summary: "Between nodes: propose one step of a split (range.fence, range.seed, range.drop) on this node's replica of the group, which leads it (the split driver's; signed with the cluster secret).",
+      handler: async (ctx) => {
+        signed.checkDigest(ctx.res, jsonDigest(ctx.req.body));
+        return cluster.rangeCommand(groupId(ctx), parseRangeCommand(ctx.req.body));
+      },
+    },
+    {
+      method: 'post', path: '/v1/cluster/groups/:group_id/range-records', tag: 'cluster', auth: 'public', writes: false, beforeBody: signed.beforeBody,
+      summary: "Between nodes: a chunk of the records of a range being split off the group, read from this node's replica once it applied the range's fence (the split driver's; signed with the cluster secret).",
+      handler: async (ctx) => {
+        signed.checkDigest(ctx.res, jsonDigest(ctx.req.body));
+        const { fence, cursor } = parseRangeRead(ctx.req.body);
+        return cluster.rangeRecords(groupId(ctx), fence, cursor);
       },
     },
     {

@@ -23,12 +23,15 @@ export async function readKeyRanges(db: StateDb): Promise<KeyRangeTable | null> 
 
 /** `meta` key of the splits in flight (begun, not committed or aborted), in the order they began. */
 const SPLITS_KEY = 'key_splits';
+/** `meta` key of the committed splits whose old group still holds the moved records (until `dropped`). */
+const DROPS_KEY = 'key_split_drops';
 
 const sameSplit = (a: KeySplit, b: KeySplit): boolean => a.group === b.group && a.point === b.point && a.new_group === b.new_group;
 
 /**
  * `cluster.split`: begin records a split in flight (at most one per group, each new group claimed once),
- * commit switches the moving half to the new group, abort forgets it. A step that was applied already
+ * commit switches the moving half to the new group (and notes that the old group must drop the moved
+ * records), abort forgets it, dropped notes that the old group has. A step that was applied already
  * answers `already_…`, so the loop that drives a split may retry any step.
  */
 export async function applyKeySplit(db: StateDb, ctx: ApplyContext, cmd: KeySplitCommand): Promise<{ status: string; table?: KeyRangeTable } | ApplyFailure> {
@@ -37,6 +40,7 @@ export async function applyKeySplit(db: StateDb, ctx: ApplyContext, cmd: KeySpli
   const splits = ((await ctx.get(db.meta, SPLITS_KEY)) as KeySplit[] | undefined) ?? [];
   const s: KeySplit = { group: cmd.split?.group, point: cmd.split?.point, new_group: cmd.split?.new_group };
   const mine = splits.find((x) => x.group === s.group);
+  const drops = ((await ctx.get(db.meta, DROPS_KEY)) as KeySplit[] | undefined) ?? [];
   const committed = table.ranges.some((r) => r.start === s.point && r.group === s.new_group);
   const keep = (list: KeySplit[]) => (list.length ? ctx.put(db.meta, SPLITS_KEY, list) : ctx.del(db.meta, SPLITS_KEY));
   switch (cmd.phase) {
@@ -56,6 +60,7 @@ export async function applyKeySplit(db: StateDb, ctx: ApplyContext, cmd: KeySpli
       const next = splitTable(table, s);
       ctx.put(db.meta, RANGES_KEY, next);
       keep(splits.filter((x) => x !== mine));
+      ctx.put(db.meta, DROPS_KEY, [...drops, s]);
       return { status: 'committed', table: next };
     }
     case 'abort': {
@@ -64,12 +69,24 @@ export async function applyKeySplit(db: StateDb, ctx: ApplyContext, cmd: KeySpli
       keep(splits.filter((x) => x !== mine));
       return { status: 'aborted' };
     }
+    case 'dropped': {
+      const rest = drops.filter((x) => !sameSplit(x, s));
+      if (rest.length === drops.length) return { status: 'not_dropping' };
+      if (rest.length) ctx.put(db.meta, DROPS_KEY, rest);
+      else ctx.del(db.meta, DROPS_KEY);
+      return { status: 'dropped' };
+    }
     default:
-      return failure(new StrataError('invalid_command', 'cluster.split: phase must be begin, commit or abort'));
+      return failure(new StrataError('invalid_command', 'cluster.split: phase must be begin, commit, abort or dropped'));
   }
 }
 
 /** The splits in flight, recorded in shard 0. */
 export async function readKeySplits(db: StateDb): Promise<KeySplit[]> {
   return ((await db.meta.get(SPLITS_KEY)) as KeySplit[] | undefined) ?? [];
+}
+
+/** The committed splits whose old group has not dropped the moved records yet. */
+export async function readKeySplitDrops(db: StateDb): Promise<KeySplit[]> {
+  return ((await db.meta.get(DROPS_KEY)) as KeySplit[] | undefined) ?? [];
 }

@@ -212,7 +212,7 @@ export class Workload {
         const group = table ? d.pick(table.ranges).group : 0;
         const point = (table && middleOf(table, group)) ?? 1;
         const newGroup = (table && freeGroupId(table)) ?? 255;
-        return { type: 'cluster.split', at, phase: d.pick(['begin', 'begin', 'commit', 'abort'] as const), split: { group, point, new_group: newGroup } };
+        return { type: 'cluster.split', at, phase: d.pick(['begin', 'begin', 'commit', 'abort', 'dropped'] as const), split: { group, point, new_group: newGroup } };
       }
       case 'range.fence':
       case 'range.unfence':
