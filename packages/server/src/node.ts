@@ -348,14 +348,30 @@ export class StrataNode {
     // A group made by a split, opened on every node when shard 0 begins the split (or at start, for
     // one begun earlier): empty until its voters are initialized and seeded (cluster/split/driver.ts).
     let adding = Promise.resolve();
+    // The workers of a new group start once the directory routes users to it: before the commit its
+    // records are a copy being made (a new leader of shard 0 copies them again), which nothing else may change.
+    const waiting = new Map<number, Shard>();
+    const startWorkersOnceRouted = () => {
+      for (const [id, shard] of waiting) {
+        if (!ranges.table().ranges.some((r) => r.group === id)) continue;
+        waiting.delete(id);
+        startWorkers(shard);
+      }
+    };
     const addGroup = (id: number): Promise<void> => (adding = adding.then(async () => {
-      if (shards.some((s) => s.id === id) || !open) return;
+      if (!open) return;
+      if (shards.some((s) => s.id === id)) return startWorkersOnceRouted();
       if (id !== shards.length) throw new Error(`group ${id} would leave a gap after ${shards.length - 1}`);
       const shard = await openGroup(id);
       shards.push(shard);
       await wireShard(shard);
       appliedGauge(shard);
       backlog.push({ shard: shard.id, read: () => shard.db.counter('pending') });
+      waiting.set(id, shard);
+      startWorkersOnceRouted();
+      logger.info({ shard: id }, 'shard group opened (a split made it)');
+    }));
+    const startWorkers = (shard: Shard) => {
       if (config.consolidation.enabled) {
         const worker = new ConsolidationWorker({
           shard, embedder: providers.embedder, llm: providers.llm, logger,
@@ -370,8 +386,7 @@ export class StrataNode {
       const dispatcher = new WebhookDispatcher({ shard, meta: router.meta(), poster: webhookSender, logger, metrics: webhookMetrics, settings: dispatcherSettings(config) });
       dispatchers.push(dispatcher);
       dispatcher.start();
-      logger.info({ shard: id }, 'shard group opened (a split made it)');
-    }));
+    };
     for (const id of ranges.groupIds()) await addGroup(id);
     ranges.onNewGroup((id) => void addGroup(id).catch((err) => logger.error({ err, shard: id }, 'opening a group made by a split failed')));
     const splits = new SplitDriver({
