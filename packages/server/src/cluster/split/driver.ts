@@ -51,6 +51,8 @@ export interface SplitProgress {
   records_copied: number;
   records_dropped: number;
   error: string | null;
+  /** the new group was initialized by this node's driver (not again) */
+  initialized?: boolean;
 }
 
 const keyOf = (s: KeySplit) => `${s.group}/${s.point}/${s.new_group}`;
@@ -141,7 +143,15 @@ export class SplitDriver {
       settle(await meta.log.propose({ type: 'cluster.placement', at: at(), groups: [{ group_id: split.new_group, voters, learners: [], leader: null, move: null }] }));
     }
     p.step = 'initializing';
-    await this.initialize(split.new_group, directory.get(split.new_group)?.voters ?? voters);
+    // Once: a voter still blank must not be bootstrapped again after its group elected a leader (the
+    // placement may have changed the voters since; an identical bootstrap entry on a blank voter before
+    // that is harmless, as every voter bootstrapped with the same configuration is).
+    const placed = directory.get(split.new_group);
+    const local = this.deps.rt.shardIds().includes(split.new_group) ? this.deps.rt.group(split.new_group).status() : null;
+    if (!p.initialized && (placed?.leader ?? null) === null && !(local && local.members.length > 0 && local.leader !== null)) {
+      await this.initialize(split.new_group, placed?.voters ?? voters);
+    }
+    p.initialized = true;
     p.step = 'fencing';
     const fenced = settle(await this.command(split.group, { type: 'range.fence', at: at(), fence })) as { applied_index: number };
     p.step = 'copying';
