@@ -55,8 +55,9 @@ export async function streamIndex(db: StateDb, ctx: ApplyContext): Promise<numbe
 /** Pure: the users a command writes about (none for service-wide and cluster commands). */
 export function usersOfCommand(cmd: Command): string[] {
   if (cmd.type.startsWith('cluster.') || cmd.type.startsWith('range.') || cmd.type.startsWith('webhook.') || cmd.type.startsWith('auth.') || cmd.type.startsWith('apikey.')) return [];
-  const c = cmd as { user_id?: unknown; users?: { user_id?: unknown }[]; records?: { user_id?: unknown }[] };
-  const ids = [c.user_id, ...(c.users ?? []).map((u) => u?.user_id), ...(c.records ?? []).map((r) => r?.user_id)];
+  // top-level (most), per user (memory.reinforce), per record (import.records), in the record (semantic.plan)
+  const c = cmd as { user_id?: unknown; users?: { user_id?: unknown }[]; records?: { user_id?: unknown }[]; record?: { user_id?: unknown } };
+  const ids = [c.user_id, c.record?.user_id, ...(c.users ?? []).map((u) => u?.user_id), ...(c.records ?? []).map((r) => r?.user_id)];
   return ids.filter((id): id is string => typeof id === 'string');
 }
 
@@ -196,13 +197,13 @@ export async function applyRangeSeed(db: StateDb, ctx: ApplyContext, cmd: RangeS
   const counts = new Map<string, number>();
   for (const [stored, key, value] of cmd.records) {
     if (stored === ASSET_BYTES) {
-      ctx.put(db.assets, key, Buffer.from(value as string, 'base64'));
+      ctx.move(db.assets, key, Buffer.from(value as string, 'base64'));
       continue;
     }
     const s = BY_STORED.get(stored)!;
     const sub = subOf(db, s.name);
     const fresh = (await ctx.get(sub, key)) === undefined;
-    ctx.put(sub, key, value);
+    ctx.move(sub, key, value); // a copy, not a change: no effects (webhooks, asset references, indexes)
     if (!fresh) continue;
     if (s.counter) counts.set(s.counter, (counts.get(s.counter) ?? 0) + 1);
     if (s.name === 'assetHolds') {
@@ -244,7 +245,7 @@ export async function applyRangeDrop(db: StateDb, ctx: ApplyContext, cmd: RangeD
     if (deleted > 0 && deleted + byUser.get(user)!.length > cmd.limit) break;
     left--;
     for (const { s, key } of byUser.get(user)!) {
-      ctx.del(subOf(db, s.name), key);
+      ctx.move(subOf(db, s.name), key, undefined); // not a deletion of the user's data: no effects
       deleted++;
       if (s.counter) counts.set(s.counter, (counts.get(s.counter) ?? 0) - 1);
       if (s.name === 'assetHolds') await releaseAsset(db, ctx, key.split(SEP)[1]);

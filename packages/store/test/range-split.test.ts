@@ -55,6 +55,7 @@ describe('the hand-over rule', () => {
     expect(usersOfCommand(ingest('a', 1, null))).toEqual(['a']);
     expect(usersOfCommand({ type: 'memory.reinforce', at, users: [{ user_id: 'a', units: [] }, { user_id: 'b', units: [] }] } as unknown as Command)).toEqual(['a', 'b']);
     expect(usersOfCommand({ type: 'import.records', records: [{ kind: 'user', user_id: 'c', org_id: null }] } as unknown as Command)).toEqual(['c']);
+    expect(usersOfCommand({ type: 'semantic.plan', record: { plan_id: 'p', user_id: 'd' } } as unknown as Command)).toEqual(['d']);
     expect(usersOfCommand({ type: 'apikey.revoke', key_id: 'k' })).toEqual([]);
     expect(usersOfCommand({ type: 'range.seed', at, seq_floor: 0, records: [['events', 'a\u0000s\u00001', {}]] })).toEqual([]);
   });
