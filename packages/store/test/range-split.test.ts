@@ -163,6 +163,28 @@ describe('split of a group state: fence, copy, drop', () => {
     expect(values.map((e) => e!.event_id)).toEqual([`${mover}-e${i}`, `${mover}-e1000`]);
   });
 
+  it('reads a half in chunks bounded by records and by bytes, and the chunks add up to the whole', async () => {
+    const g = await machine('chunks');
+    for (let i = 0; i < 40; i++) await g.apply(ingest(`chunk-user-${i}`, i, null));
+    const fence: RangeFenceSpec = { base: 1, start: 0, end: keySpaceEnd(1), new_group: 1 };
+    const whole = (await readHalf(g.db, fence, { sub: 0, after: null }, 10_000)).records;
+    expect(whole.length).toBe(160); // event, event id, pending, pending by user
+    for (const [max, maxBytes] of [[7, Infinity], [10_000, 600]] as const) {
+      const got: RangeRecord[] = [];
+      let cursor: Parameters<typeof readHalf>[2] | null = { sub: 0, after: null };
+      let chunks = 0;
+      while (cursor) {
+        const { records, next } = await readHalf(g.db, fence, cursor, max, maxBytes);
+        expect(records.length).toBeLessThanOrEqual(max);
+        got.push(...records);
+        cursor = next;
+        chunks++;
+      }
+      expect(got).toEqual(whole);
+      expect(chunks).toBeGreaterThan(10);
+    }
+  });
+
   it('unfence lifts a moving fence (writes apply again), never a moved one', async () => {
     const g = await machine('unfence');
     const fence: RangeFenceSpec = { base: 1, start: 0, end: keySpaceEnd(1), new_group: 3 };
