@@ -12,7 +12,9 @@ import { loadSuite, runSuite, type Suite } from '../../scripts/lib/conversations
 import { removeDir, startServer, type ServerProcess } from '../helpers/server-process';
 
 const KEY = 'conversations-test-admin-key';
-const FLOORS = { top1: 0.4, top3: 0.65, fillerShare: 0.03, staleLeftCurrent: 63, timeContextsOk: 40 };
+// The suite's figures vary from run to run (consolidation's batches depend on timing: top-1 ±0.02, time
+// contexts 39-46 of 99 seen), so each floor sits under the lowest value measured, not under the mean.
+const FLOORS = { top1: 0.44, top3: 0.68, fillerShare: 0.03, staleLeftCurrent: 61, timeContextsOk: 36 };
 
 describe('conversation suite', () => {
   let server: ServerProcess;

@@ -4,15 +4,13 @@
  * user taken from a one-user key, and scope refusals as tool errors.
  */
 import { randomUUID } from 'node:crypto';
-import { Client } from '@modelcontextprotocol/sdk/client/index.js';
-import { StreamableHTTPClientTransport } from '@modelcontextprotocol/sdk/client/streamableHttp.js';
+import type { Client } from '@modelcontextprotocol/sdk/client/index.js';
 import { StrataClient } from '@strata/client';
+import { callTool, connectMcp } from '../helpers/mcp-client';
 import { removeDir, startServer, type ServerProcess } from '../helpers/server-process';
 
 const KEY = 'mcp-test-admin-key';
 const TOOLS = ['confirm_forget', 'forget', 'get_context', 'list_tasks', 'recall', 'remember', 'update_task_status'];
-
-type ToolResult = { isError?: boolean; content: { type: string; text: string }[]; structuredContent?: Record<string, unknown> };
 
 describe('MCP over streamable HTTP', () => {
   let server: ServerProcess;
@@ -20,12 +18,11 @@ describe('MCP over streamable HTTP', () => {
   const clients: Client[] = [];
 
   async function connect(headers: Record<string, string>): Promise<Client> {
-    const client = new Client({ name: 'strata-test', version: '1.0.0' });
-    await client.connect(new StreamableHTTPClientTransport(new URL(`${server.url}/mcp`), { requestInit: { headers } }));
+    const client = await connectMcp(server.url, headers);
     clients.push(client);
     return client;
   }
-  const call = async (client: Client, name: string, args: Record<string, unknown>) => (await client.callTool({ name, arguments: args })) as ToolResult;
+  const call = callTool;
 
   beforeAll(async () => {
     server = await startServer({ env: { STRATA_API_KEY: KEY, STRATA__CONSOLIDATION__INTERVAL_MS: '50', STRATA__EMBEDDING__PROVIDER: 'hashing' } });

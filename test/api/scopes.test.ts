@@ -6,11 +6,18 @@
  * may carry a marker word of a user or org outside the key's scope. A route without an entry in
  * EXPECTATIONS fails the suite, so a new route cannot skip it.
  *
+ * The MCP tools the same way: the tools are read from the node's own tool list (the SDK client's
+ * tools/list), and each is called through the SDK's Streamable HTTP client with every kind of key, on
+ * every user, naming each org where the tool takes one, and through a session whose default user is
+ * outside most keys' scope. A tool without an entry in MCP_EXPECTATIONS fails the suite.
+ *
  * Then one test per attack seen in issue 11 (batch org_id, user keys naming orgs, org keys on users of
  * no org, keys wider than their maker, the pending backlog), and the user → org record itself.
  */
 import { randomUUID } from 'node:crypto';
+import type { Client } from '@modelcontextprotocol/sdk/client/index.js';
 import { StrataClient } from '@strata/client';
+import { callTool, connectMcp, type ToolResult } from '../helpers/mcp-client';
 import { removeDir, startServer, type ServerProcess } from '../helpers/server-process';
 
 const ADMIN_KEY = 'scopes-test-admin-key';
@@ -180,6 +187,33 @@ const EXPECTATIONS: Record<string, Expectation> = {
   },
 };
 
+/** An MCP tool's scope case: every tool acts on one user (given, or the session's default user). */
+interface ToolExpectation {
+  /** the role the tool needs (the REST route it mirrors needs the same) */
+  role: Role;
+  /** the arguments for this target; user_id is added by the suite (or left out to use the session's user) */
+  args: (t: Target) => Record<string, unknown>;
+  /** the tool takes an org_id: the call is also made naming acme and naming globex */
+  namesOrg?: boolean;
+  /** the code of an authorized call (default: no error): not_found for an unknown id still proves the scope check passed */
+  ok?: 'not_found';
+}
+
+/** One entry per tool the node lists on tools/list. */
+const MCP_EXPECTATIONS: Record<string, ToolExpectation> = {
+  remember: { role: 'write', namesOrg: true, args: (t) => ({ content: 'One more lighthouse note, through MCP.', ...orgField(t) }) },
+  recall: { role: 'read', namesOrg: true, args: (t) => ({ query: 'lighthouse', limit: 100, ...orgField(t) }) },
+  get_context: { role: 'read', args: () => ({ query: 'lighthouse', token_budget: 8192 }) },
+  // a preview: it lists what would be forgotten (the user's own data) and changes nothing
+  forget: { role: 'write', args: () => ({ instruction: 'forget everything about the lighthouse' }) },
+  confirm_forget: { role: 'write', args: () => ({ plan_id: UNKNOWN }), ok: 'not_found' },
+  // the goal trees carry the seeded goals' marker words
+  list_tasks: { role: 'read', args: () => ({}) },
+  update_task_status: { role: 'write', args: () => ({ task_id: UNKNOWN, status: 'completed' }), ok: 'not_found' },
+};
+/** The user a session names as its default (`x-strata-user`): in the scope of unscoped keys only. */
+const SESSION_USER = 'gil';
+
 interface Call {
   method: string;
   path: string;
@@ -299,6 +333,80 @@ describe('scopes: every route × every kind of key × targets in and out of scop
     await Promise.all(Array.from({ length: 6 }, worker));
     expect(failures).toEqual([]);
   }, 120_000);
+
+  describe('MCP tools', () => {
+    const sessions: Client[] = [];
+    const connect = async (headers: Record<string, string>) => {
+      const client = await connectMcp(server.url, headers);
+      sessions.push(client);
+      return client;
+    };
+    let tools: string[];
+
+    beforeAll(async () => {
+      tools = (await (await connect({ 'x-api-key': ADMIN_KEY })).listTools()).tools.map((t) => t.name).sort();
+    });
+    afterAll(async () => {
+      for (const c of sessions) await c.close().catch(() => undefined);
+    });
+
+    it('has a scope case for every tool the node lists, and none for a tool it does not', () => {
+      expect(tools.filter((t) => !MCP_EXPECTATIONS[t])).toEqual([]);
+      expect(Object.keys(MCP_EXPECTATIONS).filter((t) => !tools.includes(t))).toEqual([]);
+      expect(tools).toContain('recall');
+    });
+
+    it('opens no session without credentials', async () => {
+      await expect(connectMcp(server.url, {})).rejects.toThrow(/401|unauthenticated/i);
+    });
+
+    it('answers every tool × every kind of key with a refusal or data of the key\'s scope only', async () => {
+      const cases: { label: string; client: Client; tool: string; args: Record<string, unknown>; expected: string; markers: string[] }[] = [];
+      for (const k of KINDS) {
+        const plain = await connect({ 'x-api-key': as(k.name) });
+        // a session naming a default user the key may not reach: calls that leave user_id out act on it
+        const named = await connect({ 'x-api-key': as(k.name), 'x-strata-user': SESSION_USER });
+        for (const tool of tools) {
+          const exp = MCP_EXPECTATIONS[tool];
+          if (!exp) continue; // reported by the test above
+          const orgs = exp.namesOrg ? [null, ACME, GLOBEX] : [null];
+          const targets = [
+            ...USERS.flatMap((user) => orgs.map((n) => ({ t: { user, org: ACME, named: n }, client: plain, explicit: true }))),
+            { t: { user: SESSION_USER, org: ACME, named: null }, client: named, explicit: false },
+          ];
+          for (const { t, client, explicit } of targets) {
+            const inScope = mayName(k, t.named) && coversUser(k, t.user);
+            const expected = RANK[k.role] < RANK[exp.role] || !inScope ? 'forbidden' : exp.ok ?? 'ok';
+            const args = { ...exp.args(t), ...(explicit ? { user_id: t.user } : {}) };
+            const via = explicit ? `user_id ${t.user}` : `session user ${t.user}`;
+            cases.push({ label: `${tool} (${via}${t.named ? `, naming ${t.named}` : ''}) as ${k.name}`, client, tool, args, expected, markers: forbiddenMarkers(k) });
+          }
+        }
+      }
+      expect(cases.length).toBeGreaterThan(KINDS.length * tools.length * USERS.length);
+      const failures: string[] = [];
+      let next = 0;
+      const worker = async () => {
+        while (next < cases.length) {
+          const c = cases[next++];
+          let res: ToolResult;
+          try {
+            res = await callTool(c.client, c.tool, c.args);
+          } catch (err) {
+            failures.push(`${c.label}: the call failed (${(err as Error).message})`);
+            continue;
+          }
+          const text = JSON.stringify(res);
+          const code = res.isError ? String(res.structuredContent?.code ?? 'no error envelope') : 'ok';
+          if (code !== c.expected) failures.push(`${c.label}: ${code} (expected ${c.expected}) ${text.slice(0, 200)}`);
+          const leaked = c.markers.filter((m) => text.includes(m));
+          if (leaked.length) failures.push(`${c.label}: answer carries ${leaked.join(', ')}`);
+        }
+      };
+      await Promise.all(Array.from({ length: 6 }, worker));
+      expect(failures).toEqual([]);
+    }, 120_000);
+  });
 
   // ---- the attacks of issue 11, one by one ----
 

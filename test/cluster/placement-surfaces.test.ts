@@ -73,9 +73,11 @@ describe(`placement surfaces: ${NODES} nodes, ${SHARDS} groups, replication ${RF
     await client.connect(new StreamableHTTPClientTransport(new URL(`${away.url}/mcp`), { requestInit: { headers: { 'x-api-key': API_KEY, 'x-strata-user': user } } }));
     clients.push(client);
     const call = async (name: string, args: Record<string, unknown>) => (await client.callTool({ name, arguments: args })) as ToolResult;
+    /** 'ok', or the tool error's text (a failure then says what the node answered) */
+    const outcome = (r: ToolResult) => (r.isError ? r.content[0]?.text : 'ok');
 
     const remembered = await call('remember', { content: `${user} keeps a lighthouse logbook about the Fastnet rock.` });
-    expect(remembered.isError).toBeFalsy();
+    expect(outcome(remembered)).toBe('ok');
     const eventId = remembered.structuredContent!.event_id as string;
     const streamId = remembered.structuredContent!.stream_id as string;
     note(user, eventId);
@@ -85,17 +87,17 @@ describe(`placement surfaces: ${NODES} nodes, ${SHARDS} groups, replication ${RF
     }
 
     const recalled = await call('recall', { query: 'Which rock is in the lighthouse logbook?' });
-    expect(recalled.isError).toBeFalsy();
+    expect(outcome(recalled)).toBe('ok');
     const results = recalled.structuredContent!.results as { unit: { references: string[] } }[];
     expect(results.some((r) => r.unit.references.includes(eventId))).toBe(true);
 
     const context = await call('get_context', { query: 'What does the logbook say about Fastnet?' });
-    expect(context.isError).toBeFalsy();
+    expect(outcome(context)).toBe('ok');
     expect(context.structuredContent!.context).toContain('Fastnet');
 
     // the same answers as the REST routes give, read on a holder
     const tasks = await call('list_tasks', {});
-    expect(tasks.isError).toBeFalsy();
+    expect(outcome(tasks)).toBe('ok');
     const holder = cluster.node(votersOf(group)[0]).url;
     expect(tasks.structuredContent).toEqual({ goals: (await api(holder, 'GET', `/v1/users/${user}/tasks/tree`)).body });
     const ready = await call('list_tasks', { ready_only: true });
@@ -181,7 +183,7 @@ describe(`placement surfaces: ${NODES} nodes, ${SHARDS} groups, replication ${RF
     const propose = async (to: number, group: number, body: Buffer, by: PeerSigner | null) => {
       const headers: Record<string, string> = { 'content-type': 'application/x-ndjson', ...(by ? by.signDigest(to, 'POST', proposePath(group), sha256Hex(body)) : {}) };
       const res = await fetch(cluster.node(to).url + proposePath(group), { method: 'POST', headers, body });
-      return { status: res.status, body: await res.json() as Record<string, unknown> };
+      return { status: res.status, body: await res.json() as Record<string, unknown>, leader: res.headers.get('x-strata-leader') };
     };
     const records = async (to: number, group: number, by: PeerSigner | null) => {
       const path = recordsPath(group, false);
@@ -249,6 +251,8 @@ describe(`placement surfaces: ${NODES} nodes, ${SHARDS} groups, replication ${RF
         const other = g.voters.find((v) => v !== leader)!;
         const refused = await propose(other, g.group_id, chunk(user), signer);
         expect(refused).toMatchObject({ status: 503, body: { code: 'no_leader' } });
+        // the refusal names the leader the follower knows, for the sender to ask next (remote-groups.ts)
+        if (refused.leader !== String(leader)) return undefined;
         const taken = await propose(leader, g.group_id, chunk(user), signer);
         if (taken.status === 503) return undefined;
         expect(taken).toMatchObject({ status: 200, body: { imported: { event: 1 } } });

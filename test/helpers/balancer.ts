@@ -5,7 +5,7 @@
  * refused the connection goes to another one). It counts what an operator would look at: answers given
  * with no server up (haproxy's own 503s) and the fewest servers up at any check.
  */
-import { spawn, type ChildProcess } from 'node:child_process';
+import { spawn, spawnSync, type ChildProcess } from 'node:child_process';
 import { mkdtempSync, rmSync, writeFileSync } from 'node:fs';
 import { createServer, request, type IncomingMessage, type Server, type ServerResponse } from 'node:http';
 import type { AddressInfo } from 'node:net';
@@ -18,6 +18,10 @@ interface Backend { url: string; up: boolean; fails: number; passes: number }
 export interface BalancerOptions { interMs?: number; fall?: number; rise?: number; checkPath?: string; retries?: number }
 
 export class Balancer {
+  readonly name = 'builtin';
+  /** times every server was down after a round of checks (since resetCounts) */
+  private downs = 0;
+  private down = false;
   /** requests answered 503 by the balancer itself because no server was up */
   noBackend = 0;
   /** requests passed to a server */
@@ -60,9 +64,14 @@ export class Balancer {
     return this.upCount();
   }
 
-  resetCounts(): void {
+  async backendDowns(): Promise<number> {
+    return this.downs;
+  }
+
+  async resetCounts(): Promise<void> {
     this.noBackend = 0;
     this.proxied = 0;
+    this.downs = 0;
     this.fewestUp = this.upCount();
   }
 
@@ -84,6 +93,9 @@ export class Balancer {
         if (b.up && ++b.fails >= this.o.fall) b.up = false;
       }
     }));
+    const down = this.upCount() === 0;
+    if (down && !this.down) this.downs++;
+    this.down = down;
     this.fewestUp = Math.min(this.fewestUp, this.upCount());
   }
 
@@ -144,14 +156,18 @@ export class Balancer {
 }
 
 /**
- * The same backend in a real haproxy (Debian's), for a manual measurement only: the operator-path test
- * uses it when STRATA_TEST_HAPROXY=1 and haproxy is installed (CI runs the balancer above). The
- * configuration is the one of docs/cluster.md "Behind a load balancer", plus a stats listener read
- * for the servers up. haproxy's own "no server" answers are counted by the caller from their body.
+ * The same backend in a real haproxy (Debian's `apt-get install haproxy`), which the operator-path
+ * test runs whenever it is installed (`balancerFor`). The configuration is the one of docs/cluster.md
+ * "Behind a load balancer", plus a stats listener read for the servers up and for haproxy's own count
+ * of the times the backend had no server. Its "no server" answers are counted by the caller from their
+ * body (haproxy's page says "No server is available to handle this request").
  */
 export class HaproxyBalancer {
+  readonly name = 'haproxy';
   fewestUp: number;
   private timer: NodeJS.Timeout | null = null;
+  /** the backend's UP→DOWN transitions when counts were last reset */
+  private downsAtReset = 0;
 
   private constructor(private readonly proc: ChildProcess, readonly url: string, private readonly statsUrl: string, private readonly dir: string, servers: number) {
     this.fewestUp = servers;
@@ -191,17 +207,35 @@ export class HaproxyBalancer {
     return b;
   }
 
-  /** Servers haproxy has up, from its stats CSV (status UP, or UP while going down). */
-  async upCountNow(): Promise<number> {
+  /** haproxy's stats CSV: one row per proxy and server, by column name. */
+  private async stats(): Promise<Record<string, string>[]> {
     const csv = await (await fetch(this.statsUrl, { signal: AbortSignal.timeout(2000) })).text();
     const [header, ...rows] = csv.trim().split('\n');
     const cols = header.replace(/^# /, '').split(',');
-    const [px, sv, st] = ['pxname', 'svname', 'status'].map((c) => cols.indexOf(c));
-    return rows.map((r) => r.split(',')).filter((r) => r[px] === 'nodes' && /^n\d+$/.test(r[sv]) && r[st].startsWith('UP')).length;
+    return rows.map((r) => {
+      const cells = r.split(',');
+      return Object.fromEntries(cols.map((c, i) => [c, cells[i]]));
+    });
   }
 
-  resetCounts(): void {
-    void this.upCountNow().then((n) => (this.fewestUp = n), () => undefined);
+  /** Servers haproxy has up (status UP, or UP while going down). */
+  async upCountNow(): Promise<number> {
+    return (await this.stats()).filter((r) => r.pxname === 'nodes' && /^n\d+$/.test(r.svname) && r.status.startsWith('UP')).length;
+  }
+
+  /** How many times the backend as a whole went down (no server left) since resetCounts: haproxy's own `chkdown`. */
+  async backendDowns(): Promise<number> {
+    return (await this.backendDownsTotal()) - this.downsAtReset;
+  }
+
+  private async backendDownsTotal(): Promise<number> {
+    const row = (await this.stats()).find((r) => r.pxname === 'nodes' && r.svname === 'BACKEND');
+    return Number(row?.chkdown ?? 0);
+  }
+
+  async resetCounts(): Promise<void> {
+    this.fewestUp = await this.upCountNow();
+    this.downsAtReset = await this.backendDownsTotal();
   }
 
   async close(): Promise<void> {
@@ -210,4 +244,17 @@ export class HaproxyBalancer {
     this.proc.kill('SIGKILL');
     rmSync(this.dir, { recursive: true, force: true });
   }
+}
+
+/** Whether Debian's haproxy is installed here. */
+export function haproxyInstalled(): boolean {
+  return spawnSync('haproxy', ['-v'], { stdio: 'ignore' }).status === 0;
+}
+
+/**
+ * The balancer for a test: the real haproxy where it is installed, else the balancer above with the
+ * same semantics (callers print `name`, so a figure always says which one it comes from).
+ */
+export async function balancerFor(urls: string[], options: { interMs?: number; fall?: number; rise?: number }): Promise<Balancer | HaproxyBalancer> {
+  return haproxyInstalled() ? HaproxyBalancer.start(urls, options) : Balancer.start(urls, options);
 }

@@ -150,6 +150,37 @@ describe('RaftHost and RaftGroup', () => {
     await expect(leader().group.propose(Buffer.from('after'))).resolves.toMatchObject({ index: expect.any(Number) });
   });
 
+  test('a snapshot that came due while another was written starts when that one ends, not at the next write', async () => {
+    // the first image is held until released, while enough is applied for a second one; then nothing is written
+    let release!: () => void;
+    const held = new Promise<void>((r) => (release = r));
+    class HeldMachine extends ListMachine {
+      first = true;
+      override async snapshot(out: Parameters<ListMachine['snapshot']>[0]) {
+        const at = { index: this.applied, term: this.appliedTerm };
+        const image = Buffer.from(JSON.stringify(this.items));
+        if (this.first) {
+          this.first = false;
+          await held;
+        }
+        await out.write(image);
+        return at;
+      }
+    }
+    const options = { snapshotEveryBytes: 64 * 1024, compactionMargin: 1000, compactionMarginBytes: 16 * 1024 };
+    const solo = await new Node(9, join(root, 'due'), hub, new HeldMachine(), 10_000, 8192, options).open();
+    try {
+      await solo.group.initialize([{ id: 9, url: 'local://9' }]);
+      await until(() => solo.group.isLeader());
+      for (let i = 0; i < 20; i++) await solo.group.propose(Buffer.alloc(8 * 1024, i)); // the first image is taken at 64 KiB, then 96 KiB more
+      const last = solo.group.core.applied;
+      release();
+      await until(() => (solo.group.core.snapshot?.meta.index ?? 0) >= last);
+    } finally {
+      await solo.close();
+    }
+  });
+
   test('large entries: a snapshot by bytes, and a compaction margin held to its bytes', async () => {
     // a group of one, snapshots every 10,000 entries or 64 KiB, a margin of 1,000 entries or 16 KiB
     const dir = join(root, 'bytes');

@@ -4,6 +4,7 @@ import type { Duplex } from 'node:stream';
 import type { AddressInfo } from 'node:net';
 import { join } from 'node:path';
 import pino, { type Logger } from 'pino';
+import { getTokenCounter } from '@strata/memory/context';
 import { StateDb, StateMachine, pendingSummary } from '@strata/store';
 import { Forwarder, routeWrites, targetShard, targetUser } from './cluster/forward';
 import { ClusterService } from './cluster/membership';
@@ -133,6 +134,11 @@ export class StrataNode {
     // Before any storage is opened: a provider that cannot be built (e.g. local vectors not prepared) stops the start.
     const providers = await createProviders(config);
     logger.info({ embedder: providers.embedder.id, llm: providers.llm?.id ?? 'none' }, 'providers ready');
+    // The context route's BPE table costs about 1 s of CPU to build. Built on the first context request,
+    // that request took 6-8 s on a busy machine, and a node that had forwarded it here gave up first
+    // (cluster.forward_timeout_ms) and answered 503. Built once, here, before any Raft group or request
+    // runs: built just after serving, it stalled the first requests of a restarted node instead.
+    getTokenCounter();
     // Listen first (peers need this node's URL, and port 0 is known only now); requests get 503 until ready.
     let serve: RequestListener = (_req, res) => {
       res.writeHead(503, { 'content-type': 'application/json', 'retry-after': '1' }).end('{"error":"The node is starting; retry shortly.","code":"unavailable"}');

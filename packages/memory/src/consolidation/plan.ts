@@ -252,11 +252,11 @@ export async function planConsolidation(input: ConsolidationInput): Promise<Cons
   return plan;
 }
 
-/** The entries of flattened JSON ("booking: ZX81K; seat: 23C"), as [field path, value] in order. */
-function recordEntries(text: string): [string, string][] {
-  return text.split(/; (?=[^:;]{1,80}: )/).map((e): [string, string] => {
+/** The entries of flattened JSON ("booking: ZX81K; seat: 23C"), as [field path, value] in order; null for an entry with no field. */
+function recordEntries(text: string): [string, string | null][] {
+  return text.split(/; (?=[^:;]{1,80}: )/).map((e): [string, string | null] => {
     const at = e.indexOf(': ');
-    return at < 0 ? [e, ''] : [e.slice(0, at), e.slice(at + 2)];
+    return at < 0 ? [e, null] : [e.slice(0, at), e.slice(at + 2)];
   });
 }
 
@@ -272,11 +272,10 @@ export function mergeRecordText(old: string, next: string): string {
   const used = new Set<string>();
   for (const [field, value] of recordEntries(old)) {
     if (field.startsWith('…')) continue; // the "… (n more)" mark of a cut document
-    const now = byField.get(field);
-    out.push(`${field}: ${now ?? value}`);
+    out.push(value === null ? field : `${field}: ${byField.get(field) ?? value}`);
     used.add(field);
   }
-  for (const [field, value] of given) if (!used.has(field)) out.push(value === '' && !next.includes(`${field}: `) ? field : `${field}: ${value}`);
+  for (const [field, value] of given) if (!used.has(field)) out.push(value === null ? field : `${field}: ${value}`);
   return out.join('; ');
 }
 

@@ -83,11 +83,26 @@ export function sharedStems(a: string, b: string): number {
   return n;
 }
 
+/** Amounts with their unit ("500 mg", "£32", "20 minutes", "6:40 per km"), as the unit words. */
+const MEASURE = /(?:[£$€]\s?\d[\d.,]*|\d[\d.,:]*\s?(?:%|mg|g|kg|km|mi|miles?|minutes?|mins?|hours?|hrs?|days?|weeks?|months?|years?|per (?:km|mile|month|week|day)|a (?:month|week|day|year)|AED|EUR|GBP|USD|euros?|pounds?|dollars?))/giu;
+
+function measureUnits(text: string): Set<string> {
+  return new Set([...text.matchAll(MEASURE)].map((m) => m[0].replace(/[\d.,:\s]+/g, ' ').trim().toLowerCase()));
+}
+
+/** Two statements giving an amount in the same unit ("metformin 500 mg" / "metformin, 1000 mg"): one measure, two values. */
+function sameMeasure(a: string, b: string): boolean {
+  const x = measureUnits(a);
+  for (const u of measureUnits(b)) if (x.has(u)) return true;
+  return false;
+}
+
 /**
  * An update said of a topic rather than a facet ("deadline moved. Atlas now has to be done by April
  * 30" after "Atlas migration deadline is March 31"; "new wifi password: thistle-kettle-88"): the new
  * statement announces a change, shares two content words with the old one (or one, and says that a
- * date or plan moved), and both give a specific value (a number, a date, a name) that differs. Without
+ * date or plan moved, or both give an amount in the same unit: "switched me to metformin, 1000 mg"
+ * after "metformin 500 mg"), and both give a specific value (a number, a date, a name) that differs. Without
  * values two statements on one topic are a story ("I started a new painting" after "I love painting"),
  * not a replacement. Personal statements ("I", "my") must be the same person's; statements about a
  * thing (a deadline, a password, a booking) may be told by anyone in the chat.
@@ -97,7 +112,7 @@ export function updatesTopic(next: { text: string; owner: string }, old: { text:
   const personal = FIRST_PERSON.test(next.text) || FIRST_PERSON.test(old.text);
   if (personal && next.owner !== old.owner) return false;
   const shared = sharedStems(next.text, old.text);
-  if (!(shared >= 2 || (shared >= 1 && RESCHEDULE.test(next.text)))) return false;
+  if (!(shared >= 2 || (shared >= 1 && (RESCHEDULE.test(next.text) || sameMeasure(next.text, old.text))))) return false;
   const was = specificValues(old.text);
   const now = specificValues(next.text);
   if (was.size === 0 || now.size === 0) return false;

@@ -12,7 +12,7 @@ import { buildUnitFilter, type RetrievalScope } from './filters';
 import { fuse, type FusionOptions } from './fusion';
 import { MAX_GRAPH_DEPTH } from './graph';
 import { facetsOf, isFacet, type Facet } from '../text';
-import { isNamedSpeaker, queryTimeRanges, selfIntroducedNames, speakersNamedIn, withoutNames } from './query';
+import { isNamedSpeaker, queryTimeRanges, speakersNamedIn } from './query';
 import { queryIntent, type QueryIntent } from './intent';
 import type { Neighbors, RankedList, RetrievalUnit, ScoredUnit } from './types';
 
@@ -20,11 +20,6 @@ export interface RetrieveRequest extends RetrievalScope {
   query: string;
   /** the embedded query; without it the vector list is empty (text-only retrieval) */
   queryVector?: Float32Array | null;
-  /**
-   * The embedded query without its capitalized words (query.ts `withoutCapitalizedWords`): searched
-   * instead of `queryVector` when the query names the people who said the memories (see `withoutNames`).
-   */
-  topicVector?: Float32Array | null;
   /** default 10 */
   limit?: number;
   min_score?: number;
@@ -176,8 +171,8 @@ export function retrieve<U extends RetrievalUnit>(
   stages?: StageClock,
 ): RetrieveOutcome<U> {
   const plan = planSearch(sources, request, config);
-  const vectorHits = plan.vectors.length > 0
-    ? mergeByScore(plan.vectors.flatMap((v) => sources.vectorIndexes.map((ix) => ix.search(v, plan.candidates, vectorSearchOptions(plan, ix)))), plan.candidates)
+  const vectorHits = request.queryVector
+    ? mergeByScore(sources.vectorIndexes.map((ix) => ix.search(request.queryVector!, plan.candidates, vectorSearchOptions(plan, ix))), plan.candidates)
     : [];
   return finishRetrieval(plan, vectorHits, now, stages);
 }
@@ -196,13 +191,13 @@ export async function retrieveAsync<U extends RetrievalUnit>(
 ): Promise<RetrieveOutcome<U>> {
   const plan = planSearch(sources, request, config);
   const lists: Array<Array<{ id: string; score: number }>> = [];
-  if (plan.vectors.length > 0) {
-    for (const v of plan.vectors) for (const ix of sources.vectorIndexes) lists.push(await ix.searchAsync(v, plan.candidates, vectorSearchOptions(plan, ix)));
+  if (request.queryVector) {
+    for (const ix of sources.vectorIndexes) lists.push(await ix.searchAsync(request.queryVector, plan.candidates, vectorSearchOptions(plan, ix)));
     // Records may have changed while the event loop turned: the verdicts are made again on the records
     // as they are now, so fusion (which checks every candidate, vector hits included) sees one state.
     plan.verdicts.clear();
   }
-  return finishRetrieval(plan, plan.vectors.length > 0 ? mergeByScore(lists, plan.candidates) : [], now, stages);
+  return finishRetrieval(plan, request.queryVector ? mergeByScore(lists, plan.candidates) : [], now, stages);
 }
 
 /** What one retrieval decides before searching: limits, weights, and the one filter every stage shares. */
@@ -217,12 +212,6 @@ interface SearchPlan<U extends RetrievalUnit> {
   /** idFilter's verdicts, one per id */
   verdicts: Map<string, boolean>;
   intent: QueryIntent;
-  /** the people the query names, among the speakers of its best text matches (normalized) */
-  named: Set<string>;
-  /** the words searched: the query, without the names of `named` */
-  searchQuery: string;
-  /** the vectors searched (a unit's vector score is its best against any of them) */
-  vectors: Float32Array[];
 }
 
 function vectorSearchOptions(plan: SearchPlan<RetrievalUnit>, ix: VectorIndex): { filter: (id: string) => boolean; among?: Set<string> } {
@@ -256,28 +245,7 @@ function planSearch<U extends RetrievalUnit>(sources: RetrievalSources<U>, reque
     }
     return ok;
   };
-  // The people the query names, among the speakers of its best word matches (a name that no candidate
-  // was said by cannot steer anything, so no per-user speaker list is needed).
-  // The user's own name, too, when they introduced themselves ("Hi, I'm Rui"): their turns carry no
-  // name, so the name matched only the introduction.
-  const speakers = new Set<string>();
-  const selfNames = new Set<string>();
-  for (const ix of sources.textIndexes) {
-    for (const h of ix.search(request.query, candidates, { filter: idFilter })) {
-      const u = sources.getUnit(h.id);
-      if (isNamedSpeaker(u?.speaker)) speakers.add(u.speaker);
-      else if (u && u.level === 1) for (const name of selfIntroducedNames(u.content)) selfNames.add(name);
-    }
-  }
-  const named = speakersNamedIn(request.query, speakers);
-  const people = new Set([...named, ...speakersNamedIn(request.query, selfNames)]);
-  // Words: the name matches every memory its person said (in the attribution) and, being rare, outweighs
-  // the topic; without it the topic decides and `speakerFocus` keeps the person. Vectors: both readings,
-  // the whole question and its topic alone, each memory scored by the closer one (LoCoMo dev and the
-  // conversation suite: docs/memory-quality.md).
-  const searchQuery = people.size > 0 ? withoutNames(request.query, people) || request.query : request.query;
-  const vectors = [request.queryVector, people.size > 0 ? request.topicVector : null].filter((v): v is Float32Array => !!v);
-  return { sources, request, config, limit, weights, candidates, idFilter, verdicts, intent, named, searchQuery, vectors };
+  return { sources, request, config, limit, weights, candidates, idFilter, verdicts, intent };
 }
 
 /** The text searches, the lists, fusion and arbitration, given the vector hits. */
@@ -289,14 +257,14 @@ function finishRetrieval<U extends RetrievalUnit>(
 ): RetrieveOutcome<U> {
   const { sources, request, config, limit, weights, candidates, idFilter } = plan;
   const acceptUnit = (u: U) => idFilter(u.id);
-  const textHits = mergeByScore(sources.textIndexes.map((ix) => ix.search(plan.searchQuery, candidates, { filter: idFilter })), candidates);
+  const textHits = mergeByScore(sources.textIndexes.map((ix) => ix.search(request.query, candidates, { filter: idFilter })), candidates);
 
   const lists: RankedList[] = [
     { name: 'vector', weight: weights.vector, items: vectorHits },
     { name: 'text', weight: weights.text, items: textHits },
   ];
   for (const field of sources.fieldTextIndexes ?? []) {
-    const items = mergeByScore(field.indexes.map((ix) => ix.search(plan.searchQuery, candidates, { filter: idFilter })), candidates);
+    const items = mergeByScore(field.indexes.map((ix) => ix.search(request.query, candidates, { filter: idFilter })), candidates);
     lists.push({ name: field.name, weight: weights[field.name] ?? 0.5, items });
   }
   stages?.end('search');
@@ -307,8 +275,21 @@ function finishRetrieval<U extends RetrievalUnit>(
   // The image list only counts (in the maximum too) when the query carries an image.
   if (sources.imageMatches) lists.push({ name: 'image', weight: weights.image, items: sources.imageMatches });
 
+  // The people the query names, among the speakers of the candidates (a name that no candidate was said
+  // by cannot steer anything, so the candidates are enough and no per-user speaker list is needed).
   const speakerFactor = config.speakerFactor ?? DEFAULT_SPEAKER_FACTOR;
-  const speakerFocus: FusionOptions['speakerFocus'] = speakerFactor < 1 && plan.named.size > 0 ? { named: plan.named, factor: speakerFactor } : null;
+  let speakerFocus: FusionOptions['speakerFocus'] = null;
+  if (speakerFactor < 1) {
+    const speakers = new Set<string>();
+    for (const list of [vectorHits, textHits]) {
+      for (const h of list) {
+        const s = sources.getUnit(h.id)?.speaker;
+        if (isNamedSpeaker(s)) speakers.add(s);
+      }
+    }
+    const named = speakersNamedIn(request.query, speakers);
+    if (named.size > 0) speakerFocus = { named, factor: speakerFactor };
+  }
 
   const arbitration = request.enable_arbitration === true;
   const fused = fuse({

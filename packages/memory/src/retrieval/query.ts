@@ -58,37 +58,6 @@ export function speakersNamedIn(query: string, known: Iterable<string>): Set<str
   return named;
 }
 
-/**
- * The query without the given people's names (normalized speakers, as `speakersNamedIn` returns them;
- * a possessive "'s" goes with the name): what the question asks *about* them. Every memory a person
- * said carries their name in its attribution, so the name matches all of them alike and, being rare
- * in the vocabulary, weighs most in a word or vector match; the person is steered by `speakerFocus`.
- */
-export function withoutNames(query: string, names: Iterable<string>): string {
-  let out = query.normalize('NFKC');
-  for (const full of names) {
-    const forms = [full, full.split(' ')[0]].filter((f, i, a) => f.length >= 2 && a.indexOf(f) === i);
-    for (const form of forms) {
-      const re = new RegExp(`(?<![\\p{L}\\p{N}])${escape(form)}(?:['’]s)?(?![\\p{L}\\p{N}])`, 'giu');
-      out = out.replace(re, ' ');
-    }
-  }
-  return out.replace(/\s+/g, ' ').trim();
-}
-
-/** Names a speaker gives as their own: "I'm Rui", "my name is Hana Sato", "this is Claire", "call me Sid". */
-export function selfIntroducedNames(content: string): string[] {
-  const out: string[] = [];
-  for (const m of content.normalize('NFKC').matchAll(/\b(?:I'm|I am|[Mm]y name is|[Mm]y name's|[Tt]his is|[Cc]all me)\s+(\p{Lu}\p{Ll}+(?:\s\p{Lu}\p{Ll}+)?)/gu)) out.push(m[1]);
-  return out;
-}
-
-/** The query without every capitalized word past its first (names of people, places, things). */
-export function withoutCapitalizedWords(query: string): string {
-  const tokens = query.normalize('NFKC').split(/\s+/);
-  return [tokens[0], ...tokens.slice(1).filter((t) => !/^[("']?\p{Lu}\p{Ll}/u.test(t) || t === 'I')].join(' ').trim();
-}
-
 /** Trailing bracketed or parenthesized notes (a shared photo's caption, an annotation) and spacing. */
 const TRAILING_NOTES = /(?:\s*(?:\[[^\]]*\]|\([^)]*\)))+\s*$/u;
 

@@ -72,6 +72,7 @@ export function specificValues(text: string): Set<string> {
   const body = withoutSpeakerPrefix(text);
   const out = new Set<string>();
   for (const m of body.matchAll(/[\p{L}\p{N}]*\d[\p{L}\p{N}:.,/-]*/gu)) out.add(m[0].toLowerCase().replace(/[.,]+$/, ''));
-  for (const w of capitalizedWords(body)) if (/^\p{Lu}\p{Ll}+$/u.test(w) && !STOPWORDS.has(w.toLowerCase())) out.add(w.toLowerCase());
+  // "May" is a month when written as a name ("next May"), though "may" is a stop word
+  for (const w of capitalizedWords(body)) if (/^\p{Lu}\p{Ll}+$/u.test(w) && (!STOPWORDS.has(w.toLowerCase()) || w === 'May')) out.add(w.toLowerCase());
   return out;
 }

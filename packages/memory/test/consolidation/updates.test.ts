@@ -54,6 +54,24 @@ describe('updates said in passing', () => {
     expect(current()).toEqual(['Dmitri: heads up, deadline moved. Atlas now has to be done by April 30 (2025-04-30).']);
   });
 
+  it('a plan pushed to another month, and an amount changed in the same unit, retire the old value', async () => {
+    const { run, current } = setup();
+    await run([
+      event('Diego: Defense is planned for next May, pa.', { ...at('2024-07-04'), metadata: { speaker: 'Diego' } }),
+      event('She started me on metformin 500 mg once a day.', at('2024-10-14')),
+      event('I walk the dog every evening.', at('2024-10-14', 1)),
+    ]);
+    await run([
+      event('Diego: So the defense got pushed to August.', { ...at('2025-02-15'), metadata: { speaker: 'Diego' } }),
+      event('Dr. Aydin switched me to extended-release metformin, 1000 mg with dinner.', at('2025-02-15', 1)),
+    ]);
+    expect(current()).toEqual([
+      'Diego: So the defense got pushed to August.',
+      'Dr. Aydin switched me to extended-release metformin, 1000 mg with dinner.',
+      'I walk the dog every evening.',
+    ]);
+  });
+
   it('without a change cue nothing retires', async () => {
     const { run, current } = setup();
     await run([event('I work at the cafe on Main Street.', at('2025-01-01'))]);

@@ -1,6 +1,6 @@
 import { fuse } from '../../src/retrieval/fusion';
 import { retrieve } from '../../src/retrieval/pipeline';
-import { isNamedSpeaker, isQuestion, normalizeSpeaker, queryTimeRanges, speakersNamedIn, withoutCapitalizedWords, withoutNames } from '../../src/retrieval/query';
+import { isNamedSpeaker, isQuestion, normalizeSpeaker, queryTimeRanges, speakersNamedIn } from '../../src/retrieval/query';
 import { TextIndex } from '@strata/store/indexes';
 import type { MemoryUnit } from '@strata/store';
 import { unit } from './helpers';
@@ -69,35 +69,9 @@ describe('speaker focus', () => {
     // horses, ponies, meadow make Melanie's unit the best text match; naming Caroline lowers it, never drops it
     const q = 'Did Caroline paint horses, ponies or meadows?';
     expect(ask(q, 1)[0]).toBe('m');
-    const focused = ask(q, 0.3);
-    expect(focused.indexOf('c')).toBeLessThan(focused.indexOf('m'));
-    expect(focused).toContain('m');
+    expect(ask(q, 0.3)[0]).toBe('c');
+    expect(ask(q, 0.3)).toContain('m');
     expect(ask('Did Melanie paint horses, ponies or meadows?', 0.3)[0]).toBe('m');
-  });
-});
-
-describe('names in the query', () => {
-  it('withoutNames drops the named people (possessives too, any case); withoutCapitalizedWords every name past the first word', () => {
-    expect(withoutNames("What does Kofi's sister do these days?", ['kofi'])).toBe('What does sister do these days?');
-    expect(withoutNames('When did Dr. Ann Lee and MELANIE meet Sam?', ['dr. ann lee', 'melanie'])).toBe('When did and meet Sam?');
-    expect(withoutNames('Where is Kofiville?', ['kofi'])).toBe('Where is Kofiville?');
-    expect(withoutCapitalizedWords('Where did Sam propose to Hannah in Bristol?')).toBe('Where did propose to in');
-  });
-
-  // A person's name is in the attribution of everything they said and rare in the vocabulary: matched as
-  // a word it lifts their shortest remark above the one that answers.
-  it("a remark that only carries the asked person's name does not outrank the one on the topic", () => {
-    const chat: MemoryUnit[] = [
-      unit({ id: 'k1', speaker: 'Kofi', content: 'Kofi: ok good' }),
-      unit({ id: 'k2', speaker: 'Kofi', content: 'Kofi: the puzzle took me ages, the last piece was missing and I found it under the sofa' }),
-      ...['the puzzle is on the table', 'that puzzle has a thousand pieces', 'I gave up on the puzzle', 'the kids love the puzzle', 'the puzzle box is torn'].map((content, i) =>
-        unit({ id: `a${i}`, speaker: 'Ama', content: `Ama: ${content}` })),
-    ];
-    const byId = new Map(chat.map((u) => [u.id, u]));
-    const text = new TextIndex();
-    for (const u of chat) text.add(u.id, u.content);
-    const top = retrieve({ vectorIndexes: [], textIndexes: [text], getUnit: (id) => byId.get(id) }, { query: 'Did Kofi finish the puzzle?', user_id: 'alice', graph_depth: 0 }, {}, NOW).results[0];
-    expect(top.unit.id).toBe('k2');
   });
 });
 

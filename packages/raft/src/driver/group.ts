@@ -147,6 +147,8 @@ export class RaftGroup {
   /** payload bytes of the entries applied since the last snapshot was taken (or installed) */
   private bytesSinceSnapshot = 0;
   private snapshotting = false;
+  /** handleReady is running: the state machine may be restoring or applying (no snapshot may start) */
+  private inReady = false;
   readonly counters: GroupCounters = { proposals: 0, electionsStarted: 0, electionsWon: 0, snapshotsSent: 0, snapshotsInstalled: 0 };
   private observer: GroupObserver | null = null;
   /** the last term this node campaigned in (an older vote for itself, loaded from disk, is no new election) */
@@ -435,6 +437,17 @@ export class RaftGroup {
 
   /** After the host synced the Ready: restore/apply, answer waiters, advance, maybe snapshot. */
   async handleReady(r: Ready): Promise<void> {
+    this.inReady = true;
+    try {
+      await this.handleReadyNow(r);
+    } finally {
+      this.inReady = false;
+    }
+    // here, not inside: a snapshot finishing while handleReady ran left the next one to this call
+    this.maybeSnapshot();
+  }
+
+  private async handleReadyNow(r: Ready): Promise<void> {
     if (r.snapshot) {
       // The image was received into the group's snapshot file (host flush); the state machine streams it.
       const s = r.snapshot;
@@ -458,7 +471,6 @@ export class RaftGroup {
     }
     if (this.persistWaiters.length) for (const f of this.persistWaiters.splice(0)) f();
     if (this.core.hasReady()) this.host.schedule();
-    this.maybeSnapshot();
   }
 
   private async apply(ents: Entry[]): Promise<void> {
@@ -526,6 +538,11 @@ export class RaftGroup {
         this.fail(e as Error);
       } finally {
         this.snapshotting = false;
+        // Another snapshot may have come due while this one was written (applies went on). Start it
+        // now: waiting for the next apply left an idle group's log above its bounds until the next
+        // write. Only outside handleReady: there the state machine may be mid-apply, and handleReady
+        // calls maybeSnapshot itself once it has ended.
+        if (!this.inReady && !this.failed) this.maybeSnapshot();
       }
     })();
   }

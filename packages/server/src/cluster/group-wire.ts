@@ -56,3 +56,6 @@ export function recordLine(parser: LineParser, l: Line, group: number, groups: U
   if (its !== group) throw line(l.number, `names a user of shard ${its}, not of shard ${group}`, '/user_id');
   return record;
 }
+
+/** On a propose refused by a node that does not lead the group: the node it knows leads it. */
+export const LEADER_HEADER = 'x-strata-leader';

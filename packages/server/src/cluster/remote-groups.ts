@@ -16,7 +16,7 @@ import { Agent, request, type Dispatcher } from 'undici';
 import { StrataError, unavailable, type ExportRecord, type ImportAnswer, type ImportCommand } from '@strata/store';
 import { ndjsonLines } from '../operations/export-lines';
 import type { LeaderView } from './forward';
-import { importBody, proposePath, recordsPath } from './group-wire';
+import { importBody, LEADER_HEADER, proposePath, recordsPath } from './group-wire';
 import { answerError, notSent, peerJson } from './peer-answer';
 import { sha256Hex, type PeerSigner } from './peer-auth';
 
@@ -38,6 +38,9 @@ export interface RemoteGroupsOptions {
 
 /** A refusal every node may give for a while (no leader, not the leader, not held, overloaded): ask again. */
 const passing = (err: unknown): err is StrataError => err instanceof StrataError && err.status === 503;
+
+/** The leader a refusal named (LEADER_HEADER), by refusal. */
+const leaderNamed = new WeakMap<Error, number>();
 
 export class RemoteGroups {
   private readonly agent = new Agent({ keepAliveTimeout: 30_000, keepAliveMaxTimeout: 60_000, connections: 16, connectTimeout: 2000 });
@@ -75,7 +78,8 @@ export class RemoteGroups {
       } else {
         body ??= importBody(command);
         const targets = [leader.id, ...(this.holds(shard) ? [] : (view.replicas?.(shard) ?? []).filter((id) => id !== leader.id))];
-        for (const id of targets) {
+        for (let i = 0; i < targets.length; i++) {
+          const id = targets[i];
           const url = id === leader.id ? leader.url : view.urlOf(id, shard);
           if (!url) continue;
           try {
@@ -83,6 +87,11 @@ export class RemoteGroups {
           } catch (err) {
             if (!passing(err)) throw err;
             last = err;
+            // A node that no longer leads names the one it knows: asked next. This node's own view (or
+            // the directory's) may lag a leadership move by seconds on a busy machine, and asking only
+            // the old leader again until the deadline failed the import with 503.
+            const named = leaderNamed.get(err);
+            if (named !== undefined && named !== view.nodeId && !targets.slice(i + 1).includes(named)) targets.splice(i + 1, 0, named);
           }
         }
       }
@@ -107,7 +116,12 @@ export class RemoteGroups {
       throw unavailable(`The leader did not answer the import's chunk (${(err as Error).message}); it may or may not be stored.`, 'no_leader');
     }
     const parsed = peerJson(await r.body.text());
-    if (r.statusCode !== 200) throw answerError(r.statusCode, parsed, `The leader at ${url}`);
+    if (r.statusCode !== 200) {
+      const err = answerError(r.statusCode, parsed, `The leader at ${url}`);
+      const named = Number(r.headers[LEADER_HEADER]);
+      if (Number.isInteger(named) && named > 0) leaderNamed.set(err, named);
+      throw err;
+    }
     return parsed as ImportAnswer;
   }
 

@@ -180,7 +180,6 @@ export class RetrievalService {
     // then be in both: collapseBySource keeps one of the two (never both answer).
     const pendingEvents = body.include_pending === false ? null : await stages.time('pending', () => this.pendingEventsOf(home.db, userId));
     // one embedder call (one round trip to a remote embedder): the query and the pending events not embedded before
-    const topicQuery = retrieval.withoutCapitalizedWords(query) || query;
     const unembedded = pendingEvents?.filter((e) => !this.pendingVectors.has(e.event_id)) ?? [];
     const [[user, orgSets, remoteSets], vectors] = await Promise.all([
       stages.time('index_load', () => Promise.all([
@@ -188,10 +187,10 @@ export class RetrievalService {
         Promise.all(localOrg.map((s) => this.indexesOf(s.id).forOrg(body.org_id!))),
         remoteOrg.length > 0 ? this.remoteOrgSets(body.org_id!, remoteOrg, home.id, linearizable) : [],
       ])),
-      stages.time('embed', () => this.options.embedder.embed([query, topicQuery, ...unembedded.map((e) => e.content)])),
+      stages.time('embed', () => this.options.embedder.embed([query, ...unembedded.map((e) => e.content)])),
     ]);
     // no set at all without pending events (the usual case once consolidation keeps up): a set is a vector index
-    const pending = pendingEvents && pendingEvents.length > 0 ? this.pendingSetOf(pendingEvents, unembedded, vectors.slice(2)) : null;
+    const pending = pendingEvents && pendingEvents.length > 0 ? this.pendingSetOf(pendingEvents, unembedded, vectors.slice(1)) : null;
     // in shard order, wherever each came from: the same sources in the same order on every node
     const setOf = new Map<number, UnitSet | undefined>([...localOrg.map((s, i) => [s.id, orgSets[i]] as const), ...remoteOrg.map((g, i) => [g, remoteSets[i]] as const)]);
     const orgs = orgShards.map((s) => setOf.get(s.id)).filter((s): s is UnitSet => !!s && s.size > 0);
@@ -224,7 +223,7 @@ export class RetrievalService {
       sources.imageMatches = findNearDuplicates(queryHash, candidates);
     }
     const request: RetrieveRequest = {
-      query, queryVector: vectors[0] ?? null, topicVector: vectors[1] ?? null, user_id: userId, stream_id: streamId, scope, org_id: body.org_id ?? null,
+      query, queryVector: vectors[0] ?? null, user_id: userId, stream_id: streamId, scope, org_id: body.org_id ?? null,
       start_time: body.start_time ?? null, end_time: body.end_time ?? null, as_of: body.as_of ?? null,
       limit: Math.min(limit, config.retrieval.max_limit), min_score: body.min_score ?? 0,
       graph_depth: body.graph_depth ?? 1, agent_id: body.agent_id ?? null,

@@ -13,7 +13,7 @@
  */
 import { createHash } from 'node:crypto';
 import { badRequest, notFound, openExportSnapshot, settle, shardRecords, unavailable, type ExportRecord, type ImportCommand } from '@strata/store';
-import { commandLine, recordLine } from '../cluster/group-wire';
+import { commandLine, LEADER_HEADER, recordLine } from '../cluster/group-wire';
 import { jsonDigest, peerOnlyRoute, type PeerSigner } from '../cluster/peer-auth';
 import { rawBodyChunks } from '../http/body';
 import { sendNdjson } from '../http/ndjson';
@@ -100,6 +100,8 @@ export function groupDataRoutes(deps: GroupDataDeps): RouteSpec[] {
           }
           if (!shard.log.isLeader()) {
             const leader = shard.log.status().leader;
+            // named in a header too, so the sender tries that node next rather than its own older view
+            if (leader !== null) ctx.res.setHeader(LEADER_HEADER, String(leader));
             throw unavailable(`This node does not lead shard ${shard.id}${leader !== null ? ` (node ${leader} does)` : ''}; retry on its leader.`, 'no_leader');
           }
           return settle(await shard.log.propose({ ...head, records }));
