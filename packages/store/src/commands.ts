@@ -434,13 +434,13 @@ export interface KeyRangesCommand {
 /**
  * A split of a group's key range in the key-range directory (shard 0), in three steps: `begin` records
  * the split in flight (routing does not change), `commit` switches the moving half to the new group in
- * one apply (every node routes by the new table from that entry on), `abort` forgets a split not
- * committed, `dropped` records that the old group deleted the moved records. Retried steps answer `already_…` (docs/cluster.md "Splitting a group").
+ * one apply (every node routes by the new table from that entry on), `abort` takes a split not
+ * committed out of flight (its groups are put back, then `cleared` forgets it), `dropped` records that the old group deleted the moved records. Retried steps answer `already_…` (docs/cluster.md "Splitting a group").
  */
 export interface KeySplitCommand {
   type: 'cluster.split';
   at: string;
-  phase: 'begin' | 'commit' | 'abort' | 'dropped';
+  phase: 'begin' | 'commit' | 'abort' | 'cleared' | 'dropped';
   split: KeySplit;
 }
 
@@ -473,15 +473,42 @@ export interface RangeUnfenceCommand {
 }
 
 /**
- * In the new group: records of the moving half, as the group being split stores them (read after its
- * fence, range-split.ts). `seq_floor` is the fenced group's applied index at its fence: the new group
- * numbers its own events after it, so the copied events keep their stream positions and order.
+ * In the receiving group: records of the moving range, as the group handing it over stores them (read
+ * after its fence, range-split.ts). `seq_shift` (the receiving group's `range.receive` answer) moves
+ * every copied event's number into the block the receiving group reserved: a merge's receiving group has
+ * events of its own, numbered like the copied ones, and `pending` and `failed` are keyed by that number.
+ * Only while that receiving fence is up. Without `seq_shift` (the first form), `seq_floor` raises the
+ * group's numbering above the handing group's at its fence instead, and the copied numbers are kept.
  */
 export interface RangeSeedCommand {
   type: 'range.seed';
   at: string;
   seq_floor: number;
+  seq_shift?: number;
   records: RangeRecord[];
+}
+
+/**
+ * In the receiving group of a split or merge, before the copy: the incoming range is fenced here too
+ * (nothing about its users applies but the copy, until `range.unfence` after the commit or abort), and a
+ * block of `span` event numbers is reserved for the copied events (the answer's `shift`).
+ */
+export interface RangeReceiveCommand {
+  type: 'range.receive';
+  at: string;
+  fence: RangeFenceSpec;
+  span: number;
+}
+
+/**
+ * In the receiving group of an aborted split or merge: deletes up to `limit` records of the range's
+ * users (the copy made so far; whole users at a time), answers whether any is left.
+ */
+export interface RangeClearCommand {
+  type: 'range.clear';
+  at: string;
+  fence: RangeFenceSpec;
+  limit: number;
 }
 
 /**
@@ -533,6 +560,8 @@ export type Command = CommandTrace & (
   | RangeUnfenceCommand
   | RangeSeedCommand
   | RangeDropCommand
+  | RangeReceiveCommand
+  | RangeClearCommand
 );
 
 export type CommandType = Command['type'];

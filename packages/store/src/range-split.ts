@@ -10,16 +10,26 @@
  *   `range_moving` (apply refuses them, so no write is acknowledged after the copy began);
  * - `moved` (the directory names the new group; the records are deleted or being deleted): reads and
  *   writes go elsewhere (the caller asks its directory again).
+ * In the receiving group (a split's new group, or a merge's, which serves other users meanwhile), the
+ * incoming range is fenced `receiving` from before the copy until the commit: nothing about those users
+ * applies there but the copy (a merge's consolidation worker would otherwise work on copied pending
+ * events, which a repeated chunk would bring back; a seed that comes after the fence is lifted, from a
+ * driver that lost its leadership, is refused), and requests about them are answered 503 `range_moving`.
  */
 import type { ApplyContext } from './apply-context';
-import type { Command, RangeDropCommand, RangeFenceCommand, RangeFenceSpec, RangeRecord, RangeSeedCommand, RangeUnfenceCommand } from './commands';
+import type {
+  Command, RangeClearCommand, RangeDropCommand, RangeFenceCommand, RangeFenceSpec, RangeReceiveCommand, RangeRecord, RangeSeedCommand, RangeUnfenceCommand,
+} from './commands';
 import type { StateDb, Sub } from './db';
 import { conflict, failure, StrataError, unavailable, type ApplyFailure } from './errors';
-import { fnv1a32, rangeKey } from './key-ranges';
-import { SEP } from './keys';
+import { fnv1a32, medianPoint, rangeKey } from './key-ranges';
+import { listUserIds } from './user-list';
+import { eventSeq, SEP } from './keys';
 
 export interface RangeFence extends RangeFenceSpec {
-  state: 'moving' | 'moved';
+  state: 'moving' | 'moved' | 'receiving';
+  /** receiving: the first event number of the block reserved for the copied events, less one (RangeSeedCommand) */
+  shift?: number;
 }
 
 export type HandOver = 'serve' | 'retry' | 'elsewhere';
@@ -29,6 +39,7 @@ export function handOver(fences: readonly RangeFence[], key: number, access: 're
   const f = fences.find((x) => x.start <= key && key < x.end);
   if (!f) return 'serve';
   if (f.state === 'moved') return 'elsewhere';
+  if (f.state === 'receiving') return 'retry';
   return access === 'read' ? 'serve' : 'retry';
 }
 
@@ -36,6 +47,25 @@ export function handOver(fences: readonly RangeFence[], key: number, access: 're
 export function inFence(fence: RangeFenceSpec, userId: string): boolean {
   const key = rangeKey(fnv1a32(userId), fence.base);
   return fence.start <= key && key < fence.end;
+}
+
+/**
+ * The split point that halves the users a replica of a group holds in `range` (key-ranges.ts
+ * `medianPoint`; null when there are too few), and how many there are. Every user id is read (a key
+ * skip-scan, user-list.ts): an operator's command, not a hot path.
+ */
+export async function medianOfUsers(db: StateDb, base: number, range: { start: number; end: number }): Promise<{ point: number | null; users: number }> {
+  const keys: number[] = [];
+  for (let after: string | null = null; ;) {
+    const page: string[] = await listUserIds(db, after, 1000);
+    for (const u of page) {
+      const k = rangeKey(fnv1a32(u), base);
+      if (range.start <= k && k < range.end) keys.push(k);
+    }
+    if (page.length < 1000) break;
+    after = page[page.length - 1];
+  }
+  return { point: medianPoint(keys, range), users: keys.length };
 }
 
 /** `meta` key of the group's fences. */
@@ -160,18 +190,56 @@ export async function readHalf(db: StateDb, fence: RangeFenceSpec, cursor: HalfC
 }
 
 /** `range.fence`: the group stops taking writes about the range's users (kept on a retry). */
-export async function applyRangeFence(db: StateDb, ctx: ApplyContext, cmd: RangeFenceCommand): Promise<{ status: 'fenced' | 'already_fenced'; applied_index: number } | ApplyFailure> {
+/**
+ * `range.fence`: the group stops taking writes about the range's users (kept on a retry). The answer's
+ * `stream_index` is the numbering of this entry's events (the log index after the group's own floor):
+ * every event of the range is numbered at most that, so it is the new group's `seq_floor`.
+ */
+export async function applyRangeFence(db: StateDb, ctx: ApplyContext, cmd: RangeFenceCommand): Promise<{ status: 'fenced' | 'already_fenced'; applied_index: number; stream_index: number } | ApplyFailure> {
   const fences = ((await ctx.get(db.meta, FENCES_KEY)) as RangeFence[] | undefined) ?? [];
   const f = cmd.fence;
-  if (![f?.base, f?.start, f?.end, f?.new_group].every(Number.isSafeInteger) || f.start >= f.end) return failure(new StrataError('invalid_command', 'range.fence: base, start < end and new_group are required'));
-  const same = fences.find((x) => x.start === f.start && x.end === f.end && x.base === f.base && x.new_group === f.new_group);
-  if (same) return { status: 'already_fenced', applied_index: ctx.index };
+  if (!validSpec(f)) return failure(new StrataError('invalid_command', 'range.fence: base, start < end and new_group are required'));
+  const answer = { applied_index: ctx.index, stream_index: await streamIndex(db, ctx) };
+  const same = fences.find((x) => sameSpec(x, f) && x.state !== 'receiving');
+  if (same) return { status: 'already_fenced', ...answer };
   if (fences.some((x) => x.start < f.end && f.start < x.end)) return failure(conflict('range.fence: the range overlaps a fence of this group'));
   ctx.put(db.meta, FENCES_KEY, [...fences, { base: f.base, start: f.start, end: f.end, new_group: f.new_group, state: 'moving' } satisfies RangeFence]);
-  return { status: 'fenced', applied_index: ctx.index };
+  return { status: 'fenced', ...answer };
 }
 
-/** `range.unfence`: an aborted split's fence is lifted; a fence whose records went (`moved`) stays. */
+const validSpec = (f: RangeFenceSpec | undefined): f is RangeFenceSpec => [f?.base, f?.start, f?.end, f?.new_group].every(Number.isSafeInteger) && f!.start < f!.end;
+const sameSpec = (x: RangeFenceSpec, f: RangeFenceSpec): boolean => x.start === f.start && x.end === f.end && x.base === f.base && x.new_group === f.new_group;
+
+/**
+ * `range.receive`: the receiving group of a split or merge fences the incoming range (`receiving`,
+ * module comment) and reserves `span` event numbers for the copy: the copied events are numbered from
+ * `shift` + 1 on (above every event of its own so far), and its own next events above the block (the
+ * floor rises by `span`). A retry answers the same shift and reserves nothing more.
+ */
+export async function applyRangeReceive(db: StateDb, ctx: ApplyContext, cmd: RangeReceiveCommand): Promise<{ status: 'receiving' | 'already_receiving'; shift: number } | ApplyFailure> {
+  const fences = ((await ctx.get(db.meta, FENCES_KEY)) as RangeFence[] | undefined) ?? [];
+  const f = cmd.fence;
+  if (!validSpec(f) || !Number.isSafeInteger(cmd.span) || cmd.span < 0) return failure(new StrataError('invalid_command', 'range.receive: a fence (base, start < end, new_group) and a span ≥ 0 are required'));
+  const same = fences.find((x) => sameSpec(x, f) && x.state === 'receiving');
+  if (same) return { status: 'already_receiving', shift: same.shift ?? 0 };
+  const overlaps = (x: RangeFence) => x.start < f.end && f.start < x.end;
+  if (fences.some((x) => x.state !== 'moved' && overlaps(x))) return failure(conflict('range.receive: the range overlaps a fence of this group'));
+  // A range this group gave away in an earlier split may come back (its new group merged into it
+  // again): the `moved` fence stays only on the keys that are not coming back.
+  const kept = fences.flatMap((x) => (x.state === 'moved' && overlaps(x)
+    ? [{ ...x, end: f.start }, { ...x, start: f.end }].filter((y) => y.start < y.end)
+    : [x]));
+  const shift = await streamIndex(db, ctx);
+  const floor = ((await ctx.get(db.meta, SEQ_FLOOR_KEY)) as number | undefined) ?? 0;
+  ctx.put(db.meta, SEQ_FLOOR_KEY, floor + cmd.span);
+  ctx.put(db.meta, FENCES_KEY, [...kept, { base: f.base, start: f.start, end: f.end, new_group: f.new_group, state: 'receiving', shift } satisfies RangeFence]);
+  return { status: 'receiving', shift };
+}
+
+/**
+ * `range.unfence`: an aborted hand-over's fence is lifted, and a receiving fence once the split or merge
+ * is committed or aborted; a fence whose records went (`moved`) stays.
+ */
 export async function applyRangeUnfence(db: StateDb, ctx: ApplyContext, cmd: RangeUnfenceCommand): Promise<{ status: 'unfenced' | 'not_fenced' } | ApplyFailure> {
   const fences = ((await ctx.get(db.meta, FENCES_KEY)) as RangeFence[] | undefined) ?? [];
   const f = fences.find((x) => x.start === cmd.fence?.start && x.end === cmd.fence.end && x.new_group === cmd.fence.new_group);
@@ -188,19 +256,30 @@ export async function applyRangeUnfence(db: StateDb, ctx: ApplyContext, cmd: Ran
  * proposed twice by a retry) is written again but not counted again.
  */
 export async function applyRangeSeed(db: StateDb, ctx: ApplyContext, cmd: RangeSeedCommand): Promise<{ written: number } | ApplyFailure> {
-  if (!Array.isArray(cmd.records) || !Number.isSafeInteger(cmd.seq_floor)) return failure(new StrataError('invalid_command', 'range.seed: records and seq_floor are required'));
+  const shift = cmd.seq_shift ?? 0;
+  if (!Array.isArray(cmd.records) || !Number.isSafeInteger(cmd.seq_floor) || !Number.isSafeInteger(shift) || shift < 0) return failure(new StrataError('invalid_command', 'range.seed: records, seq_floor and a seq_shift ≥ 0 are required'));
   for (const r of cmd.records) {
     if (!Array.isArray(r) || typeof r[1] !== 'string' || (r[0] !== ASSET_BYTES && !BY_STORED.has(r[0]))) return failure(new StrataError('invalid_command', 'range.seed: a record names no per-user sublevel'));
+  }
+  // A shifted copy lands only while the receiving fence that reserved its block is up: a chunk sent by a
+  // driver that lost its leadership of shard 0, arriving after an abort cleared the group (or after the
+  // commit opened it), is refused instead of bringing records back. A later hand-over reserves another block.
+  if (cmd.seq_shift !== undefined) {
+    const fences = ((await ctx.get(db.meta, FENCES_KEY)) as RangeFence[] | undefined) ?? [];
+    if (!fences.some((x) => x.state === 'receiving' && x.shift === cmd.seq_shift)) return failure(conflict('range.seed: this group is not receiving that copy (aborted or committed meanwhile)'));
   }
   const floor = ((await ctx.get(db.meta, SEQ_FLOOR_KEY)) as number | undefined) ?? 0;
   if (cmd.seq_floor > floor) ctx.put(db.meta, SEQ_FLOOR_KEY, cmd.seq_floor);
   const counts = new Map<string, number>();
-  for (const [stored, key, value] of cmd.records) {
+  for (const [stored, copiedKey, copiedValue] of cmd.records) {
     if (stored === ASSET_BYTES) {
+      const key = copiedKey;
+      const value = copiedValue;
       ctx.move(db.assets, key, Buffer.from(value as string, 'base64'));
       continue;
     }
     const s = BY_STORED.get(stored)!;
+    const [key, value] = shiftSeq(stored, copiedKey, copiedValue, shift);
     const sub = subOf(db, s.name);
     const fresh = (await ctx.get(sub, key)) === undefined;
     ctx.move(sub, key, value); // a copy, not a change: no effects (webhooks, asset references, indexes)
@@ -215,6 +294,30 @@ export async function applyRangeSeed(db: StateDb, ctx: ApplyContext, cmd: RangeS
   return { written: cmd.records.length };
 }
 
+/** Pure: an event number moved up by `shift` log indexes (its position in its entry kept). */
+function shifted(seq: string, shift: number): string {
+  return eventSeq(Number(seq.slice(0, 16)) + shift, Number(seq.slice(16)));
+}
+
+/** Pure: a copied record with its event numbers moved by `shift` (RangeSeedCommand); the others as they are. */
+export function shiftSeq(stored: string, key: string, value: unknown, shift: number): [string, unknown] {
+  if (shift === 0) return [key, value];
+  const parts = key.split(SEP);
+  const last = () => [...parts.slice(0, -1), shifted(parts[parts.length - 1], shift)].join(SEP);
+  switch (stored) {
+    case 'events':
+      return [last(), { ...(value as object), seq: shifted((value as { seq: string }).seq, shift) }];
+    case 'event_ids':
+      return [key, { ...(value as object), seq: shifted((value as { seq: string }).seq, shift) }];
+    case 'pending':
+    case 'failed':
+    case 'pending_by_user':
+      return [last(), value];
+    default:
+      return [key, value];
+  }
+}
+
 /**
  * `range.drop`: deletes the records of the fenced range's users, whole users at a time (so the state
  * stays consistent between two drops), as many as fit in `limit` records (at least one user); `done`
@@ -222,10 +325,28 @@ export async function applyRangeSeed(db: StateDb, ctx: ApplyContext, cmd: RangeS
  */
 export async function applyRangeDrop(db: StateDb, ctx: ApplyContext, cmd: RangeDropCommand): Promise<{ deleted: number; done: boolean } | ApplyFailure> {
   const fences = ((await ctx.get(db.meta, FENCES_KEY)) as RangeFence[] | undefined) ?? [];
-  const f = fences.find((x) => x.start === cmd.fence?.start && x.end === cmd.fence.end && x.new_group === cmd.fence.new_group);
+  const f = fences.find((x) => x.start === cmd.fence?.start && x.end === cmd.fence.end && x.new_group === cmd.fence.new_group && x.state !== 'receiving');
   if (!f) return failure(conflict('range.drop: the range is not fenced in this group'));
   if (!Number.isSafeInteger(cmd.limit) || cmd.limit < 1) return failure(new StrataError('invalid_command', 'range.drop: limit must be a positive integer'));
   if (f.state !== 'moved') ctx.put(db.meta, FENCES_KEY, fences.map((x) => (x === f ? { ...x, state: 'moved' as const } : x)));
+  return deleteUsersOf(db, ctx, f, cmd.limit);
+}
+
+/**
+ * `range.clear`: the receiving group of an aborted split or merge deletes what was copied into it
+ * (whole users at a time, as `range.drop`). Refused while the range is fenced here as anything but
+ * `receiving`: a group never clears users it hands over itself.
+ */
+export async function applyRangeClear(db: StateDb, ctx: ApplyContext, cmd: RangeClearCommand): Promise<{ deleted: number; done: boolean } | ApplyFailure> {
+  const fences = ((await ctx.get(db.meta, FENCES_KEY)) as RangeFence[] | undefined) ?? [];
+  const f = cmd.fence;
+  if (!validSpec(f) || !Number.isSafeInteger(cmd.limit) || cmd.limit < 1) return failure(new StrataError('invalid_command', 'range.clear: a fence (base, start < end, new_group) and a positive limit are required'));
+  if (fences.some((x) => x.state !== 'receiving' && x.start < f.end && f.start < x.end)) return failure(conflict('range.clear: this group hands the range over itself'));
+  return deleteUsersOf(db, ctx, f, cmd.limit);
+}
+
+/** Deletes the records of a range's users, whole users at a time, up to `limit` records (at least one user); `done` when none is left. */
+async function deleteUsersOf(db: StateDb, ctx: ApplyContext, f: RangeFenceSpec, limit: number): Promise<{ deleted: number; done: boolean }> {
   // every record of the range, by user (a full read: a drop is rare, and runs in pieces of `limit`)
   const byUser = new Map<string, { s: (typeof PER_USER)[number]; key: string }[]>();
   for (const s of PER_USER) {
@@ -242,7 +363,7 @@ export async function applyRangeDrop(db: StateDb, ctx: ApplyContext, cmd: RangeD
   const users = [...byUser.keys()].sort();
   let left = users.length;
   for (const user of users) {
-    if (deleted > 0 && deleted + byUser.get(user)!.length > cmd.limit) break;
+    if (deleted > 0 && deleted + byUser.get(user)!.length > limit) break;
     left--;
     for (const { s, key } of byUser.get(user)!) {
       ctx.move(subOf(db, s.name), key, undefined); // not a deletion of the user's data: no effects

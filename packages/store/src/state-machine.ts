@@ -9,7 +9,7 @@ import { applyEdgeAdd, applyMemoryDelete, applySemanticExecute, applySemanticPla
 import { applyConsolidate, applyConsolidationFailed, applyInsights, indexPendingByUser } from './apply/memory';
 import { applyPlacement } from './apply/placement';
 import { applyKeyRanges, applyKeySplit } from './apply/key-ranges';
-import { applyRangeDrop, applyRangeFence, applyRangeSeed, applyRangeUnfence, fenceRefusal } from './range-split';
+import { applyRangeClear, applyRangeDrop, applyRangeFence, applyRangeReceive, applyRangeSeed, applyRangeUnfence, fenceRefusal } from './range-split';
 import { applyUserOrg } from './apply/users';
 import { AssetReferenceChanges } from './apply/assets';
 import { LIVE_WEBHOOKS_KEY, applyWebhookAdvance, applyWebhookCreate, applyWebhookDelete, enqueueWebhookDeliveries } from './apply/webhooks';
@@ -58,6 +58,8 @@ const HANDLERS = {
   'range.unfence': applyRangeUnfence,
   'range.seed': applyRangeSeed,
   'range.drop': applyRangeDrop,
+  'range.receive': applyRangeReceive,
+  'range.clear': applyRangeClear,
 } satisfies { [K in CommandType]: HandlerOf<K> };
 
 /** What applying a command of type K answers (a deterministic failure is an answer too, see errors.ts). */

@@ -20,7 +20,7 @@ import { checkState } from '../src/sim/check';
 const at = '2026-01-01T00:00:00.000Z';
 const SIM_USERS = ['u1', 'u2', 'ü3', '𝄞4']; // the simulator workload's users (sim/workload.ts)
 const EXTRA_USERS = Array.from({ length: 60 }, (_, i) => `person-${i}`);
-const SPLIT_KINDS: CommandKind[] = ['cluster.split', 'range.fence', 'range.unfence', 'range.seed', 'range.drop', 'cluster.ranges'];
+const SPLIT_KINDS: CommandKind[] = ['cluster.split', 'range.fence', 'range.unfence', 'range.seed', 'range.drop', 'range.receive', 'range.clear', 'cluster.ranges'];
 
 const keyOf = (user: string) => rangeKey(fnv1a32(user), 1);
 
@@ -37,6 +37,26 @@ const ingest = (user: string, n: number, key: string | null): Command => ({
     role: null, level: null, parent_id: null, task_status: null, task_progress: null, valid_time: at, transaction_time: at, metadata: null, assets: [],
   }],
 });
+
+/** State machines on real LevelDB in a temporary directory of the describe block (closed and removed after it), each with its own log index. */
+function machines(prefix: string) {
+  let dir: string;
+  const open: StateDb[] = [];
+  beforeAll(() => {
+    dir = mkdtempSync(join(tmpdir(), prefix));
+  });
+  afterAll(async () => {
+    for (const db of open) await db.close();
+    rmSync(dir, { recursive: true, force: true });
+  });
+  return async (name: string) => {
+    const db = await StateDb.open(join(dir, name));
+    open.push(db);
+    const sm = await StateMachine.open(db);
+    let index = 0;
+    return { db, sm, apply: (c: Command) => sm.apply(++index, c), index: () => index };
+  };
+}
 
 describe('the hand-over rule', () => {
   const fences: RangeFence[] = [
@@ -62,22 +82,7 @@ describe('the hand-over rule', () => {
 });
 
 describe('split of a group state: fence, copy, drop', () => {
-  let dir: string;
-  const open: StateDb[] = [];
-  beforeAll(() => {
-    dir = mkdtempSync(join(tmpdir(), 'strata-range-split-'));
-  });
-  afterAll(async () => {
-    for (const db of open) await db.close();
-    rmSync(dir, { recursive: true, force: true });
-  });
-  async function machine(name: string) {
-    const db = await StateDb.open(join(dir, name));
-    open.push(db);
-    const sm = await StateMachine.open(db);
-    let index = 0;
-    return { db, sm, apply: (c: Command) => sm.apply(++index, c), index: () => index };
-  }
+  const machine = machines('strata-range-split-');
 
   it.each([11, 12, 13])('seed %i: every record ends in exactly one group, both consistent', async (seed) => {
     const left = await machine(`left-${seed}`);
@@ -99,7 +104,7 @@ describe('split of a group state: fence, copy, drop', () => {
     const counters = async (db: StateDb) => Object.fromEntries(await Promise.all(['events', 'pending', 'failed', 'units', 'edges', 'goals', 'tasks'].map(async (c) => [c, await db.counter(c)] as const)));
     const totalsBefore = await counters(left.db);
 
-    expect(await left.apply({ type: 'range.fence', at, fence })).toEqual({ status: 'fenced', applied_index: left.index() });
+    expect(await left.apply({ type: 'range.fence', at, fence })).toEqual({ status: 'fenced', applied_index: left.index(), stream_index: left.index() }); // no floor in this group
     const fencedAt = left.index();
     expect(await left.apply({ type: 'range.fence', at, fence })).toMatchObject({ status: 'already_fenced' });
     // after the fence: no write about a moving user applies (not even as an idempotent replay); others do
@@ -223,3 +228,83 @@ function ownerMoves(sub: string, key: string, value: unknown, moving: (u: string
       return moving(parts[0]);
   }
 }
+
+/**
+ * The receiving group of a merge (range.receive, range.seed with seq_shift, range.unfence) and of an
+ * aborted hand-over (range.clear), on real LevelDB state machines. Two groups that applied the same log
+ * positions number their events alike, and `pending`/`failed` are keyed by that number: without the
+ * shift, a copied pending entry would overwrite one of the receiving group's own.
+ */
+describe('a merge: the receiving group', () => {
+  const machine = machines('strata-range-merge-');
+  const donorUsers = EXTRA_USERS.filter((u) => keyOf(u) >= keyOf('person-0'));
+  const ownUsers = EXTRA_USERS.filter((u) => keyOf(u) < keyOf('person-0'));
+  const fence: RangeFenceSpec = { base: 1, start: keyOf('person-0'), end: keySpaceEnd(1), new_group: 0 };
+
+  it('takes the copy under shifted event numbers, refuses the incoming users until unfenced, and then numbers their events after the copy', async () => {
+    const donor = await machine('donor');
+    const receiver = await machine('receiver');
+    // the same log positions in both: the same event numbers
+    for (let i = 0; i < 30; i++) {
+      await donor.apply(ingest(donorUsers[i % donorUsers.length], i, `k-${i}`));
+      await receiver.apply(ingest(ownUsers[i % ownUsers.length], i, null));
+    }
+    const fenced = (await donor.apply({ type: 'range.fence', at, fence })) as { stream_index: number };
+    const received = (await receiver.apply({ type: 'range.receive', at, fence, span: fenced.stream_index })) as { status: string; shift: number };
+    expect(received).toEqual({ status: 'receiving', shift: receiver.index() });
+    expect(await receiver.apply({ type: 'range.receive', at, fence, span: fenced.stream_index })).toEqual({ status: 'already_receiving', shift: received.shift });
+    expect(handOver(await readFences(receiver.db), keyOf(donorUsers[0]), 'read')).toBe('retry');
+    // nothing about an incoming user applies but the copy
+    expect(await receiver.apply(ingest(donorUsers[0], 99, null))).toMatchObject({ error: { code: 'range_moving' } });
+    const { records } = await readHalf(donor.db, fence, { sub: 0, after: null }, 10_000);
+    for (const chunk of [records.slice(0, 50), records.slice(50), records.slice(0, 50)]) {
+      expect(await receiver.apply({ type: 'range.seed', at, seq_floor: 0, seq_shift: received.shift, records: chunk })).toMatchObject({ written: chunk.length });
+    }
+    expect(await checkState(receiver.db)).toEqual([]);
+    expect(await receiver.db.counter('pending')).toBe(60); // 30 own + 30 copied: none overwritten
+    expect(await receiver.db.counter('events')).toBe(60);
+    expect(await receiver.apply({ type: 'range.unfence', at, fence })).toEqual({ status: 'unfenced' });
+    // a retry of a write acknowledged by the donor is a replay here; a new event sorts after the copied ones
+    expect(await receiver.apply(ingest(donorUsers[0], 0, 'k-0'))).toMatchObject({ replayed: true });
+    await receiver.apply(ingest(donorUsers[0], 1000, null));
+    const seqs: string[] = [];
+    for await (const [key] of receiver.db.events.iterator({ gt: `${donorUsers[0]}\u0000s1\u0000`, lt: `${donorUsers[0]}\u0000s1\u0001` })) seqs.push(key);
+    const ids = await Promise.all(seqs.map(async (k) => (await receiver.db.events.get(k))!.event_id));
+    expect(ids[ids.length - 1]).toBe(`${donorUsers[0]}-e1000`);
+    expect(ids.slice(0, -1).every((id) => id !== `${donorUsers[0]}-e1000`)).toBe(true);
+    // and the receiving group's own users' new events sort after everything before (the floor rose by the span)
+    await receiver.apply(ingest(ownUsers[0], 2000, null));
+    expect(await checkState(receiver.db)).toEqual([]);
+  });
+
+  it('clears an aborted copy (whole users), and gives a range it had given away back to itself', async () => {
+    const donor = await machine('donor-2');
+    const receiver = await machine('receiver-2');
+    for (let i = 0; i < 20; i++) {
+      await donor.apply(ingest(donorUsers[i % donorUsers.length], i, null));
+      await receiver.apply(ingest(ownUsers[i % ownUsers.length], i, null));
+    }
+    const before = await allRecords(receiver.db);
+    // the receiving group had split this range off before: its `moved` fence gives way to the incoming range
+    await receiver.apply({ type: 'range.fence', at, fence: { ...fence, new_group: 5 } });
+    await receiver.apply({ type: 'range.drop', at, fence: { ...fence, new_group: 5 }, limit: 100 });
+    expect(handOver(await readFences(receiver.db), keyOf(donorUsers[0]), 'read')).toBe('elsewhere');
+    const received = (await receiver.apply({ type: 'range.receive', at, fence, span: 100 })) as { shift: number };
+    const { records } = await readHalf(donor.db, fence, { sub: 0, after: null }, 10_000);
+    await receiver.apply({ type: 'range.seed', at, seq_floor: 0, seq_shift: received.shift, records: records.slice(0, 30) });
+    expect((await allRecords(receiver.db)).length).toBeGreaterThan(before.length);
+    // a group never clears a range it hands over itself
+    await donor.apply({ type: 'range.fence', at, fence });
+    expect(await donor.apply({ type: 'range.clear', at, fence, limit: 10 })).toMatchObject({ error: { code: 'conflict' } });
+    // the abort: cleared in pieces of whole users (a partial copy is not a consistent state: checked at the end), then
+    // the receiving fence lifted; the group is as before
+    let pieces = 0;
+    for (let done = false; !done; pieces++) done = ((await receiver.apply({ type: 'range.clear', at, fence, limit: 7 })) as { done: boolean }).done;
+    expect(pieces).toBeGreaterThan(1);
+    expect(await allRecords(receiver.db)).toEqual(before);
+    expect(await checkState(receiver.db)).toEqual([]);
+    expect(await receiver.apply({ type: 'range.unfence', at, fence })).toEqual({ status: 'unfenced' });
+    expect(await readFences(receiver.db)).toEqual([]); // the old `moved` fence was on the same keys: nothing of it is left
+    expect(handOver(await readFences(receiver.db), keyOf(donorUsers[0]), 'write')).toBe('serve');
+  });
+});

@@ -11,7 +11,7 @@ import { join } from 'node:path';
 import { StateDb, StateMachine, StrataError, fnv1a32, keySpaceEnd, middleOf, rangeKey, type KeySplit, type RangeFenceSpec } from '@strata/store';
 import { KeyRangeDirectory } from '../../src/cluster/placement/range-directory';
 import { GroupFences } from '../../src/cluster/split/fences';
-import { parseRangeCommand, parseRangeRead } from '../../src/cluster/split/wire';
+import { parseGroupId, parseRangeCommand, parseRangeMedian, parseRangeRead } from '../../src/cluster/split/wire';
 import type { Shard } from '../../src/shards';
 
 const at = '2026-01-01T00:00:00.000Z';
@@ -71,6 +71,28 @@ test('the directory names the new group at the begin, routes to it from the comm
   // a node opened later reads the same
   const later = await KeyRangeDirectory.open(meta, 1);
   expect(USERS.map((u) => later.groupOf(u))).toEqual(after);
+
+  // an aborted split of group 1: its new group stays named (opened, claimed) until it is cleared
+  const aborted: KeySplit = { group: 1, point: middleOf(ranges.table(), 1)!, new_group: 2 };
+  await meta.sm.apply(++i, { type: 'cluster.split', at, phase: 'begin', split: aborted });
+  await meta.sm.apply(++i, { type: 'cluster.split', at, phase: 'abort', split: aborted });
+  await until(() => ranges.aborts().length === 1);
+  expect([ranges.splits(), ranges.aborts(), ranges.groupIds(), ranges.claimed()]).toEqual([[], [aborted], [0, 1, 2], [2]]);
+  expect(USERS.map((u) => ranges.groupOf(u))).toEqual(after);
+  await meta.sm.apply(++i, { type: 'cluster.split', at, phase: 'cleared', split: aborted });
+  await until(() => ranges.aborts().length === 0);
+  expect([ranges.groupIds(), ranges.claimed()]).toEqual([[0, 1], []]);
+
+  // a merge of group 1 back into group 0: routed back at the commit, group 1 retired (still named: it runs on)
+  const one = ranges.table().ranges.find((r) => r.group === 1)!;
+  const merge: KeySplit = { group: 1, point: one.start, new_group: 0, merge: { end: keySpaceEnd(1) } };
+  await meta.sm.apply(++i, { type: 'cluster.split', at, phase: 'begin', split: merge });
+  await until(() => ranges.splits().length === 1);
+  expect(USERS.map((u) => ranges.groupOf(u))).toEqual(after);
+  await meta.sm.apply(++i, { type: 'cluster.split', at, phase: 'commit', split: merge });
+  await until(() => ranges.retired().length === 1);
+  expect(USERS.every((u) => ranges.groupOf(u) === 0)).toBe(true);
+  expect([ranges.table().ranges, ranges.retired(), ranges.claimed(), ranges.groupIds()]).toEqual([[{ start: 0, group: 0 }], [1], [1], [0, 1]]);
 });
 
 test("a group's fences: writes refused while the range moves, reads too once it moved, nothing after an abort", async () => {
@@ -109,4 +131,26 @@ test('the driver\'s requests between nodes: only split steps are proposed, and a
   for (const bad of [{}, { fence }, { fence: { ...fence, end: '9' }, cursor: { sub: 0, after: null } }, { fence, cursor: { sub: -1, after: null } }, { fence, cursor: { sub: 0, after: 3 } }]) {
     expect(() => parseRangeRead(bad)).toThrow(expect.objectContaining({ code: 'validation_failed' }));
   }
+  for (const type of ['range.receive', 'range.clear']) expect(parseRangeCommand({ command: { type, at, fence } })).toMatchObject({ type });
+  expect(parseRangeMedian({ base: 1, start: 0, end: 10 })).toEqual({ base: 1, range: { start: 0, end: 10 } });
+  for (const bad of [{}, { base: 0, start: 0, end: 10 }, { base: 1, start: 10, end: 10 }, { base: 1, start: '0', end: 10 }]) {
+    expect(() => parseRangeMedian(bad)).toThrow(expect.objectContaining({ code: 'validation_failed', status: 400 }));
+  }
+  expect(parseGroupId('12')).toBe(12);
+  for (const bad of ['x', '0x2', '2e0', '-1', '1234567']) expect(() => parseGroupId(bad)).toThrow(expect.objectContaining({ code: 'invalid_id', status: 400 }));
+});
+
+test('a receiving group refuses the incoming range\'s users, reads and writes, until its fence is lifted', async () => {
+  const g = await machine('receiving');
+  const fences = new GroupFences();
+  await fences.follow({ id: 3, db: g.db, sm: g.sm } as unknown as Shard);
+  const mover = USERS[0];
+  const fence: RangeFenceSpec = { base: 1, start: rangeKey(fnv1a32(mover), 1), end: keySpaceEnd(1), new_group: 3 };
+  let i = 0;
+  await g.sm.apply(++i, { type: 'range.receive', at, fence, span: 10 });
+  await until(() => fences.of(3).length === 1);
+  expect([verdict(() => fences.check(3, mover, 'write')), verdict(() => fences.check(3, mover, 'read'))]).toEqual(['range_moving', 'range_moving']);
+  await g.sm.apply(++i, { type: 'range.unfence', at, fence });
+  await until(() => fences.of(3).length === 0);
+  expect([verdict(() => fences.check(3, mover, 'write')), verdict(() => fences.check(3, mover, 'read'))]).toEqual(['serve', 'serve']);
 });

@@ -13,7 +13,7 @@ import type {
 import { encodeVector, type StateDb } from '../db';
 import type { EventConsolidation, ExportRecord } from '../export-format';
 import { prefixRange, SEP } from '../keys';
-import { fnv1a32, freeGroupId, initialRanges, middleOf, rangeKey } from '../key-ranges';
+import { fnv1a32, freeGroupId, initialRanges, middleOf, rangeKey, rangesOfGroup } from '../key-ranges';
 import { readKeyRanges } from '../apply/key-ranges';
 import { readHalf } from '../range-split';
 import { RELATIONS, TASK_STATUSES, type Edge, type Goal, type L3Task, type MemoryUnit, type TaskStatus } from '../types';
@@ -42,7 +42,7 @@ const WEIGHTS: [CommandKind, number][] = [
   ['semantic.execute', 3], ['memory.reinforce', 5], ['memory.prune', 3], ['user.set_org', 3], ['auth.bootstrap', 1],
   ['auth.set_password', 1], ['apikey.create', 2], ['apikey.revoke', 1], ['import.records', 4], ['webhook.create', 2],
   ['webhook.delete', 1], ['webhook.advance', 5], ['cluster.placement', 1], ['cluster.ranges', 1], ['cluster.split', 2],
-  ['range.fence', 1], ['range.unfence', 2], ['range.seed', 1], ['range.drop', 1], ['retry', 3],
+  ['range.fence', 1], ['range.unfence', 2], ['range.seed', 1], ['range.drop', 1], ['range.receive', 1], ['range.clear', 1], ['retry', 3],
 ];
 const TOTAL = WEIGHTS.reduce((s, [, w]) => s + w, 0);
 
@@ -212,15 +212,26 @@ export class Workload {
         const group = table ? d.pick(table.ranges).group : 0;
         const point = (table && middleOf(table, group)) ?? 1;
         const newGroup = (table && freeGroupId(table)) ?? 255;
-        return { type: 'cluster.split', at, phase: d.pick(['begin', 'begin', 'commit', 'abort', 'dropped'] as const), split: { group, point, new_group: newGroup } };
+        const phase = d.pick(['begin', 'begin', 'commit', 'abort', 'cleared', 'dropped'] as const);
+        // sometimes a merge of the group into its left neighbour (its whole range), or one out of date
+        const ranges = table ? rangesOfGroup(table, group) : [];
+        const left = table?.ranges.findIndex((r) => r.group === group) ?? -1;
+        if (table && left > 0 && ranges.length === 1 && d.chance(0.3)) {
+          const end = d.chance(0.9) ? ranges[0].end : ranges[0].end - 1;
+          return { type: 'cluster.split', at, phase, split: { group, point: ranges[0].start, new_group: table.ranges[left - 1].group, merge: { end } } };
+        }
+        return { type: 'cluster.split', at, phase, split: { group, point, new_group: newGroup } };
       }
       case 'range.fence':
       case 'range.unfence':
       case 'range.drop':
+      case 'range.receive':
+      case 'range.clear':
       case 'range.seed': {
         // a fence over one user's key only (u1's: the others stay writable however the run goes); a drop marks it moved
         const fence = { base: 4, start: rangeKey(fnv1a32(USERS[0]), 4), end: rangeKey(fnv1a32(USERS[0]), 4) + 1, new_group: 5 };
-        if (kind === 'range.drop') return { type: 'range.drop', at, fence, limit: d.int(20) + 1 };
+        if (kind === 'range.drop' || kind === 'range.clear') return { type: kind, at, fence, limit: d.int(20) + 1 };
+        if (kind === 'range.receive') return { type: kind, at, fence, span: d.int(50) };
         if (kind !== 'range.seed') return { type: kind, at, fence };
         // records of the fenced user as the proposer's replica holds them (written back here: counted once)
         const { records } = await readHalf(db, fence, { sub: 0, after: null }, d.int(30) + 1);

@@ -6,7 +6,7 @@
  * is the initial table of the data directory's group count, which routes exactly as the recorded one will.
  */
 import {
-  groupOfUser, initialRanges, readKeyRanges, readKeySplitDrops, readKeySplits, type KeyRangeTable, type KeySplit, type StateDb, type StateMachine,
+  groupOfUser, initialRanges, readKeyRanges, readKeySplitAborts, readKeySplitDrops, readKeySplits, readRetiredGroups, type KeyRangeTable, type KeySplit, type StateDb, type StateMachine,
 } from '@strata/store';
 import type { UserGroups } from '../../shards';
 
@@ -14,6 +14,8 @@ export class KeyRangeDirectory implements UserGroups {
   private recordedTable: KeyRangeTable | null = null;
   private inFlight: KeySplit[] = [];
   private dropping: KeySplit[] = [];
+  private aborting: KeySplit[] = [];
+  private retiredIds: number[] = [];
   private readonly newGroupListeners: ((id: number) => void)[] = [];
 
   private constructor(private readonly initial: KeyRangeTable, private readonly db: StateDb) {}
@@ -27,17 +29,21 @@ export class KeyRangeDirectory implements UserGroups {
       if (command.type === 'cluster.ranges' && status === 'recorded') dir.recordedTable = command.table;
       if (command.type !== 'cluster.split' || status === undefined) return;
       // the answers that changed something; the lists are read again (small) so this copy is the stored one
-      if (['begun', 'committed', 'aborted', 'dropped'].includes(status)) void dir.reload();
+      if (['begun', 'committed', 'aborted', 'cleared', 'dropped'].includes(status)) void dir.reload();
     });
     meta.sm.onRestored(() => void dir.reload());
     return dir;
   }
 
   private async reload(): Promise<void> {
-    const [table, splits, drops] = await Promise.all([readKeyRanges(this.db), readKeySplits(this.db), readKeySplitDrops(this.db)]);
+    const [table, splits, drops, aborts, retired] = await Promise.all([
+      readKeyRanges(this.db), readKeySplits(this.db), readKeySplitDrops(this.db), readKeySplitAborts(this.db), readRetiredGroups(this.db),
+    ]);
     this.recordedTable = table;
     this.inFlight = splits;
     this.dropping = drops;
+    this.aborting = aborts;
+    this.retiredIds = retired;
     for (const id of this.groupIds()) for (const l of this.newGroupListeners) l(id);
   }
 
@@ -71,9 +77,28 @@ export class KeyRangeDirectory implements UserGroups {
     return this.dropping;
   }
 
-  /** Every group id named by the table or by a split in flight (its new group), in order. */
+  /** Aborted splits and merges whose groups are not put back yet (the old group unfenced, the new one cleared). */
+  aborts(): KeySplit[] {
+    return this.aborting;
+  }
+
+  /** Groups merged away: they own no range, and their ids are never given to a new group. */
+  retired(): number[] {
+    return this.retiredIds;
+  }
+
+  /** The group ids a new split may not take: named by the table, claimed by a split in flight or being put back, or retired. */
+  claimed(): number[] {
+    return [...this.inFlight, ...this.aborting].map((s) => s.new_group).concat(this.retiredIds);
+  }
+
+  /**
+   * Every group id named by the table, by a split or merge not finished (both of its groups), or retired
+   * (a merged-away group keeps running: its queued webhook deliveries are still sent from it), in order.
+   */
   groupIds(): number[] {
-    const ids = new Set([...this.table().ranges.map((r) => r.group), ...this.inFlight.map((s) => s.new_group)]);
+    const busy = [...this.inFlight, ...this.dropping, ...this.aborting].flatMap((s) => [s.group, s.new_group]);
+    const ids = new Set([...this.table().ranges.map((r) => r.group), ...busy, ...this.retiredIds]);
     return [...ids].sort((a, b) => a - b);
   }
 

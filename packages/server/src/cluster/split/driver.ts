@@ -8,17 +8,28 @@
  *    and one of its voters initializes it;
  * 2. the old group fences the moving range (`range.fence`): from that entry on it refuses writes about
  *    those users, so its records of them are final;
- * 3. the records are read in chunks from a replica of the old group that has applied the fence and
+ * 3. the new group fences the range itself and reserves event numbers for the copy (`range.receive`);
+ *    the records are read in chunks from a replica of the old group that has applied the fence and
  *    proposed to the new group (`range.seed`): once the last chunk is committed, a quorum of the new
  *    group holds them all;
  * 4. shard 0 commits the split (`cluster.split` commit): every node routes the range to the new group
  *    from that entry on;
- * 5. the old group deletes the moved records (`range.drop`, whole users at a time) and shard 0 notes it.
+ * 5. the new group lifts its fence (it serves the range from then on), the old group deletes the moved
+ *    records (`range.drop`, whole users at a time) and shard 0 notes it.
+ *
+ * A merge (docs/cluster.md "Merging two groups") is the same hand-over of the old group's whole range to
+ * an existing group, adjacent: no placing or initializing (it serves its own users meanwhile).
+ *
+ * An abort (the operator's, `POST /v1/cluster/groups/:id/split/abort` or `…/merge/abort`) takes the split
+ * out of flight in shard 0; this loop then puts its groups back: the old group unfenced first (its
+ * users are writable again even while the new group is unreachable), then what was copied into the new
+ * group cleared (`range.clear`) and a merge's receiving fence lifted; shard 0 then forgets it (`cleared`),
+ * and only then is the new group's id free for another split.
  */
 import { setTimeout as sleep } from 'node:timers/promises';
 import type { Logger } from 'pino';
 import {
-  movingRange, rangesOfGroup, readFences, readHalf, settle, unavailable, type Command, type HalfCursor, type KeySplit, type RangeFenceSpec, type RangeRecord,
+  movingRange, rangesOfGroup, readFences, readHalf, settle, unavailable, type Command, type HalfCursor, type KeyRangeTable, type KeySplit, type RangeFenceSpec, type RangeRecord,
 } from '@strata/store';
 import type { Forwarder } from '../forward';
 import type { PeerSigner } from '../peer-auth';
@@ -47,7 +58,7 @@ export interface SplitDriverDeps {
 /** A split's progress on this node (status): which step it is at. */
 export interface SplitProgress {
   split: KeySplit;
-  step: 'placing' | 'initializing' | 'fencing' | 'copying' | 'committing' | 'dropping';
+  step: 'placing' | 'initializing' | 'fencing' | 'receiving' | 'copying' | 'committing' | 'dropping' | 'aborting';
   records_copied: number;
   records_dropped: number;
   error: string | null;
@@ -56,6 +67,11 @@ export interface SplitProgress {
 }
 
 const keyOf = (s: KeySplit) => `${s.group}/${s.point}/${s.new_group}`;
+
+/** Pure: the keys a split or merge moves, as the table stood before its commit (null: it no longer fits the table). */
+export function movingOf(table: KeyRangeTable, split: KeySplit): { start: number; end: number } | null {
+  return split.merge ? { start: split.point, end: split.merge.end } : movingRange(table, split);
+}
 
 /** Pure: the fence of a split: the moving half of the old group's range, under the table's base. */
 export function fenceOf(base: number, split: KeySplit, end: number): RangeFenceSpec {
@@ -94,10 +110,12 @@ export class SplitDriver {
   /** Starts a task for each split in flight or dropping that has none (on the leader of shard 0 only). */
   private tick(): void {
     if (!this.deps.meta.log.isLeader()) return;
-    for (const split of [...this.deps.ranges.splits(), ...this.deps.ranges.drops()]) {
+    for (const split of [...this.deps.ranges.splits(), ...this.deps.ranges.drops(), ...this.deps.ranges.aborts()]) {
+      // one task per split: an abort's clean-up starts only once the task that moved the range has stopped
       const key = keyOf(split);
       if (this.running.has(key)) continue;
-      this.running.set(key, this.drive(split).finally(() => this.running.delete(key)));
+      const aborted = this.deps.ranges.aborts().some((s) => keyOf(s) === key);
+      this.running.set(key, (aborted ? this.putBack(split) : this.drive(split)).finally(() => this.running.delete(key)));
     }
   }
 
@@ -131,11 +149,43 @@ export class SplitDriver {
 
   /** Steps 1 to 4. */
   private async moveRange(split: KeySplit, p: SplitProgress): Promise<void> {
-    const { meta, ranges, directory } = this.deps;
+    const { meta, ranges } = this.deps;
     const table = ranges.table();
-    const moving = movingRange(table, split);
+    const moving = movingOf(table, split);
     if (!moving) throw new Error('the split no longer fits the table');
     const fence = fenceOf(table.base, split, moving.end);
+    const at = () => new Date().toISOString();
+    if (!split.merge) await this.ensureGroup(split, p);
+    p.step = 'fencing';
+    const fenced = settle(await this.command(split.group, { type: 'range.fence', at: at(), fence })) as { stream_index: number };
+    // the receiving group fences the range itself and reserves a block of event numbers as long as the
+    // old group's numbering at its fence (a merge's has events of its own, numbered alike); a retry
+    // answers the block reserved the first time
+    p.step = 'receiving';
+    const { shift } = settle(await this.command(split.new_group, { type: 'range.receive', at: at(), fence, span: fenced.stream_index })) as { shift: number };
+    p.step = 'copying';
+    p.records_copied = 0;
+    let cursor: HalfCursor | null = { sub: 0, after: null };
+    while (cursor) {
+      if (!this.active()) throw new Error('no longer the leader of shard 0');
+      if (!this.inFlight(split)) throw new Error('the split is no longer in flight (aborted)');
+      const chunk: { records: RangeRecord[]; next: HalfCursor | null } = await this.readChunk(split.group, fence, cursor);
+      if (chunk.records.length) settle(await this.command(split.new_group, { type: 'range.seed', at: at(), seq_floor: 0, seq_shift: shift, records: chunk.records }));
+      p.records_copied += chunk.records.length;
+      cursor = chunk.next;
+    }
+    p.step = 'committing';
+    settle(await meta.log.propose({ type: 'cluster.split', at: at(), phase: 'commit', split }));
+    this.deps.logger.info({ split, records: p.records_copied }, `${split.merge ? 'merge' : 'split'} committed: the range is routed to the new group`);
+  }
+
+  private inFlight(split: KeySplit): boolean {
+    return this.deps.ranges.splits().some((s) => keyOf(s) === keyOf(split));
+  }
+
+  /** Steps 1 and 2 of a split: the new group placed and initialized. */
+  private async ensureGroup(split: KeySplit, p: SplitProgress): Promise<void> {
+    const { meta, directory } = this.deps;
     const at = () => new Date().toISOString();
     p.step = 'placing';
     const voters = this.votersFor(split.group);
@@ -152,29 +202,17 @@ export class SplitDriver {
       await this.initialize(split.new_group, placed?.voters ?? voters);
     }
     p.initialized = true;
-    p.step = 'fencing';
-    const fenced = settle(await this.command(split.group, { type: 'range.fence', at: at(), fence })) as { applied_index: number };
-    p.step = 'copying';
-    p.records_copied = 0;
-    let cursor: HalfCursor | null = { sub: 0, after: null };
-    while (cursor) {
-      if (!this.active()) throw new Error('no longer the leader of shard 0');
-      const chunk: { records: RangeRecord[]; next: HalfCursor | null } = await this.readChunk(split.group, fence, cursor);
-      if (chunk.records.length) settle(await this.command(split.new_group, { type: 'range.seed', at: at(), seq_floor: fenced.applied_index, records: chunk.records }));
-      p.records_copied += chunk.records.length;
-      cursor = chunk.next;
-    }
-    p.step = 'committing';
-    settle(await meta.log.propose({ type: 'cluster.split', at: at(), phase: 'commit', split }));
-    this.deps.logger.info({ split, records: p.records_copied }, 'split committed: the range is routed to the new group');
   }
 
   /** Step 5. */
   private async dropMoved(split: KeySplit, p: SplitProgress): Promise<void> {
     const table = this.deps.ranges.table();
-    const range = rangesOfGroup(table, split.new_group).find((r) => r.start === split.point);
-    if (!range) throw new Error('the new group no longer owns the range it was given');
-    const fence = fenceOf(table.base, split, range.end);
+    const end = split.merge ? split.merge.end : rangesOfGroup(table, split.new_group).find((r) => r.start === split.point)?.end;
+    if (end === undefined) throw new Error('the new group no longer owns the range it was given');
+    const fence = fenceOf(table.base, split, end);
+    // the directory names the receiving group now: it serves the range from here on
+    p.step = 'receiving';
+    settle(await this.command(split.new_group, { type: 'range.unfence', at: new Date().toISOString(), fence }));
     p.step = 'dropping';
     for (;;) {
       if (!this.active()) throw new Error('no longer the leader of shard 0');
@@ -183,6 +221,45 @@ export class SplitDriver {
       if (answer.done) break;
     }
     settle(await this.deps.meta.log.propose({ type: 'cluster.split', at: new Date().toISOString(), phase: 'dropped', split }));
+  }
+
+  /** An aborted split or merge: its groups put back (module comment), each step again after a failure, while this node leads shard 0. */
+  private async putBack(split: KeySplit): Promise<void> {
+    const key = keyOf(split);
+    const p: SplitProgress = this.progress.get(key) ?? { split, step: 'aborting', records_copied: 0, records_dropped: 0, error: null };
+    this.progress.set(key, p);
+    while (this.active() && this.deps.ranges.aborts().some((s) => keyOf(s) === key)) {
+      try {
+        p.step = 'aborting';
+        const table = this.deps.ranges.table();
+        const moving = movingOf(table, split);
+        if (!moving) throw new Error('the aborted split no longer fits the table');
+        const fence = fenceOf(table.base, split, moving.end);
+        const at = () => new Date().toISOString();
+        settle(await this.command(split.group, { type: 'range.unfence', at: at(), fence }));
+        // a split's new group holds something only once placed (seeds come after); it may have been
+        // placed and not initialized yet: initialized here, so it can take the clear (and a later split)
+        if (split.merge || this.deps.directory.recorded(split.new_group)) {
+          if (!split.merge) await this.ensureGroup(split, p);
+          p.step = 'aborting';
+          for (;;) {
+            if (!this.active()) throw new Error('no longer the leader of shard 0');
+            const answer = settle(await this.command(split.new_group, { type: 'range.clear', at: at(), fence, limit: DROP_RECORDS })) as { deleted: number; done: boolean };
+            p.records_dropped += answer.deleted;
+            if (answer.done) break;
+          }
+          settle(await this.command(split.new_group, { type: 'range.unfence', at: at(), fence }));
+        }
+        settle(await this.deps.meta.log.propose({ type: 'cluster.split', at: at(), phase: 'cleared', split }));
+        this.progress.delete(key);
+        this.deps.logger.info({ split }, `${split.merge ? 'merge' : 'split'} aborted: its groups are as before`);
+        return;
+      } catch (err) {
+        p.error = (err as Error).message;
+        this.deps.logger.info({ split, err: p.error }, 'putting an aborted split back not done; trying again');
+        await sleep(Math.max(250, this.deps.rt.config.cluster.placement_interval_ms));
+      }
+    }
   }
 
   /** A group's voters, its leader first, up to `rf` (the replication factor). */
