@@ -213,10 +213,11 @@ export class ClusterService {
    * driver takes it from there (split/driver.ts).
    */
   async split(groupId: number, point: number | null) {
-    const ranges = this.ranges!;
-    if (!ranges.recorded()) throw unavailable('The key-range directory is not recorded yet; retry.');
+    const ranges = this.rangeDirectory();
+    // the initial table routes as the recorded one will: an unknown group is a 404 either way
     const table = ranges.table();
     if (!table.ranges.some((r) => r.group === groupId)) throw notFound(`No shard ${groupId} owns a key range.`);
+    if (!ranges.recorded()) throw unavailable('The key-range directory is not recorded yet; retry.');
     this.notBusy(groupId);
     const at = point ?? (await this.usersMedian(groupId, rangesOfGroup(table, groupId)[0])).point ?? middleOf(table, groupId);
     const newGroup = freeGroupId(table, ranges.claimed());
@@ -233,8 +234,7 @@ export class ClusterService {
    * "Merging two groups"); on the leader of shard 0, driven like a split (split/driver.ts).
    */
   async merge(groupId: number, donor: number) {
-    const ranges = this.ranges!;
-    if (!ranges.recorded()) throw unavailable('The key-range directory is not recorded yet; retry.');
+    const ranges = this.rangeDirectory();
     const table = ranges.table();
     for (const [g, path] of [[groupId, null], [donor, '/with']] as const) {
       if (!table.ranges.some((r) => r.group === g)) {
@@ -242,6 +242,7 @@ export class ClusterService {
         throw badRequest('validation_failed', `No shard ${g} owns a key range.`, [{ path, message: 'owns no key range' }]);
       }
     }
+    if (!ranges.recorded()) throw unavailable('The key-range directory is not recorded yet; retry.');
     const why = invalidMerge(table, groupId, donor);
     if (why) throw badRequest('validation_failed', `Shards ${groupId} and ${donor} cannot be merged: ${why}.`, [{ path: '/with', message: why }]);
     this.notBusy(groupId);
@@ -252,9 +253,15 @@ export class ClusterService {
     return { status: answer.status, merge: { group: groupId, with: donor, start: range.start, end: range.end } };
   }
 
+  /** This node's key-range directory (503 while the node is still opening it). */
+  private rangeDirectory(): KeyRangeDirectory {
+    if (!this.ranges) throw unavailable('The key-range directory is not open yet; retry.');
+    return this.ranges;
+  }
+
   /** 409 when a group takes part in a split or merge not finished (in flight, dropping, or being put back after an abort). */
   private notBusy(groupId: number): void {
-    const ranges = this.ranges!;
+    const ranges = this.rangeDirectory();
     const involves = (s: KeySplit) => s.group === groupId || s.new_group === groupId;
     if (ranges.splits().some(involves)) throw conflict(`Shard ${groupId} is being split or merged already.`);
     if (ranges.drops().some(involves)) throw conflict(`Shard ${groupId} is finishing a split or merge (its old group is deleting the moved records); retry when GET /v1/cluster/status shows it done.`);
@@ -267,7 +274,7 @@ export class ClusterService {
    * the driver then puts the groups back (split/driver.ts). 404 when none is in flight, 409 once committed.
    */
   async abort(groupId: number, kind: 'split' | 'merge') {
-    const ranges = this.ranges!;
+    const ranges = this.rangeDirectory();
     const mine = (s: KeySplit) => (kind === 'merge' ? !!s.merge && s.new_group === groupId : !s.merge && s.group === groupId);
     const found = ranges.splits().find(mine);
     if (!found) {
@@ -287,7 +294,7 @@ export class ClusterService {
 
   /** The median of a group's users' keys in `range`: from this node's replica when it holds one, else from a voter's (peer-signed). */
   private async usersMedian(groupId: number, range: { start: number; end: number }): Promise<{ point: number | null; users: number }> {
-    const base = this.ranges!.table().base;
+    const base = this.rangeDirectory().table().base;
     const local = this.splits?.shard(groupId);
     if (local && this.rt.group(groupId).isVoter()) return medianOfUsers(local.db, base, range);
     const path = `/v1/cluster/groups/${groupId}/range-median`;
