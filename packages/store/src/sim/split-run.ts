@@ -177,8 +177,7 @@ export async function runSplitSim(o: { seed: number; steps: number; dir: string;
   const fence = { base: 1, start: 1 + draw.int(keySpaceEnd(1) - 1), end: keySpaceEnd(1), new_group: 1 };
   const moved = (u: string) => inFence(fence, u);
   report.split_at_step = Math.floor(o.steps / 4) + draw.int(Math.floor(o.steps / 2));
-  const abortAfter = draw.chance(0.25) ? draw.int(4) : -1; // chunks copied before the abort
-  report.aborted = abortAfter >= 0;
+  const abortAfter = draw.chance(0.25) ? draw.int(4) : -1; // chunks copied before the abort (none when the copy takes fewer)
   type Phase = 'before' | 'copying' | 'committed' | 'dropping' | 'done' | 'aborted';
   let phase = 'before' as Phase;
   /** the phase as it is now (abort() changes it: TypeScript's narrowing does not see that) */
@@ -216,6 +215,7 @@ export async function runSplitSim(o: { seed: number; steps: number; dir: string;
     }
     await right.propose({ type: 'range.unfence', at, fence });
     phase = 'aborted';
+    report.aborted = true;
     // a chunk from a driver that lost its leadership, arriving after the abort: refused
     if (lastChunk.length) {
       const late = await right.propose({ type: 'range.seed', at, seq_floor: 0, seq_shift: shift, records: lastChunk });

@@ -1,7 +1,8 @@
 /**
- * The store simulator's split (sim/split-run.ts), a few seeds: an old and a new group of three replicas
- * with crashes, restarts and whole and torn snapshot installs, a command stream, and a split (fence,
- * chunked copy with retried chunks, commit, chunked drop) in the middle. Every invariant must hold:
+ * The store simulator's split and merge (sim/split-run.ts), a few seeds: an old and a new group of three
+ * replicas with crashes, restarts and whole and torn snapshot installs, a command stream, and a split or
+ * merge (fence, receive, chunked copy with retried chunks, commit, chunked drop; or an abort mid-copy) in
+ * the middle. Every invariant must hold:
  * replicas agree, states consistent, the copy is the fenced records, nothing about a moved user applied
  * by the old group after the fence, and afterwards every record in exactly one group.
  */
@@ -22,4 +23,14 @@ test.each([1, 10, 51, 52])('seed %i: every invariant holds through the split', a
   const r = await runSplitSim({ seed, steps: 200, dir: join(dir, String(seed)) });
   expect(r.violations).toEqual([]);
   expect(r.chunks_seeded + r.drops).toBeGreaterThan(0);
+});
+
+// merges (the receiving group has users of its own, numbered alike), and aborts of each kind mid-copy
+test.each([
+  [7, 'merge', false], [10, 'merge', false], [9, 'merge', true], [9, 'split', true],
+] as const)('seed %i, a %s (aborted: %s): every invariant holds', async (seed, kind, aborted) => {
+  const r = await runSplitSim({ seed, steps: 200, dir: join(dir, `${kind}-${seed}`), kind });
+  expect(r.violations).toEqual([]);
+  expect(r.aborted).toBe(aborted);
+  expect(aborted ? r.chunks_seeded : r.drops).toBeGreaterThan(0);
 });
