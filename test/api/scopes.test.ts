@@ -165,6 +165,20 @@ const EXPECTATIONS: Record<string, Expectation> = {
   'POST /v1/cluster/groups/{group_id}/drop': {
     scope: 'public', request: () => ({ path: '/v1/cluster/groups/0/drop', body: { index: 1 } }), ok: 401,
   },
+  'POST /v1/cluster/groups/{group_id}/range-command': {
+    scope: 'public', request: () => ({ path: '/v1/cluster/groups/0/range-command', body: { command: { type: 'range.unfence', at: '2026-01-01T00:00:00.000Z', fence: { base: 1, start: 1, end: 2, new_group: 1 } } } }), ok: 401,
+  },
+  'POST /v1/cluster/groups/{group_id}/range-records': {
+    scope: 'public', request: () => ({ path: '/v1/cluster/groups/0/range-records', body: { fence: { base: 1, start: 1, end: 2, new_group: 1 }, cursor: { sub: 0, after: null } } }), ok: 401,
+  },
+  'POST /v1/cluster/groups/{group_id}/range-median': {
+    scope: 'public', request: () => ({ path: '/v1/cluster/groups/0/range-median', body: { base: 1, start: 0, end: 2 } }), ok: 401,
+  },
+  // the operator's splits and merges: on a group that owns no range (a 404 proves the credentials passed, and changes nothing)
+  'POST /v1/cluster/groups/{group_id}/split': { scope: 'service', request: () => ({ path: '/v1/cluster/groups/9/split', body: {} }), ok: 404 },
+  'POST /v1/cluster/groups/{group_id}/split/abort': { scope: 'service', request: () => ({ path: '/v1/cluster/groups/9/split/abort', body: {} }), ok: 404 },
+  'POST /v1/cluster/groups/{group_id}/merge': { scope: 'service', request: () => ({ path: '/v1/cluster/groups/9/merge', body: { with: 0 } }), ok: 404 },
+  'POST /v1/cluster/groups/{group_id}/merge/abort': { scope: 'service', request: () => ({ path: '/v1/cluster/groups/9/merge/abort', body: {} }), ok: 404 },
   'POST /v1/users/{user_id}/streams/{stream_id}/retrieve': {
     scope: 'user', namesOrg: true, request: (t) => ({ path: userPath(t, `/streams/${S}/retrieve`), body: { query: 'lighthouse', limit: 100, ...orgField(t) } }),
   },

@@ -201,6 +201,15 @@ export interface ClusterStatus {
 }
 export interface ClusterInitializeResponse { status: 'initialized' | 'already_initialized'; node_id: number; shards: { shard_id: number; status: 'initialized' | 'already_initialized' }[] }
 export interface ClusterJoinResponse { status: 'joined' | 'already_joined'; node_id: number; role: 'voter'; shards: { shard_id: number; status: 'joined' | 'already_joined' }[] }
+/** A split of a shard group's key range (`strata cluster split`): begun, or already begun or committed before. */
+export interface ClusterSplitResponse { status: 'begun' | 'already_begun' | 'already_committed'; split: { group: number; point: number; new_group: number } }
+/** A merge of shard group `with` into `group` (`strata cluster merge`): the keys from `start` to `end` move. */
+export interface ClusterMergeResponse { status: 'begun' | 'already_begun' | 'already_committed'; merge: { group: number; with: number; start: number; end: number } }
+/** An abort of a split or merge not committed (`strata cluster split|merge --abort`): its groups are put back. */
+export type ClusterAbortResponse = { status: 'aborted' | 'already_aborted' } & (
+  | { split: { group: number; point: number; new_group: number } }
+  | { merge: { group: number; with: number; start: number; end: number } }
+);
 export interface ClusterRemoveResponse { status: 'removed'; node_id: number; shards: { shard_id: number; status: 'removed' | 'not_member' }[] }
 
 /** `/livez` and `/readyz` (docs/api.md §0): whether the process answers, and whether it can serve. */
@@ -526,6 +535,26 @@ export class StrataClient {
   /** Adds a node (`address`: its peer URL) to the cluster (shard 0; the placement then moves replicas to it); any member passes it to the leader. */
   clusterJoin(nodeId: number, address: string) {
     return this.call<ClusterJoinResponse>('POST', '/v1/cluster/join', { node_id: nodeId, address });
+  }
+
+  /** Splits a shard group's key range at `point` (default: the median of its users' keys); the upper half becomes a new group (docs/cluster.md "Splitting a group"). */
+  clusterSplit(groupId: number, point?: number) {
+    return this.call<ClusterSplitResponse>('POST', `/v1/cluster/groups/${encodeURIComponent(String(groupId))}/split`, point === undefined ? {} : { point });
+  }
+
+  /** Aborts the split of a shard group in flight (not committed): its groups are put back. */
+  clusterSplitAbort(groupId: number) {
+    return this.call<ClusterAbortResponse>('POST', `/v1/cluster/groups/${encodeURIComponent(String(groupId))}/split/abort`, {});
+  }
+
+  /** Merges shard group `withGroup` (an adjacent key range) into `groupId` (docs/cluster.md "Merging two groups"). */
+  clusterMerge(groupId: number, withGroup: number) {
+    return this.call<ClusterMergeResponse>('POST', `/v1/cluster/groups/${encodeURIComponent(String(groupId))}/merge`, { with: withGroup });
+  }
+
+  /** Aborts the merge into a shard group in flight (not committed): its groups are put back. */
+  clusterMergeAbort(groupId: number) {
+    return this.call<ClusterAbortResponse>('POST', `/v1/cluster/groups/${encodeURIComponent(String(groupId))}/merge/abort`, {});
   }
 
   clusterRemove(nodeId: number) {

@@ -68,6 +68,8 @@ import { PruningWorker, pruningSettings } from './workers/pruning';
 import { ReinforcementBatcher, reinforcementSettings } from './workers/reinforcement';
 import type { Services } from './services';
 import { ShardRouter, type Shard } from './shards';
+import { GroupFences } from './cluster/split/fences';
+import { SplitDriver } from './cluster/split/driver';
 import { Validator } from './validation';
 
 /**
@@ -168,13 +170,16 @@ export class StrataNode {
     });
     raft = cluster.handle;
     raftUpgrade = cluster.handleUpgrade;
+    // Every group this node knows, by id (a split adds one while the node runs: addGroup below). The
+    // arrays built from it (metrics, workers) are the same objects, so they follow.
     const shards: Shard[] = [];
-    for (let id = 0; id < config.cluster.shards; id++) {
+    const openGroup = async (id: number): Promise<Shard> => {
       const shard = await openShard(config.storage.data_dir, id, cluster);
       // proposals counted (failures), timed (commit and apply histograms) and traced (propose → commit → apply spans) on every surface
       observeAll(cluster.group(id), [latencyObserver(id, metrics), traceObserver(id, tracing)]);
-      shards.push({ ...shard, log: new InstrumentedLog(shard.log, id, metrics, tracing) });
-    }
+      return { ...shard, log: new InstrumentedLog(shard.log, id, metrics, tracing) };
+    };
+    for (let id = 0; id < config.cluster.shards; id++) shards.push(await openGroup(id));
     registerRaftMetrics(metrics.registry, {
       shardIds: () => cluster.shardIds(), group: (id) => cluster.group(id),
       hostStats: () => cluster.host.stats, transportStats: () => cluster.transportStats(),
@@ -190,7 +195,9 @@ export class StrataNode {
     const indexCache = new IndexCache(config.memory.index_cache_bytes);
     // The users' pending events searched raw by retrieval, read again only when they change (pending-cache.ts).
     const pendingCache = new PendingEventsCache();
-    for (const shard of shards) {
+    // which ranges each group is handing over (a split): requests about those users go elsewhere (cluster/split/fences.ts)
+    const fences = new GroupFences();
+    const wireShard = (shard: Shard) => {
       shard.sm.onApplied((_index, _command, _result, effects) => pendingCache.onApplied(effects));
       shard.sm.onRestored(() => pendingCache.clear());
       const fresh = () => new DerivedIndexes({ db: shard.db, embedder: providers.embedder, logger, cache: indexCache });
@@ -200,7 +207,9 @@ export class StrataNode {
         indexes.get(shard.id)?.release(); // its entries leave the shared budget
         indexes.set(shard.id, fresh());
       });
-    }
+      return fences.follow(shard);
+    };
+    for (const shard of shards) await wireShard(shard);
     // Retrieval reinforcement: answers note their top units; one memory.reinforce per shard every few seconds.
    
     const reinforcement = new ReinforcementBatcher({ shardOf: (userId) => router.forUser(userId), logger, ...reinforcementSettings(config) });
@@ -228,12 +237,10 @@ export class StrataNode {
     metrics.gauge('strata_index_cache_evictions', 'Users dropped from the index cache to stay within its budget, since start', () => indexCache.evictions);
     metrics.gauge('strata_index_graphs_building', "Users whose vector graph is being built (their vector search is exact until it is live)", () => retrieval.graphsBuilding());
     metrics.gauge('strata_index_cache_builds', "Users' derived indexes built from LevelDB (first use or after eviction), since start", () => indexCache.builds);
-    for (const shard of shards) {
-      metrics.gauge(`strata_applied_index_shard_${shard.id}`, `Applied log index of shard ${shard.id}`, () => shard.sm.appliedIndex());
-    }
-    metrics.perShard('strata_consolidation_backlog', 'Events waiting for consolidation, by shard (replicated: every member reports it)', shards.map((shard) => ({
-      shard: shard.id, read: () => shard.db.counter('pending'),
-    })));
+    const appliedGauge = (shard: Shard) => metrics.gauge(`strata_applied_index_shard_${shard.id}`, `Applied log index of shard ${shard.id}`, () => shard.sm.appliedIndex());
+    for (const shard of shards) appliedGauge(shard);
+    const backlog = shards.map((shard) => ({ shard: shard.id, read: () => shard.db.counter('pending') }));
+    metrics.perShard('strata_consolidation_backlog', 'Events waiting for consolidation, by shard (replicated: every member reports it)', backlog);
     // Where each shard group lives (shard 0 on every node, the others on replication_factor nodes), and
     // the loop that moves replicas, run by the leader of shard 0 (docs/cluster.md "Placement").
     const directory = await PlacementDirectory.open(router.meta(), cluster.initialPlacement());
@@ -315,8 +322,14 @@ export class StrataNode {
         // a removed node's copy is no longer kept current: only its health, metrics and cluster routes answer
         if (removal.isRemoved() && route.tag !== 'operations' && route.tag !== 'cluster') throw removal.refusal();
         const shard = targetShard(ctx.params, ctx.body, router.groups);
-        if (routeWrites(route)) return forwarder.route(shard, ctx.req, ctx.res, run, { keyed: route.idempotencyKey === true });
-        return targetUser(ctx.params, ctx.body) === undefined ? run() : forwarder.read(shard, ctx.req, ctx.res, run);
+        const user = targetUser(ctx.params, ctx.body);
+        // a user whose group is handing it over: answered once the directory names its new group (503 range_moving meanwhile)
+        const here = user === undefined ? run : () => {
+          fences.check(shard, user, routeWrites(route) ? 'write' : 'read');
+          return run();
+        };
+        if (routeWrites(route)) return forwarder.route(shard, ctx.req, ctx.res, here, { keyed: route.idempotencyKey === true });
+        return user === undefined ? run() : forwarder.read(shard, ctx.req, ctx.res, here);
       },
     });
     shapes.adopt(app);
@@ -351,6 +364,55 @@ export class StrataNode {
       shard, meta: router.meta(), poster: webhookSender, logger, metrics: webhookMetrics, settings: dispatcherSettings(config),
     }));
     for (const dispatcher of dispatchers) dispatcher.start();
+    // A group made by a split, opened on every node when shard 0 begins the split (or at start, for
+    // one begun earlier): empty until its voters are initialized and seeded (cluster/split/driver.ts).
+    let adding = Promise.resolve();
+    // The workers of a new group start once the directory routes users to it: before the commit its
+    // records are a copy being made (a new leader of shard 0 copies them again), which nothing else may change.
+    const waiting = new Map<number, Shard>();
+    const startWorkersOnceRouted = () => {
+      for (const [id, shard] of waiting) {
+        if (!ranges.table().ranges.some((r) => r.group === id)) continue;
+        waiting.delete(id);
+        startWorkers(shard);
+      }
+    };
+    const addGroup = (id: number): Promise<void> => (adding = adding.then(async () => {
+      if (!open) return;
+      if (shards.some((s) => s.id === id)) return startWorkersOnceRouted();
+      if (id !== shards.length) throw new Error(`group ${id} would leave a gap after ${shards.length - 1}`);
+      const shard = await openGroup(id);
+      shards.push(shard);
+      await wireShard(shard);
+      appliedGauge(shard);
+      backlog.push({ shard: shard.id, read: () => shard.db.counter('pending') });
+      waiting.set(id, shard);
+      startWorkersOnceRouted();
+      logger.info({ shard: id }, 'shard group opened (a split made it)');
+    }));
+    const startWorkers = (shard: Shard) => {
+      if (config.consolidation.enabled) {
+        const worker = new ConsolidationWorker({
+          shard, embedder: providers.embedder, llm: providers.llm, logger,
+          intervalMs: config.consolidation.interval_ms, batchSize: config.consolidation.batch_size, metrics, tracing,
+        });
+        workers.push(worker);
+        worker.start();
+      }
+      const pruner = new PruningWorker({ shard, logger, ...pruningSettings(config) });
+      pruners.push(pruner);
+      pruner.start();
+      const dispatcher = new WebhookDispatcher({ shard, meta: router.meta(), poster: webhookSender, logger, metrics: webhookMetrics, settings: dispatcherSettings(config) });
+      dispatchers.push(dispatcher);
+      dispatcher.start();
+    };
+    for (const id of ranges.groupIds()) await addGroup(id);
+    ranges.onNewGroup((id) => void addGroup(id).catch((err) => logger.error({ err, shard: id }, 'opening a group made by a split failed')));
+    const splits = new SplitDriver({
+      rt: cluster, meta: router.meta(), ranges, directory, fwd: forwarder, signer: peerSigner, logger, shards: () => shards,
+    });
+    clusterService.splits = splits;
+    splits.start();
     const node = new StrataNode(config, logger, services, server);
     node.endPeerStreams = () => upgraded.forEach((socket) => socket.destroy());
     node.onStop = async () => {
@@ -366,6 +428,8 @@ export class StrataNode {
       await Promise.all([...indexes.values()].map((ix) => ix.idle()));
       await providers.close();
       await placement.stop();
+      await splits.stop();
+      await adding;
       await clusterStart.stop();
       await forwarder.close();
       await services.groups?.close();

@@ -82,6 +82,18 @@ export const SCHEMAS = {
     type: 'object', required: ['current_password', 'new_password'],
     properties: { current_password: { type: 'string', minLength: 1, maxLength: 1024 }, new_password: { type: 'string', minLength: 8, maxLength: 1024 } },
   },
+  SplitGroup: {
+    type: 'object',
+    properties: {
+      point: { type: ['integer', 'null'], minimum: 1, maximum: 2 ** 40, description: 'the key where the moving half starts (default: the median of the group\'s users\' keys, or the middle of its range when it has fewer than two users); GET /v1/cluster/status shows the ranges' },
+    },
+  },
+  MergeGroups: {
+    type: 'object', required: ['with'],
+    properties: {
+      with: { type: 'integer', minimum: 0, maximum: 255, description: 'the group merged into this one: its key range must be adjacent to this group\'s; its id is retired' },
+    },
+  },
   CreateApiKey: {
     type: 'object',
     properties: {

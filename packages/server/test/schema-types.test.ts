@@ -50,6 +50,8 @@ export const rows: RouteSpec[] = [
 const SAMPLES: { [N in SchemaName]: Body<N> } = {
   Login: { username: 'admin', password: 'secret' },
   ChangePassword: { current_password: 'secret', new_password: 'longer secret' },
+  SplitGroup: { point: 1024 },
+  MergeGroups: { with: 1 },
   CreateApiKey: { name: 'ci', org_id: null, user_ids: ['u1'], role: 'read' },
   UserOrg: { org_id: null },
   Webhook: { url: 'https://hooks.example.com/strata', events: ['memory.created', '*'], user_ids: ['u1'], org_id: null },

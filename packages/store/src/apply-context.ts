@@ -115,6 +115,15 @@ export class ApplyContext {
     if (kind) this.tracked.push({ kind, key, value });
   }
 
+  /**
+   * A write that is no change of the data, only of where it is kept (a split's copy and drop,
+   * range-split.ts): not an effect (no webhook, no asset reference counted again, no index update).
+   */
+  move<V>(sub: Sub<V>, key: string, value: V | undefined): void {
+    this.ops.push(value === undefined ? { type: 'del', sublevel: sub, key } : { type: 'put', sublevel: sub, key, value });
+    this.remember(sub as Sub<unknown>, key, value === undefined ? DELETED : value);
+  }
+
   del<V>(sub: Sub<V>, key: string): void {
     this.ops.push({ type: 'del', sublevel: sub, key });
     this.remember(sub as Sub<unknown>, key, DELETED);

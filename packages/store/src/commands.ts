@@ -1,4 +1,4 @@
-import type { KeyRangeTable } from './key-ranges';
+import type { KeyRangeTable, KeySplit } from './key-ranges';
 import type { ExportKind, ExportRecord } from './export-format';
 import type { AccountRecord, ApiKeyRecord, Edge, EventRecord, Goal, L3Task, MemoryType, MemoryUnit } from './types';
 import type { WebhookAttempt, WebhookRecord } from './webhooks';
@@ -432,6 +432,97 @@ export interface KeyRangesCommand {
 }
 
 /**
+ * A split of a group's key range in the key-range directory (shard 0), in three steps: `begin` records
+ * the split in flight (routing does not change), `commit` switches the moving half to the new group in
+ * one apply (every node routes by the new table from that entry on), `abort` takes a split not
+ * committed out of flight (its groups are put back, then `cleared` forgets it), `dropped` records that the old group deleted the moved records. Retried steps answer `already_…` (docs/cluster.md "Splitting a group").
+ */
+export interface KeySplitCommand {
+  type: 'cluster.split';
+  at: string;
+  phase: 'begin' | 'commit' | 'abort' | 'cleared' | 'dropped';
+  split: KeySplit;
+}
+
+/** One record of a state machine's LevelDB, by sublevel name (a half of a group's state, range-split.ts). */
+export type RangeRecord = [sublevel: string, key: string, value: unknown];
+
+/** The keys a group hands over in a split: from `start` to `end` (exclusive) under the table's `base`. */
+export interface RangeFenceSpec {
+  base: number;
+  start: number;
+  end: number;
+  new_group: number;
+}
+
+/**
+ * In the group being split: from this entry on, the group refuses every command about a user of the
+ * moving half (503 `range_moving`: the records are final, the new group is being seeded from them).
+ */
+export interface RangeFenceCommand {
+  type: 'range.fence';
+  at: string;
+  fence: RangeFenceSpec;
+}
+
+/** In the group being split, when the split is aborted before its commit: the fence is lifted. */
+export interface RangeUnfenceCommand {
+  type: 'range.unfence';
+  at: string;
+  fence: RangeFenceSpec;
+}
+
+/**
+ * In the receiving group: records of the moving range, as the group handing it over stores them (read
+ * after its fence, range-split.ts). `seq_shift` (the receiving group's `range.receive` answer) moves
+ * every copied event's number into the block the receiving group reserved: a merge's receiving group has
+ * events of its own, numbered like the copied ones, and `pending` and `failed` are keyed by that number.
+ * Only while that receiving fence is up. Without `seq_shift` (the first form), `seq_floor` raises the
+ * group's numbering above the handing group's at its fence instead, and the copied numbers are kept.
+ */
+export interface RangeSeedCommand {
+  type: 'range.seed';
+  at: string;
+  seq_floor: number;
+  seq_shift?: number;
+  records: RangeRecord[];
+}
+
+/**
+ * In the receiving group of a split or merge, before the copy: the incoming range is fenced here too
+ * (nothing about its users applies but the copy, until `range.unfence` after the commit or abort), and a
+ * block of `span` event numbers is reserved for the copied events (the answer's `shift`).
+ */
+export interface RangeReceiveCommand {
+  type: 'range.receive';
+  at: string;
+  fence: RangeFenceSpec;
+  span: number;
+}
+
+/**
+ * In the receiving group of an aborted split or merge: deletes up to `limit` records of the range's
+ * users (the copy made so far; whole users at a time), answers whether any is left.
+ */
+export interface RangeClearCommand {
+  type: 'range.clear';
+  at: string;
+  fence: RangeFenceSpec;
+  limit: number;
+}
+
+/**
+ * In the group that was split, after the directory's commit: deletes up to `limit` records of the
+ * moved half (answers whether any is left), and marks the fence `moved`.
+ */
+export interface RangeDropCommand {
+  type: 'range.drop';
+  at: string;
+  fence: RangeFenceSpec;
+  limit: number;
+}
+
+/**
  * What any command may carry besides its own fields: the W3C `traceparent` of the request that proposed
  * it (tracing on only), so every replica's apply span joins the request's trace. Apply never reads it:
  * it changes no state, and the state images of replicas stay equal whatever it holds.
@@ -464,6 +555,13 @@ export type Command = CommandTrace & (
   | WebhookAdvanceCommand
   | PlacementCommand
   | KeyRangesCommand
+  | KeySplitCommand
+  | RangeFenceCommand
+  | RangeUnfenceCommand
+  | RangeSeedCommand
+  | RangeDropCommand
+  | RangeReceiveCommand
+  | RangeClearCommand
 );
 
 export type CommandType = Command['type'];

@@ -45,6 +45,8 @@ export const ERROR_STATUS = {
   unavailable: 503,
   /** back-pressure: the shard's group holds as many uncommitted writes as it may (Retry-After) */
   overloaded: 503,
+  /** the user's keys are being handed to another group (a split): retry, the directory names the new owner shortly */
+  range_moving: 503,
 } as const;
 
 export type ErrorCode = keyof typeof ERROR_STATUS;

@@ -8,7 +8,8 @@ import { applyL3Plan, applyTaskStatus } from './apply/l3';
 import { applyEdgeAdd, applyMemoryDelete, applySemanticExecute, applySemanticPlan } from './apply/maintenance';
 import { applyConsolidate, applyConsolidationFailed, applyInsights, indexPendingByUser } from './apply/memory';
 import { applyPlacement } from './apply/placement';
-import { applyKeyRanges } from './apply/key-ranges';
+import { applyKeyRanges, applyKeySplit } from './apply/key-ranges';
+import { applyRangeClear, applyRangeDrop, applyRangeFence, applyRangeReceive, applyRangeSeed, applyRangeUnfence, fenceRefusal } from './range-split';
 import { applyUserOrg } from './apply/users';
 import { AssetReferenceChanges } from './apply/assets';
 import { LIVE_WEBHOOKS_KEY, applyWebhookAdvance, applyWebhookCreate, applyWebhookDelete, enqueueWebhookDeliveries } from './apply/webhooks';
@@ -23,7 +24,7 @@ type HandlerOf<K extends CommandType> = (db: StateDb, ctx: ApplyContext, command
 /** Ingest, plus the per-user index of pending entries that the consolidation worker reads. */
 async function applyIngestIndexed(db: StateDb, ctx: ApplyContext, cmd: IngestCommand) {
   const answer = await applyIngest(db, ctx, cmd);
-  indexPendingByUser(db, ctx, cmd, answer);
+  await indexPendingByUser(db, ctx, cmd, answer);
   return answer;
 }
 
@@ -52,6 +53,13 @@ const HANDLERS = {
   'webhook.advance': applyWebhookAdvance,
   'cluster.placement': applyPlacement,
   'cluster.ranges': applyKeyRanges,
+  'cluster.split': applyKeySplit,
+  'range.fence': applyRangeFence,
+  'range.unfence': applyRangeUnfence,
+  'range.seed': applyRangeSeed,
+  'range.drop': applyRangeDrop,
+  'range.receive': applyRangeReceive,
+  'range.clear': applyRangeClear,
 } satisfies { [K in CommandType]: HandlerOf<K> };
 
 /** What applying a command of type K answers (a deterministic failure is an answer too, see errors.ts). */
@@ -215,7 +223,8 @@ export class StateMachine {
     for (const [key, value] of Object.entries(e.meta ?? {})) ctx.put(this.db.meta, key, value);
     let result: unknown;
     if (e.command) {
-      result = await runHandler(this.db, ctx, e.command);
+      // a user whose keys this group is handing over (a split) is written no more here (range-split.ts)
+      result = (await fenceRefusal(this.db, ctx, e.command)) ?? await runHandler(this.db, ctx, e.command);
       // Read before the command's writes join the batch: the state before it tells created from changed.
       const references = new AssetReferenceChanges();
       const effects = ctx.tracked.length

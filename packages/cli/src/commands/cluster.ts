@@ -1,10 +1,16 @@
-/** `strata cluster status|init|join|remove` (docs/api.md §10; admin key). */
+/** `strata cluster status|init|join|remove|split|merge` (docs/api.md §10; admin key). */
 import type { Command } from 'commander';
-import type { ClusterStatus } from '@strata/client';
+import type { ClusterAbortResponse, ClusterStatus } from '@strata/client';
 import { connected } from '../context';
 import { integerIn } from '../parse';
 
 const nodeId = integerIn(1, 999_999_999);
+const groupId = integerIn(0, 255);
+const keyPoint = integerIn(1, 2 ** 40);
+
+function abortedLine(a: ClusterAbortResponse): string {
+  return 'split' in a ? `split of shard ${a.split.group} at ${a.split.point} aborted` : `merge of shard ${a.merge.with} into shard ${a.merge.group} aborted`;
+}
 
 export function clusterLines(status: ClusterStatus): string[] {
   const held = status.shards.filter((s) => s.holds);
@@ -52,6 +58,41 @@ export function registerCluster(program: Command): void {
       const [id, address] = command.processedArgs as [number, string];
       const answer = await client.clusterJoin(id, address);
       out.result(answer, () => [`node ${answer.node_id} ${answer.status.replace('_', ' ')} as ${answer.role}: ${answer.shards.map((s) => `shard ${s.shard_id} ${s.status.replace('_', ' ')}`).join(', ')}`]);
+    }));
+
+  cluster
+    .command('split')
+    .description("split a shard group's key range: the upper half becomes a new group (seeded, then routed to it, then deleted from the group); `cluster status` shows the progress")
+    .argument('<group>', 'the shard group to split', groupId)
+    .option('--point <key>', "where the upper half starts (default: the median of the group's users' keys; `cluster status` shows the ranges)", keyPoint)
+    .option('--abort', 'abort the split of the group in flight instead (not once committed): its groups are put back')
+    .action(connected(async ({ client, out }, command) => {
+      const [group] = command.processedArgs as [number];
+      const { point, abort } = command.opts() as { point?: number; abort?: boolean };
+      if (abort) {
+        const answer = await client.clusterSplitAbort(group);
+        return out.result(answer, () => [`${abortedLine(answer)} (${answer.status.replace('_', ' ')})`]);
+      }
+      const answer = await client.clusterSplit(group, point);
+      out.result(answer, () => [`shard ${answer.split.group} split at ${answer.split.point}: the upper half goes to shard ${answer.split.new_group} (${answer.status.replace('_', ' ')})`]);
+    }));
+
+  cluster
+    .command('merge')
+    .description("merge a neighbouring shard group (adjacent key range) into a group: its records are copied, its range routed to the group, then its copy deleted and its id retired; `cluster status` shows the progress")
+    .argument('<group>', 'the shard group that stays', groupId)
+    .option('--with <group>', 'the shard group merged into it', groupId)
+    .option('--abort', 'abort the merge into the group in flight instead (not once committed): its groups are put back')
+    .action(connected(async ({ client, out }, command) => {
+      const [group] = command.processedArgs as [number];
+      const opts = command.opts() as { with?: number; abort?: boolean };
+      if (opts.abort) {
+        const answer = await client.clusterMergeAbort(group);
+        return out.result(answer, () => [`${abortedLine(answer)} (${answer.status.replace('_', ' ')})`]);
+      }
+      if (opts.with === undefined) command.error('error: --with <group> is required (the group merged into this one)', { exitCode: 2 });
+      const answer = await client.clusterMerge(group, opts.with!);
+      out.result(answer, () => [`shard ${answer.merge.with} merges into shard ${answer.merge.group}: keys ${answer.merge.start} to ${answer.merge.end} (${answer.status.replace('_', ' ')})`]);
     }));
 
   cluster

@@ -8,7 +8,11 @@
 import { setTimeout as sleep } from 'node:timers/promises';
 import { createHmac, randomBytes, timingSafeEqual } from 'node:crypto';
 import { ReplayGuard } from '@strata/raft';
-import { NotLeaderStrataError, StrataError, badRequest, conflict, isErrorCode, notFound, unavailable } from '@strata/store';
+import {
+  MAX_GROUPS, NotLeaderStrataError, StrataError, badRequest, conflict, freeGroupId, invalidMerge, invalidSplit, isErrorCode, medianOfUsers, middleOf, notFound, rangesOfGroup,
+  settle, unavailable,
+  type Command, type HalfCursor, type KeySplit, type RangeFenceSpec,
+} from '@strata/store';
 import type { GroupPlacementRecord } from '@strata/store';
 import type { ClusterRuntime } from './runtime';
 import type { Forwarder } from './forward';
@@ -18,6 +22,7 @@ import type { PlacementExecutor } from './placement/executor';
 import type { GroupRouting } from './placement/routing';
 import { ReplicaDrops, replicaView } from './replica-drop';
 import type { KeyRangeDirectory } from './placement/range-directory';
+import { readFenced, type SplitDriver } from './split/driver';
 
 export const JOIN_SIG_HEADER = 'x-strata-join-sig';
 export const JOIN_TS_HEADER = 'x-strata-join-ts';
@@ -116,6 +121,8 @@ export class ClusterService {
   executor: PlacementExecutor | null = null;
   /** set once the node has opened its key-range directory (status shows it) */
   ranges: KeyRangeDirectory | null = null;
+  /** set once the node has built its split driver (split/driver.ts) */
+  splits: SplitDriver | null = null;
   /** this node's replicas moved away, wiped when the placement loop asks (replica-drop.ts) */
   private readonly drops: ReplicaDrops;
 
@@ -161,7 +168,11 @@ export class ClusterService {
         last_round: this.executor?.last ?? null,
       },
       // which group holds each range of user keys (store/key-ranges.ts); `recorded` once in shard 0
-      key_ranges: this.ranges ? { recorded: this.ranges.recorded(), ...this.ranges.table() } : null,
+      key_ranges: this.ranges ? {
+        recorded: this.ranges.recorded(), ...this.ranges.table(), splits: this.ranges.splits(), dropping: this.ranges.drops(), aborting: this.ranges.aborts(), retired: this.ranges.retired(),
+      } : null,
+      // on the leader of shard 0: how far each split it drives has got
+      splits: this.splits ? [...this.splits.progress.values()] : [],
     };
   }
 
@@ -194,6 +205,136 @@ export class ClusterService {
       await sleep(250);
     }
     throw unavailable(`Shard ${g.group_id} could not be initialized: none of its initial voters (${g.voters.join(', ')}) answered; retry.`);
+  }
+
+  /**
+   * Begins a split of a group at `point` (default: the median of its users' keys, or the middle of its
+   * range when it has fewer than two), on the leader of shard 0 (the route forwards it there): the split
+   * driver takes it from there (split/driver.ts).
+   */
+  async split(groupId: number, point: number | null) {
+    const ranges = this.rangeDirectory();
+    // the initial table routes as the recorded one will: an unknown group is a 404 either way
+    const table = ranges.table();
+    if (!table.ranges.some((r) => r.group === groupId)) throw notFound(`No shard ${groupId} owns a key range.`);
+    if (!ranges.recorded()) throw unavailable('The key-range directory is not recorded yet; retry.');
+    this.notBusy(groupId);
+    const at = point ?? (await this.usersMedian(groupId, rangesOfGroup(table, groupId)[0])).point ?? middleOf(table, groupId);
+    const newGroup = freeGroupId(table, ranges.claimed());
+    if (newGroup === null) throw conflict(`No group id is left (at most ${MAX_GROUPS} groups).`);
+    const split: KeySplit = { group: groupId, point: at ?? -1, new_group: newGroup };
+    const why = at === null ? 'the range holds a single key' : invalidSplit(table, split);
+    if (why) throw badRequest('validation_failed', `Shard ${groupId} cannot be split there: ${why}.`, [{ path: '/point', message: why }]);
+    const answer = settle(await this.rt.logs.get(0)!.propose({ type: 'cluster.split', at: new Date().toISOString(), phase: 'begin', split })) as { status: string };
+    return { status: answer.status, split };
+  }
+
+  /**
+   * Begins a merge: `donor`'s whole range goes to `groupId`, whose range must be adjacent (docs/cluster.md
+   * "Merging two groups"); on the leader of shard 0, driven like a split (split/driver.ts).
+   */
+  async merge(groupId: number, donor: number) {
+    const ranges = this.rangeDirectory();
+    const table = ranges.table();
+    for (const [g, path] of [[groupId, null], [donor, '/with']] as const) {
+      if (!table.ranges.some((r) => r.group === g)) {
+        if (path === null) throw notFound(`No shard ${g} owns a key range.`);
+        throw badRequest('validation_failed', `No shard ${g} owns a key range.`, [{ path, message: 'owns no key range' }]);
+      }
+    }
+    if (!ranges.recorded()) throw unavailable('The key-range directory is not recorded yet; retry.');
+    const why = invalidMerge(table, groupId, donor);
+    if (why) throw badRequest('validation_failed', `Shards ${groupId} and ${donor} cannot be merged: ${why}.`, [{ path: '/with', message: why }]);
+    this.notBusy(groupId);
+    this.notBusy(donor);
+    const range = rangesOfGroup(table, donor)[0];
+    const merge: KeySplit = { group: donor, point: range.start, new_group: groupId, merge: { end: range.end } };
+    const answer = settle(await this.rt.logs.get(0)!.propose({ type: 'cluster.split', at: new Date().toISOString(), phase: 'begin', split: merge })) as { status: string };
+    return { status: answer.status, merge: { group: groupId, with: donor, start: range.start, end: range.end } };
+  }
+
+  /** This node's key-range directory (503 while the node is still opening it). */
+  private rangeDirectory(): KeyRangeDirectory {
+    if (!this.ranges) throw unavailable('The key-range directory is not open yet; retry.');
+    return this.ranges;
+  }
+
+  /** 409 when a group takes part in a split or merge not finished (in flight, dropping, or being put back after an abort). */
+  private notBusy(groupId: number): void {
+    const ranges = this.rangeDirectory();
+    const involves = (s: KeySplit) => s.group === groupId || s.new_group === groupId;
+    if (ranges.splits().some(involves)) throw conflict(`Shard ${groupId} is being split or merged already.`);
+    if (ranges.drops().some(involves)) throw conflict(`Shard ${groupId} is finishing a split or merge (its old group is deleting the moved records); retry when GET /v1/cluster/status shows it done.`);
+    if (ranges.aborts().some(involves)) throw conflict(`Shard ${groupId} is being put back after an aborted split or merge; retry when GET /v1/cluster/status shows it done.`);
+  }
+
+  /**
+   * Aborts the split (`kind` 'split': the one whose old group is `groupId`) or merge (`kind` 'merge': the
+   * one `groupId` receives) in flight: taken out of flight in shard 0 at once, so it is never committed;
+   * the driver then puts the groups back (split/driver.ts). 404 when none is in flight, 409 once committed.
+   */
+  async abort(groupId: number, kind: 'split' | 'merge') {
+    const ranges = this.rangeDirectory();
+    const mine = (s: KeySplit) => (kind === 'merge' ? !!s.merge && s.new_group === groupId : !s.merge && s.group === groupId);
+    const found = ranges.splits().find(mine);
+    if (!found) {
+      if (ranges.aborts().some(mine)) return { status: 'already_aborted', ...this.described(ranges.aborts().find(mine)!) };
+      if (ranges.drops().some(mine)) throw conflict(`The ${kind} of shard ${groupId} is committed (its old group is deleting the moved records); it cannot be aborted.`);
+      throw notFound(`No ${kind} of shard ${groupId} is in flight.`);
+    }
+    const answer = settle(await this.rt.logs.get(0)!.propose({ type: 'cluster.split', at: new Date().toISOString(), phase: 'abort', split: found })) as { status: string };
+    // committed between the read above and this entry: the commit stands
+    if (answer.status === 'not_in_flight') throw conflict(`The ${kind} of shard ${groupId} is no longer in flight; GET /v1/cluster/status shows whether it was committed.`);
+    return { status: answer.status, ...this.described(found) };
+  }
+
+  private described(s: KeySplit) {
+    return s.merge ? { merge: { group: s.new_group, with: s.group, start: s.point, end: s.merge.end } } : { split: { group: s.group, point: s.point, new_group: s.new_group } };
+  }
+
+  /** The median of a group's users' keys in `range`: from this node's replica when it holds one, else from a voter's (peer-signed). */
+  private async usersMedian(groupId: number, range: { start: number; end: number }): Promise<{ point: number | null; users: number }> {
+    const base = this.rangeDirectory().table().base;
+    const local = this.splits?.shard(groupId);
+    if (local && this.rt.group(groupId).isVoter()) return medianOfUsers(local.db, base, range);
+    const path = `/v1/cluster/groups/${groupId}/range-median`;
+    const body = { base, start: range.start, end: range.end };
+    const placed = groupId === 0 ? null : this.directory.get(groupId);
+    for (const id of placed ? [...(placed.leader !== null ? [placed.leader] : []), ...placed.voters] : []) {
+      const url = this.rt.urlOf(id, 0);
+      if (!url || id === this.nodeId) continue;
+      try {
+        const r = await this.fwd.call(url, 'post', path, this.peers.sign(id, 'POST', path, body), body, Date.now() + 30_000);
+        if (r.status === 200) return r.body as { point: number | null; users: number };
+      } catch {
+        // the next voter
+      }
+    }
+    throw unavailable(`No replica of shard ${groupId} answered for its users' median key; retry, or pass a point.`);
+  }
+
+  /** The median of this node's replica's users' keys in a range (a peer's, for a split without a point). */
+  async rangeMedian(groupId: number, base: number, range: { start: number; end: number }) {
+    this.knownGroup(groupId);
+    const shard = this.splits?.shard(groupId);
+    if (!shard || !this.rt.group(groupId).isVoter()) throw unavailable(`This node does not hold shard ${groupId}.`);
+    return medianOfUsers(shard.db, base, range);
+  }
+
+  /** A split step proposed on this node's replica of a group, which must lead it (the split driver's, peer-signed). */
+  async rangeCommand(groupId: number, command: Command) {
+    this.knownGroup(groupId);
+    const log = this.rt.logs.get(groupId)!;
+    if (!log.isLeader()) throw unavailable(`This node does not lead shard ${groupId}.`, 'no_leader');
+    return settle(await log.propose(command));
+  }
+
+  /** A chunk of a fenced range's records from this node's replica (the split driver's, peer-signed). */
+  async rangeRecords(groupId: number, fence: RangeFenceSpec, cursor: HalfCursor) {
+    this.knownGroup(groupId);
+    const shard = this.splits?.shard(groupId);
+    if (!shard || !this.rt.group(groupId).isVoter()) throw unavailable(`This node does not hold shard ${groupId}.`);
+    return readFenced(shard, fence, cursor);
   }
 
   /** A group's initialization asked by the node that initializes the cluster (peer-signed). */

@@ -3,6 +3,7 @@ import { requireRole } from '../auth/principal';
 import { requireUnscoped } from '../auth/scope';
 import type { AuthService } from '../auth/service';
 import { JOIN_NONCE_HEADER, JOIN_SIG_HEADER, JOIN_TS_HEADER, parseDrop, parseJoin, parseMembers, parseStep, type ClusterService } from '../cluster/membership';
+import { parseGroupId, parseRangeCommand, parseRangeMedian, parseRangeRead } from '../cluster/split/wire';
 import { jsonDigest, PEER_SIG_HEADER, peerOnlyRoute } from '../cluster/peer-auth';
 import type { RouteContext, RouteSpec } from '../http/route';
 
@@ -89,6 +90,52 @@ export function clusterRoutes(deps: { auth: AuthService; cluster: ClusterService
         const id = /^[0-9]{1,9}$/.test(ctx.params.node_id) ? Number(ctx.params.node_id) : NaN; // decimal only: not 0x2, 2e0
         if (!(id >= 1)) throw badRequest('invalid_id', 'node_id must be a positive integer.') as StrataError;
         return cluster.remove(id, passHeaders(ctx), onlyShard(ctx, deps.shardIds()));
+      },
+    },
+    {
+      method: 'post', path: '/v1/cluster/groups/:group_id/split', tag: 'cluster', auth: 'admin', body: 'SplitGroup', writes: true,
+      summary: "Split a shard group's key range at a point (default: the median of its users' keys): the upper half becomes a new group, seeded from the group's records, then routed to it, then deleted from the group (docs/cluster.md \"Splitting a group\"). Runs on the leader of shard 0; answers once the split is recorded, and GET /v1/cluster/status shows its progress.",
+      handler: async (ctx) => cluster.split(parseGroupId(ctx.params.group_id), ctx.body.point ?? null),
+    },
+    {
+      method: 'post', path: '/v1/cluster/groups/:group_id/split/abort', tag: 'cluster', auth: 'admin', writes: true,
+      summary: "Abort the split of a shard group in flight (not committed yet): its writes refused during the copy are taken again at once, and what was copied to the new group is deleted (docs/cluster.md \"Aborting\"). 404 when no split of the group is in flight, 409 once it is committed. Runs on the leader of shard 0.",
+      handler: async (ctx) => cluster.abort(parseGroupId(ctx.params.group_id), 'split'),
+    },
+    {
+      method: 'post', path: '/v1/cluster/groups/:group_id/merge', tag: 'cluster', auth: 'admin', body: 'MergeGroups', writes: true,
+      summary: "Merge the shard group `with` (whose key range must be adjacent) into this one: its records are copied here, then its range is routed here, then its copy is deleted and its id retired (docs/cluster.md \"Merging two groups\"). Runs on the leader of shard 0; answers once the merge is recorded, and GET /v1/cluster/status shows its progress.",
+      handler: async (ctx) => cluster.merge(parseGroupId(ctx.params.group_id), ctx.body.with),
+    },
+    {
+      method: 'post', path: '/v1/cluster/groups/:group_id/merge/abort', tag: 'cluster', auth: 'admin', writes: true,
+      summary: 'Abort the merge into this shard group in flight (not committed yet), as the split abort does. 404 when none is in flight, 409 once it is committed.',
+      handler: async (ctx) => cluster.abort(parseGroupId(ctx.params.group_id), 'merge'),
+    },
+    {
+      method: 'post', path: '/v1/cluster/groups/:group_id/range-median', tag: 'cluster', auth: 'public', writes: false, beforeBody: signed.beforeBody,
+      summary: "Between nodes: the median key of the users this node's replica of the group holds in a key range (the default point of a split; signed with the cluster secret).",
+      handler: async (ctx) => {
+        signed.checkDigest(ctx.res, jsonDigest(ctx.req.body));
+        const { base, range } = parseRangeMedian(ctx.req.body);
+        return cluster.rangeMedian(groupId(ctx), base, range);
+      },
+    },
+    {
+      method: 'post', path: '/v1/cluster/groups/:group_id/range-command', tag: 'cluster', auth: 'public', writes: false, beforeBody: signed.beforeBody,
+      summary: "Between nodes: propose one step of a split (range.fence, range.seed, range.drop) on this node's replica of the group, which leads it (the split driver's; signed with the cluster secret).",
+      handler: async (ctx) => {
+        signed.checkDigest(ctx.res, jsonDigest(ctx.req.body));
+        return cluster.rangeCommand(groupId(ctx), parseRangeCommand(ctx.req.body));
+      },
+    },
+    {
+      method: 'post', path: '/v1/cluster/groups/:group_id/range-records', tag: 'cluster', auth: 'public', writes: false, beforeBody: signed.beforeBody,
+      summary: "Between nodes: a chunk of the records of a range being split off the group, read from this node's replica once it applied the range's fence (the split driver's; signed with the cluster secret).",
+      handler: async (ctx) => {
+        signed.checkDigest(ctx.res, jsonDigest(ctx.req.body));
+        const { fence, cursor } = parseRangeRead(ctx.req.body);
+        return cluster.rangeRecords(groupId(ctx), fence, cursor);
       },
     },
     {

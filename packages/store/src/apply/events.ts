@@ -2,6 +2,7 @@ import type { ApplyContext } from '../apply-context';
 import type { IngestAnswer, IngestCommand } from '../commands';
 import type { StateDb } from '../db';
 import { eventSeq, join } from '../keys';
+import { streamIndex } from '../range-split';
 import { holdAsset } from './assets';
 
 /**
@@ -17,8 +18,9 @@ export async function applyIngest(db: StateDb, ctx: ApplyContext, cmd: IngestCom
   }
   // The user gave these bytes: it holds them (apply/assets.ts), and its events' references count from here.
   for (const asset of cmd.assets) await holdAsset(db, ctx, cmd.user_id, asset.asset_id, Buffer.from(asset.data_b64, 'base64'));
+  const numbered = await streamIndex(db, ctx); // after a seeded group's floor (range-split.ts)
   cmd.events.forEach((event, position) => {
-    const seq = eventSeq(ctx.index, position);
+    const seq = eventSeq(numbered, position);
     ctx.put(db.events, join(cmd.user_id, cmd.stream_id, seq), { ...event, seq });
     ctx.put(db.eventIds, join(cmd.user_id, event.event_id), { stream_id: cmd.stream_id, seq });
     ctx.put(db.pending, seq, {

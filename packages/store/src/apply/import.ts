@@ -4,6 +4,7 @@ import type { ImportAnswer, ImportCommand } from '../commands';
 import type { StateDb } from '../db';
 import { EXPORT_KINDS, type ExportEvent, type ExportKind, type ExportRecord, type ExportUnit } from '../export-format';
 import { eventSeq, join } from '../keys';
+import { streamIndex } from '../range-split';
 import type { MemoryUnit } from '../types';
 import { holdAsset } from './assets';
 import { goalKey, taskKey } from './l3';
@@ -103,7 +104,7 @@ async function importEvent(db: StateDb, ctx: ApplyContext, r: ExportEvent, posit
   const { kind: _kind, consolidation, l3_source, ...event } = r;
   const user = event.user_id;
   if ((await ctx.get(db.eventIds, join(user, event.event_id))) !== undefined) return false;
-  const seq = eventSeq(ctx.index, position);
+  const seq = eventSeq(await streamIndex(db, ctx), position);
   ctx.put(db.events, join(user, event.stream_id, seq), { ...event, seq });
   ctx.put(db.eventIds, join(user, event.event_id), { stream_id: event.stream_id, seq });
   deltas.events++;

@@ -124,7 +124,7 @@ export async function applyTaskStatus(db: StateDb, ctx: ApplyContext, cmd: TaskS
     // The ingest apply path itself: the outcome is an L0 event with its pending entry, consolidated like any other.
     const ingest: IngestCommand = { type: 'events.ingest', user_id: user, stream_id: s.stream_id, at: cmd.at, idempotency: null, events: [s], assets: [] };
     const answer = await applyIngest(db, ctx, ingest);
-    indexPendingByUser(db, ctx, ingest, answer);
+    await indexPendingByUser(db, ctx, ingest, answer);
   }
   return { applied: true, stale: null, task: first.after, sediment_event_id: s?.event_id ?? null };
 }

@@ -6,6 +6,7 @@ import type {
 import { encodeVector, type StateDb } from '../db';
 import { failure, StrataError, type ApplyFailure } from '../errors';
 import { eventSeq, join, prefixRange, SEP } from '../keys';
+import { streamIndex } from '../range-split';
 import type { Edge, MemoryUnit } from '../types';
 
 /**
@@ -36,10 +37,11 @@ export function subjectRange(userId: string, subject: string, attribute: string)
  * Runs after `events.ingest`: the same pending entries under the user, so the consolidation worker can
  * take users in turn instead of in global arrival order (one busy user cannot starve the others).
  */
-export function indexPendingByUser(db: StateDb, ctx: ApplyContext, cmd: IngestCommand, answer: IngestAnswer): void {
+export async function indexPendingByUser(db: StateDb, ctx: ApplyContext, cmd: IngestCommand, answer: IngestAnswer): Promise<void> {
   if (answer.replayed) return;
+  const numbered = await streamIndex(db, ctx); // as applyIngest numbered them
   cmd.events.forEach((event, position) => {
-    const seq = eventSeq(ctx.index, position);
+    const seq = eventSeq(numbered, position);
     ctx.put(db.pendingByUser, join(cmd.user_id, seq), {
       user_id: cmd.user_id, stream_id: cmd.stream_id, event_id: event.event_id, accepted_at: event.transaction_time,
     });

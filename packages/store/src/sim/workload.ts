@@ -13,7 +13,9 @@ import type {
 import { encodeVector, type StateDb } from '../db';
 import type { EventConsolidation, ExportRecord } from '../export-format';
 import { prefixRange, SEP } from '../keys';
-import { initialRanges } from '../key-ranges';
+import { fnv1a32, freeGroupId, initialRanges, middleOf, rangeKey, rangesOfGroup } from '../key-ranges';
+import { readKeyRanges } from '../apply/key-ranges';
+import { readHalf } from '../range-split';
 import { RELATIONS, TASK_STATUSES, type Edge, type Goal, type L3Task, type MemoryUnit, type TaskStatus } from '../types';
 import { WEBHOOK_KINDS, isLiveWebhook, outboxPage, type WebhookAttempt, type WebhookFilterKind } from '../webhooks';
 import type { Draw } from './draw';
@@ -39,7 +41,8 @@ const WEIGHTS: [CommandKind, number][] = [
   ['l3.plan', 6], ['l3.task_status', 8], ['graph.add_edge', 5], ['memory.delete', 3], ['semantic.plan', 3],
   ['semantic.execute', 3], ['memory.reinforce', 5], ['memory.prune', 3], ['user.set_org', 3], ['auth.bootstrap', 1],
   ['auth.set_password', 1], ['apikey.create', 2], ['apikey.revoke', 1], ['import.records', 4], ['webhook.create', 2],
-  ['webhook.delete', 1], ['webhook.advance', 5], ['cluster.placement', 1], ['cluster.ranges', 1], ['retry', 3],
+  ['webhook.delete', 1], ['webhook.advance', 5], ['cluster.placement', 1], ['cluster.ranges', 1], ['cluster.split', 2],
+  ['range.fence', 1], ['range.unfence', 2], ['range.seed', 1], ['range.drop', 1], ['range.receive', 1], ['range.clear', 1], ['retry', 3],
 ];
 const TOTAL = WEIGHTS.reduce((s, [, w]) => s + w, 0);
 
@@ -65,7 +68,8 @@ export class Workload {
   private readonly consumedRefs: PendingRef[] = [];
   private counter = 0;
 
-  constructor(private readonly draw: Draw) {}
+  /** `without`: kinds never built (a test that builds a state to split leaves out the split's own commands) */
+  constructor(private readonly draw: Draw, private readonly without: ReadonlySet<CommandKind> = new Set()) {}
 
   /** The next command, built from the proposer's state at the proposer's clock `nowMs`. */
   async next(db: StateDb, nowMs: number): Promise<Command> {
@@ -83,7 +87,7 @@ export class Workload {
   private kind(): CommandKind {
     let r = this.draw.int(TOTAL);
     for (const [k, w] of WEIGHTS) {
-      if (r < w) return k;
+      if (r < w) return this.without.has(k) ? 'events.ingest' : k;
       r -= w;
     }
     return 'events.ingest';
@@ -201,6 +205,37 @@ export class Workload {
         const table = initialRanges(d.int(8) + 1);
         if (d.chance(0.1) && table.ranges.length > 1) table.ranges.reverse();
         return { type: 'cluster.ranges', at, table };
+      }
+      case 'cluster.split': {
+        // a split of the recorded table's group at its middle, a phase at random (some refused: not begun, or stale)
+        const table = await readKeyRanges(db);
+        const group = table ? d.pick(table.ranges).group : 0;
+        const point = (table && middleOf(table, group)) ?? 1;
+        const newGroup = (table && freeGroupId(table)) ?? 255;
+        const phase = d.pick(['begin', 'begin', 'commit', 'abort', 'cleared', 'dropped'] as const);
+        // sometimes a merge of the group into its left neighbour (its whole range), or one out of date
+        const ranges = table ? rangesOfGroup(table, group) : [];
+        const left = table?.ranges.findIndex((r) => r.group === group) ?? -1;
+        if (table && left > 0 && ranges.length === 1 && d.chance(0.3)) {
+          const end = d.chance(0.9) ? ranges[0].end : ranges[0].end - 1;
+          return { type: 'cluster.split', at, phase, split: { group, point: ranges[0].start, new_group: table.ranges[left - 1].group, merge: { end } } };
+        }
+        return { type: 'cluster.split', at, phase, split: { group, point, new_group: newGroup } };
+      }
+      case 'range.fence':
+      case 'range.unfence':
+      case 'range.drop':
+      case 'range.receive':
+      case 'range.clear':
+      case 'range.seed': {
+        // a fence over one user's key only (u1's: the others stay writable however the run goes); a drop marks it moved
+        const fence = { base: 4, start: rangeKey(fnv1a32(USERS[0]), 4), end: rangeKey(fnv1a32(USERS[0]), 4) + 1, new_group: 5 };
+        if (kind === 'range.drop' || kind === 'range.clear') return { type: kind, at, fence, limit: d.int(20) + 1 };
+        if (kind === 'range.receive') return { type: kind, at, fence, span: d.int(50) };
+        if (kind !== 'range.seed') return { type: kind, at, fence };
+        // records of the fenced user as the proposer's replica holds them (written back here: counted once)
+        const { records } = await readHalf(db, fence, { sub: 0, after: null }, d.int(30) + 1);
+        return { type: 'range.seed', at, seq_floor: d.int(1000), records };
       }
       case 'cluster.placement': {
         // sometimes invalid (no voters): refused deterministically, the state unchanged on every replica

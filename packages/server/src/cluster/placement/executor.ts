@@ -132,8 +132,9 @@ export class PlacementExecutor {
   /** One round; does nothing unless this node leads shard 0 and there are placed groups. */
   async round(now = Date.now()): Promise<void> {
     const { rt, meta } = this.deps;
-    const shards = rt.config.cluster.shards;
-    if (!meta.log.isLeader() || shards <= 1) {
+    // every group this node has opened (a split adds groups while the cluster runs)
+    const groupIds = rt.shardIds().filter((g) => g !== 0);
+    if (!meta.log.isLeader() || groupIds.length === 0) {
       this.downSince.clear(); // a future term as leader starts from fresh observations
       this.leaving.clear();
       this.last = null;
@@ -159,7 +160,7 @@ export class PlacementExecutor {
     const views: GroupView[] = [];
     const changed = new Map<number, GroupPlacementRecord>();
     const records = new Map<number, GroupPlacementRecord>();
-    for (let g = 1; g < shards; g++) {
+    for (const g of groupIds) {
       const recorded = this.deps.directory.recorded(g) ? this.deps.directory.get(g) : null;
       const seen = observedGroup(g, reports.filter((r): r is ReportedShard[] => r !== null));
       if (!seen && !recorded) continue; // not initialized yet
