@@ -46,7 +46,7 @@ describe('strata login', () => {
     expect(initial.code).toBe(0);
     expect(initial.stdout.trim()).toMatch(/^sk_/);
     expect(initial.stderr).not.toContain('is gone');
-  });
+  }, 90_000); // five CLI processes, three logins hashing on the node: a bound for a busy machine
 
   it('prints a token with --token, and refuses a wrong password with exit 1', async () => {
     const token = await runStrata(['login', '--token', '--password-file', passwordFile()], on());
@@ -75,7 +75,12 @@ describe('strata login', () => {
     const piped = await runStrata(['login', '--token'], on(), 'a-long-new-password\n');
     expect(piped.code).toBe(0);
     expect(piped.stderr).not.toContain('generated');
+  });
 
+  // each login below hashes on the node and starts a CLI process: a bound for a busy machine, not a timing
+  it('takes the password as without --initial-password-file once the file is gone; --password-file stays strict', async () => {
+    const newFile = join(dir, 'new-password');
+    expect(existsSync(passwordFile())).toBe(false); // changed by the case above
     // the generated password's file is gone: --initial-password-file takes the password as without it
     const fromEnv = await runStrata(['login', '--initial-password-file', passwordFile()], { ...on(), STRATA_ADMIN_PASSWORD: 'a-long-new-password' });
     expect(fromEnv.code).toBe(0);
@@ -90,7 +95,7 @@ describe('strata login', () => {
     expect(strict.stderr).toContain('--initial-password-file');
     const both = await runStrata(['login', '--password-file', newFile, '--initial-password-file', passwordFile()], on());
     expect(both.code).toBe(2);
-  });
+  }, 120_000);
 
   it('removes a stale password file at the next start once the password was changed', async () => {
     writeFileSync(passwordFile(), 'a-password-that-no-longer-works\n', { mode: 0o600 });

@@ -1,8 +1,8 @@
 /**
  * What a node loads at start and what it leaves until first used (issue 29: /readyz within 2 s). The
- * MCP SDK (with zod), the OpenTelemetry SDK and OTLP exporter, and js-tiktoken's other encodings took
- * about a third of a start's module loading; a node loads them only when a request reaches /mcp, when
- * it traces, when an encoding is asked for. Each case runs a real node process with a preload that
+ * MCP SDK (with zod), the OpenTelemetry SDK and OTLP exporter, js-tiktoken's other encodings and undici
+ * took about half of a start's module loading; a node loads them only when a request reaches /mcp, when
+ * it traces, when an encoding is asked for, when it first sends to another node or a webhook. Each case runs a real node process with a preload that
  * writes the files it loaded when it exits (test/helpers/loaded-modules.js), and checks that what is
  * loaded late still works on its first use.
  */
@@ -35,7 +35,7 @@ async function start(env: Record<string, string> = {}): Promise<{ server: Server
 const has = (files: string[], part: string) => files.some((f) => f.includes(part));
 
 describe('modules loaded at start', () => {
-  it('leaves the MCP SDK, the tracing SDK and the other encodings unloaded until used', async () => {
+  it('leaves the MCP SDK, the tracing SDK, the other encodings and undici unloaded until used', async () => {
     const { server, loaded } = await start();
     const client = new StrataClient({ baseUrl: server.url, apiKey: KEY });
     // the context route counts tokens: the tokenizer is built (in the background since the start) and answers
@@ -47,7 +47,7 @@ describe('modules loaded at start', () => {
     expect(has(files, '/node_modules/express/')).toBe(true); // the list is real
     expect(has(files, '/js-tiktoken/dist/ranks/cl100k_base')).toBe(true);
     for (const late of ['/@modelcontextprotocol/sdk/', '/node_modules/zod/', '/@opentelemetry/exporter-trace-otlp-http/', '/@opentelemetry/sdk-trace-base/',
-      '/@opentelemetry/semantic-conventions/', '/js-tiktoken/dist/index.cjs', '/js-tiktoken/dist/ranks/o200k_base']) {
+      '/@opentelemetry/semantic-conventions/', '/js-tiktoken/dist/index.cjs', '/js-tiktoken/dist/ranks/o200k_base', '/node_modules/undici/']) {
       expect([late, has(files, late)]).toEqual([late, false]);
     }
   });

@@ -3,7 +3,7 @@
  * batched, over a kept-alive undici pool, each attempt under a deadline, retried with exponential backoff on
  * 429, 5xx, timeouts and network errors (a server's Retry-After is honoured), vectors unit-normalized.
  */
-import { Pool, type Dispatcher } from 'undici';
+import type { Dispatcher, Pool } from 'undici';
 import type { Embedder } from '../providers/types';
 import { EmbeddingError, EmbeddingHttpError, EmbeddingResponseError, EmbeddingTransportError } from './errors';
 import { backoffDelay, buildRequestBody, errorMessageOf, isRetryableStatus, parseEmbeddingsReply, parseRetryAfter } from './openai-protocol';
@@ -78,7 +78,9 @@ export class OpenAiEmbedder implements Embedder {
     this.dimensions = options.dimensions;
     this.path = `${base.pathname.replace(/\/+$/, '')}/embeddings`;
     this.url = `${base.origin}${this.path}`;
-    this.pool = new Pool(base.origin, { connections: this.o.connections, keepAliveTimeout: 30_000 });
+    // required here, not at import: @strata/memory is loaded by every node, this provider only by some (issue 29)
+    const { Pool: UndiciPool } = require('undici') as typeof import('undici');
+    this.pool = new UndiciPool(base.origin, { connections: this.o.connections, keepAliveTimeout: 30_000 });
     // The endpoint is part of the id: the same model name on two servers may not be the same weights.
     this.id = `openai:${base.host}${this.path}:${options.model}:d=${options.dimensions}`;
   }

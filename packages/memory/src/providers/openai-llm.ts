@@ -4,7 +4,11 @@
  * timeout, and retries with exponential backoff on 429 and 5xx (honouring Retry-After) and on network
  * errors. Other 4xx fail at once (retrying a bad request cannot help). Callers fall back to offline logic.
  */
-import { Agent, request } from 'undici';
+import type { Agent } from 'undici';
+/** undici, required on first use: @strata/memory is loaded by every node, this provider only by those configured with an LLM (issue 29). */
+let undiciModule: typeof import('undici') | null = null;
+const undici = (): typeof import('undici') => (undiciModule ??= require('undici') as typeof import('undici'));
+
 import type { ChatMessage, Llm } from './types';
 
 export interface OpenAiLlmOptions {
@@ -48,7 +52,7 @@ export class OpenAiLlm implements Llm {
     };
     this.url = new URL(`${options.baseUrl.replace(/\/+$/, '')}/chat/completions`);
     this.id = `openai-compatible:${options.model}`;
-    this.agent = new Agent({ keepAliveTimeout: 30_000, keepAliveMaxTimeout: 120_000, connections: this.opts.connections });
+    this.agent = new (undici().Agent)({ keepAliveTimeout: 30_000, keepAliveMaxTimeout: 120_000, connections: this.opts.connections });
   }
 
   async complete(messages: ChatMessage[], options: { json?: boolean; maxTokens?: number; temperature?: number } = {}): Promise<string> {
@@ -83,7 +87,7 @@ export class OpenAiLlm implements Llm {
   private async once(payload: string): Promise<string> {
     const headers: Record<string, string> = { 'content-type': 'application/json', accept: 'application/json' };
     if (this.opts.apiKey) headers.authorization = `Bearer ${this.opts.apiKey}`;
-    const res = await request(this.url, {
+    const res = await undici().request(this.url, {
       method: 'POST', headers, body: payload, dispatcher: this.agent,
       headersTimeout: this.opts.timeoutMs, bodyTimeout: this.opts.timeoutMs, signal: AbortSignal.timeout(this.opts.timeoutMs),
     });

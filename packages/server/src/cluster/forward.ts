@@ -7,7 +7,11 @@
 import type { Request, Response } from 'express';
 import { pipeline } from 'node:stream/promises';
 import { setTimeout as sleep } from 'node:timers/promises';
-import { Agent, request, type Dispatcher } from 'undici';
+import type { Agent, Dispatcher } from 'undici';
+/** undici, required on first use: a single node never forwards, and its start loads less (issue 29). */
+let undiciModule: typeof import('undici') | null = null;
+const undici = (): typeof import('undici') => (undiciModule ??= require('undici') as typeof import('undici'));
+
 import { NotStoredError, StrataError, unavailable } from '@strata/store';
 import { sendJson } from '../http/json-reply';
 import type { RouteSpec } from '../http/route';
@@ -70,7 +74,8 @@ export interface ForwarderOptions {
 export class Forwarder {
   /** writes this node ran again because leadership moved before they committed (runLocal) */
   notStoredRetries = 0;
-  private readonly agent = new Agent({ keepAliveTimeout: 30_000, keepAliveMaxTimeout: 60_000, connections: 64, connectTimeout: 2000 });
+  /** made on the first request to another node (see undici above) */
+  private agent: Agent | null = null;
 
   constructor(private readonly opts: ForwarderOptions) {}
 
@@ -230,9 +235,9 @@ export class Forwarder {
 
   /** Sends a JSON request to another node with the hop header, answering with its parsed body or its error. */
   async call(url: string, method: string, path: string, headers: Record<string, string>, body: unknown, deadline: number): Promise<{ status: number; body: unknown; headers: Record<string, string | string[] | undefined> }> {
-    const r = await request(url.replace(/\/+$/, '') + path, {
+    const r = await undici().request(url.replace(/\/+$/, '') + path, {
       method: method.toUpperCase() as 'POST',
-      dispatcher: this.agent,
+      dispatcher: this.dispatcher(),
       headers: { ...headers, ...this.traceHeaders(), [HOP_HEADER]: String(this.opts.view.nodeId), ...(body !== undefined ? { 'content-type': 'application/json' } : {}) },
       body: body !== undefined ? JSON.stringify(body) : undefined,
       headersTimeout: Math.max(1, deadline - Date.now()),
@@ -257,8 +262,8 @@ export class Forwarder {
    * JSON page), with its status and content type.
    */
   private async relay(url: string, req: Request, res: Response, deadline: number): Promise<void> {
-    const r = await request(url.replace(/\/+$/, '') + req.originalUrl, {
-      method: 'GET', dispatcher: this.agent,
+    const r = await undici().request(url.replace(/\/+$/, '') + req.originalUrl, {
+      method: 'GET', dispatcher: this.dispatcher(),
       headers: { ...this.outgoing(req, false), ...this.traceHeaders(), [HOP_HEADER]: String(this.opts.view.nodeId) },
       headersTimeout: Math.max(1, deadline - Date.now()), bodyTimeout: 0,
     });
@@ -308,8 +313,8 @@ export class Forwarder {
    * client's connection and the leader's server.request_timeout_ms bound it).
    */
   private async stream(url: string, req: Request, headers: Record<string, string>): Promise<{ status: number; body: unknown; headers: Record<string, string | string[] | undefined> }> {
-    const r = await request(url.replace(/\/+$/, '') + req.originalUrl, {
-      method: req.method as 'POST', dispatcher: this.agent, body: req,
+    const r = await undici().request(url.replace(/\/+$/, '') + req.originalUrl, {
+      method: req.method as 'POST', dispatcher: this.dispatcher(), body: req,
       headers: { ...headers, ...this.traceHeaders(), [HOP_HEADER]: String(this.opts.view.nodeId) },
       headersTimeout: 0, bodyTimeout: 0,
     });
@@ -321,8 +326,13 @@ export class Forwarder {
     return this.opts.tracing?.inject() ?? {};
   }
 
+  private dispatcher(): Agent {
+    this.agent ??= new (undici().Agent)({ keepAliveTimeout: 30_000, keepAliveMaxTimeout: 60_000, connections: 64, connectTimeout: 2000 });
+    return this.agent;
+  }
+
   async close(): Promise<void> {
-    await this.agent.close();
+    await this.agent?.close();
   }
 }
 

@@ -12,7 +12,11 @@
  *   from one LevelDB snapshot (so the group's lines are one applied state there, as they are here).
  */
 import { setTimeout as sleep } from 'node:timers/promises';
-import { Agent, request, type Dispatcher } from 'undici';
+import type { Agent, Dispatcher } from 'undici';
+/** undici, required on first use: a single node holds every group and asks no other node, and its start loads less (issue 29). */
+let undiciModule: typeof import('undici') | null = null;
+const undici = (): typeof import('undici') => (undiciModule ??= require('undici') as typeof import('undici'));
+
 import { StrataError, unavailable, type ExportRecord, type ImportAnswer, type ImportCommand } from '@strata/store';
 import { ndjsonLines } from '../operations/export-lines';
 import type { LeaderView } from './forward';
@@ -43,7 +47,8 @@ const passing = (err: unknown): err is StrataError => err instanceof StrataError
 const leaderNamed = new WeakMap<Error, number>();
 
 export class RemoteGroups {
-  private readonly agent = new Agent({ keepAliveTimeout: 30_000, keepAliveMaxTimeout: 60_000, connections: 16, connectTimeout: 2000 });
+  /** made on the first request to another node (see undici above) */
+  private agent: Agent | null = null;
 
   constructor(private readonly opts: RemoteGroupsOptions) {}
 
@@ -105,8 +110,8 @@ export class RemoteGroups {
     const digest = sha256Hex(body);
     let r: Dispatcher.ResponseData;
     try {
-      r = await request(url.replace(/\/+$/, '') + path, {
-        method: 'POST', dispatcher: this.agent, body,
+      r = await undici().request(url.replace(/\/+$/, '') + path, {
+        method: 'POST', dispatcher: this.dispatcher(), body,
         headers: { ...this.opts.signer.signDigest(to, 'POST', path, digest), 'content-type': 'application/x-ndjson' },
         headersTimeout: this.opts.requestTimeoutMs, bodyTimeout: this.opts.requestTimeoutMs,
       });
@@ -144,8 +149,8 @@ export class RemoteGroups {
         if (!url) continue;
         let r: Dispatcher.ResponseData;
         try {
-          r = await request(url.replace(/\/+$/, '') + path, {
-            method: 'GET', dispatcher: this.agent, headers: this.opts.signer.sign(id, 'GET', path, undefined),
+          r = await undici().request(url.replace(/\/+$/, '') + path, {
+            method: 'GET', dispatcher: this.dispatcher(), headers: this.opts.signer.sign(id, 'GET', path, undefined),
             headersTimeout: Math.max(1000, deadline - Date.now()), bodyTimeout: 0,
           });
         } catch (err) {
@@ -180,7 +185,12 @@ export class RemoteGroups {
     }
   }
 
+  private dispatcher(): Agent {
+    this.agent ??= new (undici().Agent)({ keepAliveTimeout: 30_000, keepAliveMaxTimeout: 60_000, connections: 16, connectTimeout: 2000 });
+    return this.agent;
+  }
+
   async close(): Promise<void> {
-    await this.agent.close();
+    await this.agent?.close();
   }
 }

@@ -5,7 +5,11 @@
  * and a name at connection time (url-guard.ts), so a receiver cannot be moved inside the network later.
  */
 import { isIP } from 'node:net';
-import { Agent, request } from 'undici';
+import type { Agent } from 'undici';
+/** undici, required on first use: a node without webhook subscriptions sends nothing, and its start loads less (issue 29). */
+let undiciModule: typeof import('undici') | null = null;
+const undici = (): typeof import('undici') => (undiciModule ??= require('undici') as typeof import('undici'));
+
 import { blockedAddressReason, guardedLookup, hostOf } from './url-guard';
 
 export interface SendResult {
@@ -26,16 +30,21 @@ export interface WebhookPost {
 }
 
 export class WebhookSender {
-  private readonly agent: Agent;
+  /** made on the first delivery (see undici above) */
+  private agent: Agent | null = null;
 
-  constructor(private readonly opts: { timeoutMs: number; allowPrivate: boolean }) {
-    this.agent = new Agent({
+  constructor(private readonly opts: { timeoutMs: number; allowPrivate: boolean }) {}
+
+  private dispatcher(): Agent {
+    const opts = this.opts;
+    this.agent ??= new (undici().Agent)({
       connections: 4,
       keepAliveTimeout: 10_000,
       connect: { timeout: opts.timeoutMs, ...(opts.allowPrivate ? {} : { lookup: guardedLookup }) },
       headersTimeout: opts.timeoutMs,
       bodyTimeout: opts.timeoutMs,
     });
+    return this.agent;
   }
 
   async post(p: WebhookPost): Promise<SendResult> {
@@ -55,8 +64,8 @@ export class WebhookSender {
     const deadline = AbortSignal.timeout(this.opts.timeoutMs);
     const signal = p.signal ? AbortSignal.any([p.signal, deadline]) : deadline;
     try {
-      const res = await request(url, {
-        method: 'POST', dispatcher: this.agent, signal, body: p.body, // undici follows no redirect unless told to
+      const res = await undici().request(url, {
+        method: 'POST', dispatcher: this.dispatcher(), signal, body: p.body, // undici follows no redirect unless told to
         headers: { 'content-type': 'application/json', 'user-agent': 'strata-webhooks/1', ...p.headers },
       });
       await res.body.dump({ limit: 64 * 1024 }).catch(() => undefined); // the answer's body is not used: free the socket
@@ -70,7 +79,7 @@ export class WebhookSender {
     }
   }
 
-  close(): Promise<void> {
-    return this.agent.close();
+  async close(): Promise<void> {
+    await this.agent?.close();
   }
 }
