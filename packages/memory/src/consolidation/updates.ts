@@ -113,24 +113,15 @@ export function sharedStems(a: string, b: string): number {
 function sharedNames(a: string, b: string): number {
   const names = (t: string) => new Set(capitalizedWords(withoutSpeakerPrefix(t)).map((w) => stemPlural(w.toLowerCase())));
   const x = names(a);
+  const stemsA = objectStems(a);
+  const stemsB = objectStems(b);
   let n = 0;
-  for (const w of names(b)) if (x.has(w) && objectStems(a).has(w) && objectStems(b).has(w)) n++;
+  for (const w of names(b)) if (x.has(w) && stemsA.has(w) && stemsB.has(w)) n++;
   return n;
 }
 
-/** Amounts with their unit ("500 mg", "£32", "20 minutes", "6:40 per km"), as the unit words. */
+/** Amounts with their unit ("500 mg", "£32", "20 minutes", "6:40 per km"); `typedValues` groups them by unit. */
 const MEASURE = /(?:[£$€]\s?\d[\d.,]*|\d[\d.,:]*\s?(?:%|mg|g|kg|km|mi|miles?|minutes?|mins?|hours?|hrs?|days?|weeks?|months?|years?|per (?:km|mile|month|week|day)|a (?:month|week|day|year)|AED|EUR|GBP|USD|euros?|pounds?|dollars?))/giu;
-
-function measureUnits(text: string): Set<string> {
-  return new Set([...text.matchAll(MEASURE)].map((m) => m[0].replace(/[\d.,:\s]+/g, ' ').trim().toLowerCase()));
-}
-
-/** Two statements giving an amount in the same unit ("metformin 500 mg" / "metformin, 1000 mg"): one measure, two values. */
-function sameMeasure(a: string, b: string): boolean {
-  const x = measureUnits(a);
-  for (const u of measureUnits(b)) if (x.has(u)) return true;
-  return false;
-}
 
 /**
  * An update said of a topic rather than a facet ("deadline moved. Atlas now has to be done by April
@@ -147,14 +138,16 @@ export function updatesTopic(next: { text: string; owner: string }, old: { text:
   const personal = FIRST_PERSON.test(next.text) || FIRST_PERSON.test(old.text);
   if (personal && next.owner !== old.owner) return false;
   const shared = sharedStems(next.text, old.text);
+  const was = typedValues(old.text);
+  const now = typedValues(next.text);
+  // an amount in a unit both give ("metformin 500 mg" / "metformin, 1000 mg"): one measure, two values
+  const sameMeasure = [...now.keys()].some((k) => k.startsWith('amount ') && was.has(k));
   // one shared word is enough when it is the thing that moved ("the defense got pushed to August"), not
   // a person both statements name ("now on July 3, for both you and Adam" / "my son Adam, he's 9")
   const thing = shared - sharedNames(next.text, old.text);
-  if (!(shared >= 2 || (thing >= 1 && (RESCHEDULE.test(next.text) || sameMeasure(next.text, old.text))))) return false;
+  if (!(shared >= 2 || (thing >= 1 && (RESCHEDULE.test(next.text) || sameMeasure)))) return false;
   // A new value replaces an old one of its kind: a date another date, an amount another amount of its
   // unit, a code another code. "He's 9" is no new value for "the flight is now on July 3".
-  const was = typedValues(old.text);
-  const now = typedValues(next.text);
   for (const [kind, values] of now) {
     const before = was.get(kind);
     if (!before) continue;
