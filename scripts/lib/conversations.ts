@@ -185,7 +185,7 @@ export async function runSuite(client: StrataClient, suite: Suite, options: RunO
       const top = res.results.map((r) => r.unit.content);
       const rank = top.findIndex((t) => answer.test(t));
       if (options.explain && rank !== 0) {
-        const ex = await client.retrieve(users[i], streamOf(i), { query: q.q, limit: 6, explain: true } as Parameters<StrataClient['retrieve']>[2]);
+        const ex = await client.retrieve(users[i], streamOf(i), { query: q.q, limit: 10, explain: true } as Parameters<StrataClient['retrieve']>[2]);
         console.log(`? ${q.q}  /${q.answer}/ rank ${rank + 1}`);
         for (const r of ex.results) console.log(`   ${r.score.toFixed(3)} ${JSON.stringify((r as { why?: unknown }).why)}\n      ${r.unit.content.slice(0, 140)}`);
       }

@@ -36,14 +36,21 @@ export interface TokenizerOptions {
 }
 
 /**
- * A light English stemmer: plurals, -ing, -ed, -ly, -ness. Deliberately conservative: it only has to map
- * the forms of one word to one key consistently (paint, paints, painted, painting → paint), not to
- * produce dictionary words, and an over-eager stemmer merges unrelated words.
+ * A light English stemmer: plurals, -ing, -ed, -ly, -ness, and a final silent "e". Deliberately
+ * conservative: it only has to map the forms of one word to one key consistently (paint, paints,
+ * painted, painting → paint; move, moves, moved, moving → move), not to produce dictionary words, and an
+ * over-eager stemmer merges unrelated words (care and car, plane and plan stay apart).
+ *
+ * The "e" rules are Porter's (steps 1b and 5a): a question asks in the base form ("Where did Sam
+ * propose?") and a chat says the inflected one ("Sam proposed!"); stripping -ed alone left "propos"
+ * beside "propose", and such a question never matched its answer.
  */
 export function stem(word: string): string {
-  if (word.length <= 3 || !/^[a-z]+$/.test(word)) return word;
+  if (!/^[a-z]+$/.test(word)) return word;
+  if (word.length <= 3) return word.length === 3 ? dropSilentE(word) : word; // use, used → us
   let w = word;
   if (w.endsWith('ies') && w.length > 4) w = w.slice(0, -3) + 'y';
+  else if (w.endsWith('ied') && w.length > 4) w = w.slice(0, -3) + 'y'; // studied → study
   else if (w.endsWith('sses')) w = w.slice(0, -2);
   else if (/(xes|ches|shes|zes)$/.test(w)) w = w.slice(0, -2);
   else if (w.endsWith('s') && !/(ss|us|is|ous)$/.test(w)) w = w.slice(0, -1);
@@ -51,18 +58,56 @@ export function stem(word: string): string {
   if (w.endsWith('ness') && w.length > 6) w = w.slice(0, -4);
   else if (w.endsWith('ly') && w.length > 5) w = w.slice(0, -2);
 
+  // agreed → agree, but speed and need are no past tenses (Porter: -eed only after a vowel-consonant)
+  if (w.endsWith('eed')) return measure(w.slice(0, -3)) > 0 ? dropSilentE(w.slice(0, -1)) : w;
   for (const suffix of ['ing', 'ed']) {
     if (w.endsWith(suffix)) {
       const base = w.slice(0, -suffix.length);
-      if (base.length >= 3 && VOWEL_RE.test(base)) {
-        w = base;
+      if (base.length >= 2 && VOWEL_RE.test(base)) {
         // running → runn → run; but keep ll/ss/zz (falling → fall, missed → miss)
-        if (/([^aeiouylsz])\1$/.test(w)) w = w.slice(0, -1);
-        // e-dropping words: baked → bak, baking → bak: both map to the same key, which is all we need
+        if (/([^aeiouylsz])\1$/.test(base)) return base.slice(0, -1);
+        // the "e" the ending replaced: moving → mov → move, related → relat → relate, hoping → hope
+        if (/(?:at|bl|iz)$/.test(base) || (measure(base) === 1 && endsConsonantVowelConsonant(base))) return dropSilentE(`${base}e`);
+        return dropSilentE(base);
       }
-      break;
+      return w;
     }
   }
+  return dropSilentE(w);
+}
+
+/** Porter's m: the number of vowel-consonant sequences in a stem ("tr"=0, "mov"=1, "promot"=2). */
+function measure(stemmed: string): number {
+  let m = 0;
+  let prevVowel = false;
+  for (let i = 0; i < stemmed.length; i++) {
+    const v = isVowelAt(stemmed, i);
+    if (!v && prevVowel) m++;
+    prevVowel = v;
+  }
+  return m;
+}
+
+function isVowelAt(w: string, i: number): boolean {
+  const c = w[i];
+  if ('aeiou'.includes(c)) return true;
+  // "y" is a vowel after a consonant (happy, sky), a consonant at the start or after a vowel (yes, play)
+  return c === 'y' && i > 0 && !isVowelAt(w, i - 1);
+}
+
+/** Consonant-vowel-consonant at the end, the last not w, x or y: a short syllable ("hop", "mov", "car"). */
+function endsConsonantVowelConsonant(w: string): boolean {
+  const n = w.length;
+  if (n < 3) return false;
+  return !isVowelAt(w, n - 3) && isVowelAt(w, n - 2) && !isVowelAt(w, n - 1) && !'wxy'.includes(w[n - 1]);
+}
+
+/** A final silent "e" goes unless the word is a short syllable that needs it (dance → danc; move, care stay). */
+function dropSilentE(w: string): string {
+  if (!w.endsWith('e') || w.length < 3) return w;
+  const base = w.slice(0, -1);
+  const m = measure(base);
+  if (m > 1 || (m === 1 && !endsConsonantVowelConsonant(base))) return base;
   return w;
 }
 
