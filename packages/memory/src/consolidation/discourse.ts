@@ -32,10 +32,20 @@ export function stripLeadIn(statement: string): string {
 const SUBJECT_WORD = /\b(?:i|i'm|i've|i'll|i'd|you|you're|he|he's|she|she's|we|we're|they|they're|it|it's|this|that|there|there's|here's|who|which)\b/i;
 const FINITE_VERB = /\b(?:am|is|are|was|were|be|been|has|have|had|do|does|did|can|could|will|would|shall|should|may|might|must|got|get|gets|go|goes|went|make|makes|made|take|takes|took|love|loves|like|likes|want|wants|need|needs|live|lives|work|works|start|starts|say|says|said|know|knows|think|thinks|feel|feels|\w+ed)\b/i;
 
-/** A short statement with neither a subject nor a finite verb ("Station 7, starting Monday.", "New year, new plan."). */
+/** A phrase that opens with a preposition: where, when or how the statement before it happened. */
+const PREPOSITION_OPENER = /^(?:on|at|in|from|with|near|by|after|before|during|since|until|outside|inside|under|over|behind|next to|right after|just after)\s/i;
+
+/**
+ * A statement with no subject that cannot stand alone: short and without a finite verb ("Station 7,
+ * starting Monday.", "New year, new plan."), or a prepositional phrase that says where or when the one
+ * before it happened ("Sam proposed! On the Clifton Suspension Bridge, at sunset, like a film.": alone,
+ * the bridge answered no "where did he propose?", and the proposal said no place).
+ */
 export function isFragment(statement: string): boolean {
   const words = statement.split(/\s+/).filter((w) => /[\p{L}\p{N}]/u.test(w));
-  return words.length > 0 && words.length <= 5 && !SUBJECT_WORD.test(statement) && !FINITE_VERB.test(statement);
+  if (words.length === 0 || SUBJECT_WORD.test(statement)) return false;
+  if (words.length <= 5 && !FINITE_VERB.test(statement)) return true;
+  return words.length <= 12 && PREPOSITION_OPENER.test(statement.trim());
 }
 
 /**

@@ -184,12 +184,17 @@ describe('turn-level discourse', () => {
       event('Omar: Big news here too: I passed the fire academy entrance test.', { metadata: { speaker: 'Omar' } }),
       event('Omar: Graduated from the academy today! Station 7, starting Monday.', { metadata: { speaker: 'Omar' } }),
       event('Jiho: Sad update: Miso turned out to be allergic-trigger central for Min, so she lives with my sister Dae now.', { metadata: { speaker: 'Jiho' } }),
+      // a prepositional phrase says where the statement before it happened; one with a subject stands alone
+      event('Hannah: We had the best weekend. Sam proposed! On the Clifton Suspension Bridge, at sunset, like a film. On Sunday we told his parents.', { metadata: { speaker: 'Hannah' } }),
     ]);
     expect(p.units.map((u) => u.unit.content)).toEqual([
       'Omar: I passed the fire academy entrance test.',
       'Omar: Graduated from the academy today (2023-05-08)! Station 7, starting Monday.',
       'Jiho: Miso turned out to be allergic-trigger central for Min.',
       'Jiho: She (Miso) lives with my sister Dae now.',
+      'Hannah: We had the best weekend.',
+      'Hannah: Sam proposed! On the Clifton Suspension Bridge, at sunset, like a film.',
+      'Hannah: On Sunday we told his parents.',
     ]);
   });
 
