@@ -58,7 +58,7 @@ async function main(): Promise<void> {
         console.log(`  miss [${r.conversation} ${r.kind}] ${r.q}  want /${r.answer}/ rank ${r.rank ?? '-'}${r.staleAbove ? ' STALE-ABOVE' : ''}`);
         r.top.forEach((t, i) => console.log(`       ${i + 1}. ${t.slice(0, 160)}`));
       }
-      for (const r of s.results.filter((x) => x.contextDated === false || x.contextCurrent === false)) console.log(`  context [${r.conversation}] ${r.q}: dated ${r.contextDated} current ${r.contextCurrent}`);
+      for (const r of s.results.filter((x) => x.contextDated === false || x.contextCurrent === false)) console.log(`  context [${r.conversation}] ${r.q}: dated ${r.contextDated} current ${r.contextCurrent}${r.contextWhy ? ` (${r.contextWhy})` : ''}`);
     }
     if (process.argv.includes('--units')) {
       for (const u of s.stale_units) console.log(`  stale: ${u}`);

@@ -93,6 +93,8 @@ export interface QuestionResult {
   top: string[];
   rank: number | null;
   staleAbove: boolean;
+  /** why the context of a time question failed: the answer missing or marked earlier, or a stale line unmarked */
+  contextWhy?: string;
   contextDated: boolean | null;
   contextCurrent: boolean | null;
 }
@@ -192,6 +194,7 @@ export async function runSuite(client: StrataClient, suite: Suite, options: RunO
       const staleRank = stale ? top.findIndex((t) => stale.test(t) && !answer.test(t)) : -1;
       let contextDated: boolean | null = null;
       let contextCurrent: boolean | null = null;
+      let contextWhy: string | undefined;
       if (q.kind === 'when' || q.kind === 'current') {
         const ctx = await client.context({ user_id: users[i], stream_id: streamOf(i), query: q.q, format: 'text' });
         contextDated = contextLinesDated(ctx.context);
@@ -201,6 +204,10 @@ export async function runSuite(client: StrataClient, suite: Suite, options: RunO
         const currentLine = lines.some((l) => answer.test(l) && !marked(l));
         const staleUnmarked = stale ? lines.some((l) => stale.test(l) && !answer.test(l) && !marked(l)) : false;
         contextCurrent = currentLine && !staleUnmarked;
+        if (!contextCurrent) {
+          contextWhy = !currentLine ? (lines.some((l) => answer.test(l)) ? 'answer marked earlier' : 'answer missing') : 'stale unmarked';
+          if (staleUnmarked) contextWhy += `: ${lines.find((l) => stale!.test(l) && !answer.test(l) && !marked(l))!.slice(0, 160)} | answer: ${(lines.find((l) => answer.test(l)) ?? '').slice(0, 160)}`;
+        }
       }
       if (stale && q.kind === 'current') {
         const left = units.filter((u) => stale.test(u.content) && !answer.test(u.content));
@@ -211,7 +218,7 @@ export async function runSuite(client: StrataClient, suite: Suite, options: RunO
       }
       results.push({
         conversation: c.id, kind: q.kind, q: q.q, answer: q.answer, stale: q.stale, top: top.slice(0, 3),
-        rank: rank >= 0 ? rank + 1 : null, staleAbove: staleRank >= 0 && (rank < 0 || staleRank < rank), contextDated, contextCurrent,
+        rank: rank >= 0 ? rank + 1 : null, staleAbove: staleRank >= 0 && (rank < 0 || staleRank < rank), contextDated, contextCurrent, contextWhy,
       });
     }
   }

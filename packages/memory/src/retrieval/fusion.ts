@@ -23,7 +23,7 @@ import { effectiveTimeMs } from './filters';
 import { expandGraph, type ExpansionOptions } from './graph';
 import { isNamedSpeaker, isQuestion, normalizeSpeaker, type TimeRange } from './query';
 import { kindFactor, matchedTerms, type QueryIntent } from './intent';
-import { changeCue, endsWithNewValue, isFacet } from '../text';
+import { changeCue, contentStems, endsWithNewValue, isFacet, withoutSpeakerPrefix } from '../text';
 import type { Neighbors, RankedList, RetrievalUnit, ScoredUnit, ScoreSignals } from './types';
 
 export interface FusionOptions {
@@ -360,6 +360,7 @@ function findVersions<U extends RetrievalUnit>(fused: Map<string, Fused>, visibl
     .map((u) => ({
       u, t: effectiveTimeMs(u), key: versionKey(u), m: matchedTerms(u.content, terms), cue: unitCue(u),
       who: u.subject ?? (u.speaker ? normalizeSpeaker(u.speaker) : null),
+      says: saidWords(u.content, terms),
     }));
   const personal = !!named && named.size > 0;
   for (const a of pool) {
@@ -371,7 +372,7 @@ function findVersions<U extends RetrievalUnit>(fused: Map<string, Fused>, visibl
         for (const w of a.m) if (!b.m.has(w)) missing++;
         same = missing === 0 || (missing === 1 && a.m.size >= 2 && b.cue !== null);
       }
-      if (same) {
+      if (same && !confirms(b.says, a.says)) {
         earlier.add(a.u.id);
         later.add(b.u.id);
       }
@@ -379,6 +380,30 @@ function findVersions<U extends RetrievalUnit>(fused: Map<string, Fused>, visibl
   }
   for (const id of earlier) later.delete(id); // a middle version is neither the first nor the last
   return { earlier, later };
+}
+
+/** What a statement says beyond the question's words: its content stems and its numbers. */
+function saidWords(content: string, queryTerms: readonly string[]): { stems: Set<string>; numbers: Set<string> } {
+  const body = withoutSpeakerPrefix(content);
+  const skip = new Set(queryTerms);
+  return {
+    stems: new Set(contentStems(body).filter((w) => !skip.has(w) && !/^\d/.test(w))),
+    numbers: new Set(body.match(/\d+(?:[.,:]\d+)*/g) ?? []),
+  };
+}
+
+/**
+ * Does a later statement repeat an earlier one rather than replace it? "Done, a vegetarian meal is
+ * requested." confirms "I'm vegetarian, please request the meal": it says half or more of what the
+ * earlier one says beyond the question's words, and gives no other number. (A new number is a new
+ * value: "the GP doubled the amlodipine to 10mg" after "amlodipine 5mg".)
+ */
+export function confirms(later: { stems: Set<string>; numbers: Set<string> }, earlier: { stems: Set<string>; numbers: Set<string> }): boolean {
+  if (earlier.stems.size === 0) return false;
+  for (const n of later.numbers) if (earlier.numbers.size > 0 && !earlier.numbers.has(n)) return false;
+  let shared = 0;
+  for (const w of earlier.stems) if (later.stems.has(w)) shared++;
+  return shared * 2 >= earlier.stems.size;
 }
 
 export function compareScored(a: ScoredUnit, b: ScoredUnit): number {

@@ -84,6 +84,18 @@ describe('fuse', () => {
     expect(before[0].unit.id).toBe('quit');
   });
 
+  it('a later statement that repeats an earlier one is no newer version of it; one with a new number is', () => {
+    const said = unit({ id: 'said', content: "Also I'm vegetarian, please request the meal.", valid_time: '2023-09-01T08:03:00.000Z' });
+    const confirmed = unit({ id: 'confirmed', content: 'assistant: Done, a vegetarian meal is requested.', valid_time: '2023-09-01T08:03:20.000Z' });
+    const intent = queryIntent('What meal does Rui need on the flight?');
+    const out = fuse({ ...setup([said, confirmed]), lists: [list('vector', ['said', 'confirmed']), list('text', ['said', 'confirmed'])], options: { ...base, answerFocus: intent } });
+    expect(out.map((r) => [r.unit.id, r.signals.boosts])).toEqual([['said', []], ['confirmed', []]]);
+    const dose = unit({ id: 'dose', content: "Ama: Mum's GP put her on amlodipine 5mg for the blood pressure", valid_time: '2023-01-01T00:00:00.000Z' });
+    const doubled = unit({ id: 'doubled', content: "Ama: Mum's GP doubled the amlodipine to 10mg for the blood pressure", valid_time: '2023-03-01T00:00:00.000Z' });
+    const now = fuse({ ...setup([dose, doubled]), lists: [list('vector', ['dose', 'doubled']), list('text', ['dose', 'doubled'])], options: { ...base, answerFocus: queryIntent('How much amlodipine does Mum take now?') } });
+    expect(now.map((r) => [r.unit.id, r.signals.boosts])).toEqual([['doubled', []], ['dose', ['earlier_version']]]);
+  });
+
   it('gives 1.0 only to a unit ranked first everywhere, at full recency and importance', () => {
     const u = unit({ id: 'a', importance: 1, valid_time: new Date(NOW).toISOString() });
     const [top] = fuse({ ...setup([u]), lists: [list('vector', ['a']), list('text', ['a'])], options: { now: NOW, graphDepth: 0 } });
