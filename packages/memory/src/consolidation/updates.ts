@@ -158,6 +158,14 @@ export function updatesTopic(next: { text: string; owner: string }, old: { text:
 
 const MONTH = /^(?:jan(?:uary)?|feb(?:ruary)?|mar(?:ch)?|apr(?:il)?|may|june?|july?|aug(?:ust)?|sep(?:t|tember)?|oct(?:ober)?|nov(?:ember)?|dec(?:ember)?)$/;
 const WEEKDAY = /^(?:mon|tues|wednes|thurs|fri|satur|sun)days?$/;
+/** A weekday written short, as chats list them: "Tue/Thu", "Mon, Wed & Fri" (alone, "sun" or "wed" is another word). */
+const SHORT_DAY = '(?:mon|tue|tues|wed|thu|thur|thurs|fri|sat|sun)';
+const SHORT_DAY_LIST = new RegExp(`\\b${SHORT_DAY}(?:\\s*(?:/|,|&|and)\\s*${SHORT_DAY})+\\b`, 'gi');
+
+/** One key per weekday, however written: "Mondays", "monday" and "Mon" are the same day. */
+function weekdayKey(word: string): string {
+  return word.toLowerCase().slice(0, 3);
+}
 
 /**
  * A statement's specific values (words.ts specificValues) by kind: `date` (months, weekdays, ISO dates,
@@ -185,9 +193,11 @@ export function typedValues(text: string): Map<string, Set<string>> {
     days.add(day);
     add('date', `${month} ${day}`);
   }
+  for (const list of body.matchAll(SHORT_DAY_LIST)) for (const d of list[0].match(new RegExp(SHORT_DAY, 'gi')) ?? []) add('date', weekdayKey(d));
   for (const v of specificValues(text)) {
     if (days.has(v)) continue;
-    if (MONTH.test(v) || WEEKDAY.test(v) || /^\d{4}-\d{2}-\d{2}/.test(v) || /^\d{1,2}(?:st|nd|rd|th)$/.test(v)) add('date', v);
+    if (WEEKDAY.test(v)) add('date', weekdayKey(v));
+    else if (MONTH.test(v) || /^\d{4}-\d{2}-\d{2}/.test(v) || /^\d{1,2}(?:st|nd|rd|th)$/.test(v)) add('date', v);
     else if (/^\d{1,2}(?::\d{2})?(?:am|pm)$|^\d{1,2}:\d{2}$/.test(v)) add('time', v);
     else if (/^\d+(?:[.,]\d+)?$/.test(v)) { if (!measured.has(v)) add('number', v); }
     else if (/\d/.test(v)) add('code', v);

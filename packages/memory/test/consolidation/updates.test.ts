@@ -218,3 +218,17 @@ describe('turn-level discourse', () => {
     ]);
   });
 });
+
+describe('typedValues: weekdays', () => {
+  it('reads a weekday however it is written, and short ones only in a list', async () => {
+    const { typedValues, updatesTopic } = await import('../../src/consolidation/updates');
+    expect([...(typedValues("btw I'm WFH Tue/Thu from now on, nursery pickup").get('date') ?? [])]).toEqual(['tue', 'thu']);
+    expect([...(typedValues("I'm home Mondays and Wednesdays now").get('date') ?? [])]).toEqual(['mon', 'wed']);
+    expect([...(typedValues('Rehearsal is on Thursday').get('date') ?? [])]).toEqual(['thu']);
+    expect(typedValues('We sat in the sun').get('date')).toBeUndefined(); // "sat" and "sun" alone are words
+    // a new set of days for the same arrangement replaces the old one; the same days restated do not
+    const old = { text: "btw I'm WFH Tue/Thu from now on, nursery pickup", owner: 'dmitri' };
+    expect(updatesTopic({ text: "also I'm home Mondays and Wednesdays now, nursery changed its pickup days", owner: 'dmitri' }, old)).toBe(true);
+    expect(updatesTopic({ text: "I'm home Tuesdays and Thursdays now, nursery changed its pickup time", owner: 'dmitri' }, old)).toBe(false);
+  });
+});
