@@ -4,7 +4,7 @@
  * with no store, log or HTTP. What `npm run bench:consolidation` measures minus apply, Raft and I/O.
  *
  *   node --conditions=strata-source --import tsx scripts/bench-consolidation-plan.ts [--data ../shared/data/locomo] [--batch 21]
- *        [--rounds 5] [--full-scan] [--digest]
+ *        [--rounds 5] [--full-scan] [--no-topic-words] [--digest]
  *
  * Prints the CPU time of the best round (the machine is shared: the least disturbed round is the
  * figure). `--digest` prints a SHA-256 of every plan instead (ids come from a counter, so it is
@@ -16,7 +16,7 @@
 import { createHash } from 'node:crypto';
 import { resolve } from 'node:path';
 import { SifEmbedder } from '@strata/memory/embedding';
-import { planConsolidation, SharedDirections, SimilarUnits, type SimilarUnit } from '@strata/memory/consolidation';
+import { planConsolidation, SharedDirections, SimilarUnits, TopicWords, type SimilarUnit } from '@strata/memory/consolidation';
 import type { EventRecord, MemoryUnit } from '@strata/store';
 import { deterministicUuid, loadLocomo, turnContent } from './lib/locomo';
 
@@ -62,6 +62,8 @@ async function main(): Promise<void> {
   const rounds = Number(arg('rounds', '5'));
   const digestOnly = process.argv.includes('--digest');
   const scanAll = process.argv.includes('--full-scan');
+  // without the word lookup of topic updates (as before it): its cost is the difference
+  const noTopicWords = process.argv.includes('--no-topic-words');
   const embedder = SifEmbedder.load();
 
   async function round(digest: ReturnType<typeof createHash> | null): Promise<{ cpuMs: number; events: number; units: number }> {
@@ -77,6 +79,7 @@ async function main(): Promise<void> {
       } as unknown as EventRecord)));
       // The user's memory as the worker's view holds it: SimilarUnits for the neighbours, a map for the facts.
       const similar = new SimilarUnits(embedder.id, { shared });
+      const topics = new TopicWords();
       const held = new Map<string, Held>();
       const facts = new Map<string, MemoryUnit[]>();
       let ids = 0;
@@ -86,11 +89,13 @@ async function main(): Promise<void> {
           events: records.slice(i, i + batch), now: NOW, embedder, newId: () => `${conv.id}-${String(ids++).padStart(8, '0')}`,
           findSimilar: async (_user, vector, k) => (scanAll ? fullScan(held.values(), vector, k) : similar.topK(vector, k)),
           findBySubjectAttribute: async (_user, subject, attribute) => [...(facts.get(`${subject}\0${attribute}`) ?? [])],
+          findSharingWords: noTopicWords ? undefined : async (_user, text, k) => topics.sharing(text, k),
         });
         for (const { unit, vector } of plan.units) {
           const v = Float32Array.from(vector);
           held.set(unit.id, { unit, vector: v, norm: norm(v) });
           similar.put(unit, { vector: v, embedder_id: embedder.id });
+          topics.put(unit);
           if (unit.subject && unit.attribute) {
             const key = `${unit.subject}\0${unit.attribute}`;
             facts.set(key, [...(facts.get(key) ?? []), unit].sort((a, b) => (a.id < b.id ? -1 : 1)));
@@ -101,12 +106,14 @@ async function main(): Promise<void> {
           if (!h) continue;
           h.unit = { ...h.unit, importance: r.importance, references: [...new Set([...h.unit.references, ...r.add_references])] };
           similar.put(h.unit, { vector: h.vector, embedder_id: embedder.id });
+          topics.put(h.unit);
         }
         for (const r of plan.retired) {
           const h = held.get(r.unit_id);
           if (!h) continue;
           h.unit = { ...h.unit, retired_at: r.retired_at, retired_reason: r.reason, superseded_by: r.superseded_by };
           similar.put(h.unit, { vector: h.vector, embedder_id: embedder.id });
+          topics.put(h.unit);
           for (const [key, list] of facts) facts.set(key, list.map((u) => (u.id === r.unit_id ? h.unit : u)));
         }
         const used = process.cpuUsage(started);

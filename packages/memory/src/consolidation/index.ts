@@ -16,3 +16,4 @@ export * from './llm-extract';
 export * from './invariants';
 export * from './plan';
 export * from './facts';
+export * from './topic-words';

@@ -199,7 +199,10 @@ export async function planConsolidation(input: ConsolidationInput): Promise<Cons
     // 8c: updates of a topic (updates.ts updatesTopic), among the statements most like this one.
     if (!p.fact && p.slot?.cue !== 'end') {
       const next = { text: p.draft.text, owner: ownerOf(p.draft.speaker, p.slot?.subject) };
-      for (const u of [...batchSimilar.map((s) => s.unit), ...similar.map((s) => s.unit)]) {
+      // beside the vector-nearest, the statements sharing its words: "I'm home Mondays and Wednesdays now,
+      // nursery changed its pickup days" is far, as vectors go, from "WFH Tue/Thu from now on, nursery pickup"
+      const sharing = input.findSharingWords ? await input.findSharingWords(userId, p.draft.text, opts.candidateK) : [];
+      for (const u of [...batchSimilar.map((s) => s.unit), ...similar.map((s) => s.unit), ...sharing]) {
         if (supersedes.some((x) => x.id === u.id) || u.references.includes(eventId) || !isCurrent(u) || u.memory_type !== 'factual') continue;
         if (updatesTopic(next, { text: withoutPrefix(u), owner: ownerOf(u.speaker, u.subject) })) supersedes.push(u);
       }

@@ -22,6 +22,11 @@ export interface ConsolidationInput {
   findSimilar: (userId: string, vector: Float32Array, k: number) => Promise<SimilarUnit[]>;
   /** Existing units of the user with this subject and attribute. */
   findBySubjectAttribute: (userId: string, subject: string, attribute: string) => Promise<MemoryUnit[]>;
+  /**
+   * Existing current units of the user sharing at least two topic words (updates.ts `objectStems`) with
+   * `text`, most shared first: where an update of a topic looks beside the vector-nearest statements.
+   */
+  findSharingWords?: (userId: string, text: string, k: number) => Promise<MemoryUnit[]>;
   llm?: Llm;
   options?: Partial<ConsolidationOptions>;
 }

@@ -84,8 +84,8 @@ const CUE_WORDS = new Set(['quit', 'quitting', 'resigned', 'retired', 'sold', 's
   'new', 'now', 'changed', 'change', 'changes', 'changing', 'switched', 'switch', 'switching', 'updated', 'update', 'instead', 'started',
   'starting', 'pushed', 'rescheduled', 'postponed', 'delayed', 'bumped', 'shifted', 'replaced', 'same', 'still']);
 
-/** Content words of a statement (stems), without stopwords, cue words and the speaker prefix. */
-function objectStems(text: string): Set<string> {
+/** Content words of a statement (stems), without stopwords, cue words and the speaker prefix: what `updatesTopic` counts as shared. */
+export function objectStems(text: string): Set<string> {
   const body = withoutSpeakerPrefix(text);
   return new Set(words(body.toLowerCase()).filter((w) => w.length > 2 && !STOPWORDS.has(w) && !CUE_WORDS.has(w) && !/^\d/.test(w)).map(stemPlural));
 }

@@ -297,7 +297,7 @@ export class ConsolidationWorker {
     const now = new Date(this.o.now()).toISOString();
     const plan = await planConsolidation({
       events, now, newId: this.o.newId, embedder, llm: this.o.llm ?? undefined,
-      findSimilar: view.findSimilar, findBySubjectAttribute: view.findBySubjectAttribute,
+      findSimilar: view.findSimilar, findBySubjectAttribute: view.findBySubjectAttribute, findSharingWords: view.findSharingWords,
     });
     const command: ConsolidateCommand = {
       type: 'memory.consolidate', user_id: batch.user_id, at: now,

@@ -12,7 +12,7 @@
  * What a view answers equals what reading LevelDB at that moment would (`allUnits` + `userVectors`,
  * `unitsBySubjectAttribute`): planning is unchanged, only cheaper.
  */
-import { SharedDirections, SimilarUnits, type SimilarUnit } from '@strata/memory/consolidation';
+import { SharedDirections, SimilarUnits, TopicWords, type SimilarUnit } from '@strata/memory/consolidation';
 import {
   allUnits, decodeVector, join, readMany, userVectors, type ApplyEffects, type MemoryUnit, type StateDb, type StateMachine,
 } from '@strata/store';
@@ -35,6 +35,8 @@ export class UserMemoryView {
   /** unit id → its fact key, for units in `facts` */
   private readonly factOf = new Map<string, string>();
   private readonly sizes = new Map<string, number>();
+  /** the current statements by their topic words (findSharingWords) */
+  private readonly topics = new TopicWords();
   /** what the units held cost, roughly (the budget of MemoryViews) */
   bytes = 0;
 
@@ -74,6 +76,13 @@ export class UserMemoryView {
   findSimilar = async (userId: string, vector: Float32Array, k: number): Promise<SimilarUnit[]> =>
     (userId === this.userId ? this.similar.topK(vector, k) : []);
 
+  /**
+   * The current factual L1 units sharing two or more topic words with `text` (updates.ts objectStems),
+   * most shared first, ties by id: deterministic, like findSimilar.
+   */
+  findSharingWords = async (userId: string, text: string, k: number): Promise<MemoryUnit[]> =>
+    (userId === this.userId ? this.topics.sharing(text, k) : []);
+
   /** The user's units (current or not) stating a fact about this subject and attribute, in key order. */
   findBySubjectAttribute = async (userId: string, subject: string, attribute: string): Promise<MemoryUnit[]> =>
     (userId === this.userId ? [...(this.facts.get(factKey(subject, attribute)) ?? [])] : []);
@@ -87,6 +96,7 @@ export class UserMemoryView {
       this.facts.set(key, list);
       this.factOf.set(unit.id, key);
     }
+    this.topics.put(unit);
     const size = unitBytes(unit, stored?.vector.length ?? 0);
     this.sizes.set(unit.id, size);
     this.bytes += size;
@@ -101,6 +111,7 @@ export class UserMemoryView {
       else this.facts.delete(key);
       this.factOf.delete(unitId);
     }
+    this.topics.remove(unitId);
     this.bytes -= this.sizes.get(unitId) ?? 0;
     this.sizes.delete(unitId);
   }

@@ -1,0 +1,52 @@
+import { COMMON_WORD_UNITS, planConsolidation, TopicWords } from '../../src/consolidation';
+import type { MemoryUnit } from '@strata/store';
+import { HashEmbedder } from './hash-embedder';
+import { MemoryFixture, counter, event } from './fixtures';
+
+const NOW = '2025-06-01T00:00:00.000Z';
+const unit = (id: string, content: string, extra: Partial<MemoryUnit> = {}): MemoryUnit =>
+  ({ id, content, level: 1, memory_type: 'factual', retired_at: null, user_id: 'u1', ...extra } as unknown as MemoryUnit);
+
+describe('TopicWords', () => {
+  it('finds the statements sharing two topic words, most shared first, and forgets what changed', () => {
+    const t = new TopicWords();
+    t.put(unit('a', "Dmitri: btw I'm WFH Tue/Thu from now on, nursery pickup"));
+    t.put(unit('b', 'Dmitri: the nursery is lovely'));
+    t.put(unit('c', 'Dmitri: pickup truck for sale, nursery run done'));
+    const text = "also I'm home Mondays and Wednesdays now, nursery changed its pickup days";
+    expect(t.sharing(text, 5).map((u) => u.id)).toEqual(['a', 'c']); // b shares one word only
+    t.put(unit('a', "Dmitri: btw I'm WFH Tue/Thu from now on, nursery pickup", { retired_at: NOW }));
+    expect(t.sharing(text, 5).map((u) => u.id)).toEqual(['c']); // a retired statement is no candidate
+    t.remove('c');
+    expect(t.sharing(text, 5)).toEqual([]);
+    t.put(unit('p', 'assistant: I will do the nursery pickup', { memory_type: 'procedural' }));
+    expect(t.sharing(text, 5)).toEqual([]); // only facts are retired by updates
+  });
+
+  it('skips words most of a long memory holds', () => {
+    const t = new TopicWords();
+    for (let i = 0; i <= COMMON_WORD_UNITS; i++) t.put(unit(`w${i}`, `work meeting number ${i} about budget`));
+    t.put(unit('x', 'the nursery pickup moved'));
+    expect(t.sharing('work meeting about the nursery pickup', 3).map((u) => u.id)).toEqual(['x']);
+  });
+
+  it('lets a topic update reach a statement the vectors did not bring', async () => {
+    const mem = new MemoryFixture();
+    const topics = new TopicWords();
+    const newId = counter('u');
+    const run = async (events: Parameters<typeof planConsolidation>[0]['events']) => {
+      const plan = await planConsolidation({
+        events, now: NOW, newId, embedder: new HashEmbedder(),
+        findSimilar: async () => [], // as when the local embedder puts the two statements far apart
+        findBySubjectAttribute: mem.findBySubjectAttribute,
+        findSharingWords: async (_user, text, k) => topics.sharing(text, k),
+      });
+      mem.apply(plan);
+      for (const u of mem.units.values()) topics.put(u);
+      return plan;
+    };
+    await run([event("Dmitri: btw I'm WFH Tue/Thu from now on, nursery pickup", { valid_time: '2025-01-13T10:00:00.000Z', metadata: { speaker: 'Dmitri' } })]);
+    const p = await run([event("Dmitri: also I'm home Mondays and Wednesdays now, nursery changed its pickup days", { valid_time: '2025-04-10T10:00:00.000Z', metadata: { speaker: 'Dmitri' } })]);
+    expect(p.retired.map((r) => mem.units.get(r.unit_id)?.content)).toEqual(["Dmitri: btw I'm WFH Tue/Thu from now on, nursery pickup"]);
+  });
+});
