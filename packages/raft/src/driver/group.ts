@@ -435,7 +435,27 @@ export class RaftGroup {
     for (const m of r.messages) if (m.type === MsgType.Snap && m.snap?.offset === 0) this.counters.snapshotsSent++;
   }
 
-  /** After the host synced the Ready: restore/apply, answer waiters, advance, maybe snapshot. */
+  /**
+   * The host synced the Ready (and sent what waited for it): the core learns it is durable (a leader
+   * counts itself in the quorum from now on), read barriers learn their index, and what waited for
+   * the sync is answered. Its apply (handleReady) may come later, while the host writes later Readys.
+   */
+  persisted(r: Ready): void {
+    this.core.advancePersisted(r);
+    for (const rs of r.readStates) {
+      const w = this.reads.get(rs.ctx);
+      if (w) w.index = rs.index;
+    }
+    // not while an apply (or a restore) is under way: the end of handleReady answers them
+    if (!this.inReady) this.answerReads();
+    if (this.persistWaiters.length) for (const f of this.persistWaiters.splice(0)) f();
+    if (this.core.hasReady()) this.host.schedule();
+  }
+
+  /**
+   * After persisted(r): restore/apply, answer waiters, advance, maybe snapshot. The host calls it for
+   * one Ready at a time, in the order the Readys were taken.
+   */
   async handleReady(r: Ready): Promise<void> {
     this.inReady = true;
     try {
@@ -457,11 +477,14 @@ export class RaftGroup {
       this.counters.snapshotsInstalled++;
     }
     if (r.committedEntries.length) await this.apply(r.committedEntries);
-    for (const rs of r.readStates) {
-      const w = this.reads.get(rs.ctx);
-      if (w) w.index = rs.index;
-    }
-    this.core.advance(r);
+    this.core.advanceApplied(r);
+    this.answerReads();
+    if (this.core.hasReady()) this.host.schedule();
+  }
+
+  /** Read barriers whose index this replica has applied are answered. */
+  private answerReads(): void {
+    if (this.reads.size === 0) return;
     const applied = this.sm.appliedIndex();
     for (const [ctx, w] of this.reads) {
       if (w.index !== null && applied >= w.index) {
@@ -469,8 +492,6 @@ export class RaftGroup {
         w.resolve(w.index);
       }
     }
-    if (this.persistWaiters.length) for (const f of this.persistWaiters.splice(0)) f();
-    if (this.core.hasReady()) this.host.schedule();
   }
 
   private async apply(ents: Entry[]): Promise<void> {
