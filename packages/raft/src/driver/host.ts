@@ -164,7 +164,10 @@ export class RaftHost implements GroupHost {
         const previous = this.applying;
         let entries = 0;
         let bytes = 0;
-        for (const { r } of work) for (const e of r.committedEntries) (entries++, (bytes += e.data.byteLength));
+        for (const { r } of work) {
+          entries += r.committedEntries.length;
+          for (const e of r.committedEntries) bytes += e.data.byteLength;
+        }
         this.behind.entries += entries;
         this.behind.bytes += bytes;
         const applying = (async () => {
