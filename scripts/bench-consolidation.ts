@@ -9,6 +9,13 @@
  * (planning, embedding, proposing, applying), not ingest nor start-up.
  * Prints a table and writes bench-results/consolidation.json. `--cpu-prof-dir` runs the phase-2 node
  * under `node --cpu-prof` (a .cpuprofile in DIR when it stops; scripts/cpuprofile-summary.ts reads it).
+ *
+ * `--trickle` adds what a live workload pays: the same turns arrive in rounds of 1-5 events per user
+ * (seeded), each round waiting until the backlog is consolidated, so every batch holds 1-5 events of a
+ * user. Run twice on fresh nodes, with consolidation off (what ingesting those requests costs) and on;
+ * consolidation's CPU per event in a trickle is the difference over the events, beside the bulk
+ * drain's CPU per event (phase 2) and their ratio. `--trickle-events N` trickles the first N turns
+ * only (default: all).
  */
 import { mkdirSync, readdirSync, readFileSync, writeFileSync } from 'node:fs';
 import { resolve } from 'node:path';
@@ -110,6 +117,75 @@ async function allMemories(client: StrataClient, user: string): Promise<UnitView
     after = res.body.next_cursor;
   }
   return out;
+}
+
+/** Deterministic draws in [0, n) for the trickle's round sizes. */
+function seeded(seed: number): (n: number) => number {
+  let x = seed >>> 0;
+  return (n) => {
+    x = (Math.imul(x, 1664525) + 1013904223) >>> 0;
+    return x % n;
+  };
+}
+
+interface TrickleRequest { user: string; stream: string; events: EventInput[] }
+
+/** The turns as rounds: in each round, the next 1-5 turns of every user (split by session: one request per stream). */
+function trickleRounds(convs: LocomoConversation[], limit: number): TrickleRequest[][] {
+  const draw = seeded(27);
+  const queues = convs.map((conv) => conv.sessions.flatMap((session) => session.turns.map((t) => ({
+    user: conv.id, stream: deterministicUuid(`${conv.id}/session/${session.index}`),
+    event: { content: turnContent(t), role: 'user', valid_time: session.date, metadata: { locomo_dia_id: t.dia_id } } as EventInput,
+  }))));
+  const rounds: TrickleRequest[][] = [];
+  let left = limit;
+  while (left > 0 && queues.some((q) => q.length > 0)) {
+    const round: TrickleRequest[] = [];
+    for (const q of queues) {
+      for (const item of q.splice(0, Math.min(left, 1 + draw(5)))) {
+        left--;
+        const last = round[round.length - 1];
+        if (last && last.user === item.user && last.stream === item.stream) last.events.push(item.event);
+        else round.push({ user: item.user, stream: item.stream, events: [item.event] });
+      }
+    }
+    rounds.push(round);
+  }
+  return rounds;
+}
+
+/**
+ * Sends the rounds to a fresh node (consolidation on or off) and returns the node's CPU seconds from the
+ * first request to the end of the last round (with consolidation on, each round ends when the backlog is 0).
+ */
+async function trickle(env: Record<string, string>, rounds: TrickleRequest[][], consolidate: boolean, timeoutS: number): Promise<{ events: number; cpu_s: number | null; wall_s: number; batches: number }> {
+  const dir = tempDir('strata-bench-trickle-');
+  const server = await startServer({ dataDir: dir, env: { ...env, STRATA__CONSOLIDATION__ENABLED: String(consolidate) }, timeoutMs: 60_000 });
+  const client = new StrataClient({ baseUrl: server.url, apiKey: API_KEY });
+  try {
+    while ((await client.raw('GET', '/readyz')).status !== 200) await sleep(5);
+    const t0 = Date.now();
+    const cpu0 = cpuSecondsOf(server.pid);
+    let events = 0;
+    let batches = 0;
+    for (const round of rounds) {
+      for (const r of round) {
+        events += (await client.ingestBatch(r.user, r.stream, r.events)).count;
+        batches++;
+      }
+      if (!consolidate) continue;
+      while (!(await client.pending()).ready) {
+        if (Date.now() - t0 > timeoutS * 1000) throw new Error(`trickle not drained after ${timeoutS} s`);
+        await sleep(5);
+      }
+    }
+    const cpu1 = cpuSecondsOf(server.pid);
+    return { events, cpu_s: cpu0 === null || cpu1 === null ? null : Math.round((cpu1 - cpu0) * 100) / 100, wall_s: (Date.now() - t0) / 1000, batches };
+  } finally {
+    await client.close();
+    await server.stop();
+    removeDir(dir);
+  }
 }
 
 async function main(): Promise<void> {
@@ -219,8 +295,24 @@ async function main(): Promise<void> {
       events, 'ingest s': ingestS, 'consolidation s': drainS, 'events/s': result.consolidation_events_per_s, 'CPU s': drainCpuS, '+ insights s': l2S,
       failed: status.failed, 'RSS start MiB': result.rss_mib.start, 'RSS peak MiB': result.rss_mib.peak, 'RSS end MiB': result.rss_mib.end,
     }]);
+    let trickleResult: Record<string, unknown> | null = null;
+    if (process.argv.includes('--trickle')) {
+      const rounds = trickleRounds(convs, Number(arg('trickle-events', String(events))));
+      process.stderr.write(`trickle: ${rounds.length} rounds of 1-5 events per user, consolidation off then on\n`);
+      const off = await trickle(env, rounds, false, timeoutS);
+      const on = await trickle(env, rounds, true, timeoutS);
+      const perEvent = (cpu: number | null, n: number) => (cpu === null ? null : Math.round((cpu / n) * 1e6) / 1000);
+      const trickleMs = off.cpu_s === null || on.cpu_s === null ? null : perEvent(on.cpu_s - off.cpu_s, on.events);
+      const bulkMs = perEvent(drainCpuS, events);
+      trickleResult = {
+        rounds: rounds.length, events: on.events, requests: on.batches, ingest_only_cpu_s: off.cpu_s, with_consolidation_cpu_s: on.cpu_s, wall_s: on.wall_s,
+        consolidation_cpu_ms_per_event: trickleMs, bulk_cpu_ms_per_event: bulkMs,
+        trickle_vs_bulk: trickleMs !== null && bulkMs ? Math.round((trickleMs / bulkMs) * 100) / 100 : null,
+      };
+      console.table([trickleResult]);
+    }
     mkdirSync('bench-results', { recursive: true });
-    writeFileSync('bench-results/consolidation.json', JSON.stringify(result, null, 2) + '\n');
+    writeFileSync('bench-results/consolidation.json', JSON.stringify({ ...result, trickle: trickleResult }, null, 2) + '\n');
   } finally {
     if (server) await server.stop();
     removeDir(dir);

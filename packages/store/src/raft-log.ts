@@ -13,6 +13,7 @@ import type { Command } from './commands';
 import type { BatchEntry, CommandAnswer } from './state-machine';
 import type { StateDb } from './db';
 import { StrataError, conflict, notFound, unavailable } from './errors';
+import { jsonCopy } from './json-copy';
 
 /** What RaftApplier needs from Strata's StateMachine. */
 export interface ReplicatedState {
@@ -72,7 +73,8 @@ export class RaftApplier implements RaftStateMachine {
   async apply(entries: AppliedEntry[]): Promise<unknown[]> {
     let meta = this.meta;
     const batch: BatchEntry[] = entries.map((e) => {
-      if (e.kind === 'command') return { index: e.index, term: e.term, command: JSON.parse(e.data.toString('utf8')) as Command };
+      // the proposer's own copy of the command (json-copy.ts: exactly what parsing the bytes gives), or the bytes parsed
+      if (e.kind === 'command') return { index: e.index, term: e.term, command: (e.proposed as Command | undefined) ?? (JSON.parse(e.data.toString('utf8')) as Command) };
       if (e.kind === 'membership') {
         const next = decodeConf(e.data);
         meta = { members: next, removed: removedAfter(meta.members, next, meta.removed) };
@@ -169,8 +171,13 @@ export class RaftCommandLog implements CommandLog {
   async propose<C extends Command>(command: C): Promise<CommandAnswer<C['type']>> {
     if (this.closed) throw unavailable('The node is shutting down; retry on another node.');
     try {
+      // The log carries the command's JSON; this node applies a copy that is exactly what parsing
+      // that JSON gives (and the JSON is written from the copy), instead of parsing it back. A command
+      // JSON would change (an undefined field, a Date...) is parsed back, as the other replicas do.
+      const copy = jsonCopy(command);
+      const data = Buffer.from(JSON.stringify(copy ?? command), 'utf8');
       // The applier returns what the state machine answered for this very command.
-      return (await this.group.propose(Buffer.from(JSON.stringify(command), 'utf8'))).result as CommandAnswer<C['type']>;
+      return (await this.group.propose(data, copy)).result as CommandAnswer<C['type']>;
     } catch (err) {
       throw fromRaftError(err);
     }

@@ -309,21 +309,36 @@ export class RawNode {
 
   /** Confirms a Ready was fully handled (persisted, sent, applied). */
   advance(r: Ready): void {
-    if (r.snapshot) {
-      if (this.log.offset === r.snapshot.meta.index) this.persisted = Math.max(this.persisted, r.snapshot.meta.index);
-      this.applied = Math.max(this.applied, r.snapshot.meta.index);
-    }
+    this.advancePersisted(r);
+    this.advanceApplied(r);
+  }
+
+  /**
+   * Confirms a Ready's writes are durable (its snapshot and entries synced). A driver that applies
+   * asynchronously calls this as soon as the write is synced, before the Ready's committed entries are
+   * applied: the leader then counts itself in the commit quorum without waiting for its apply.
+   */
+  advancePersisted(r: Ready): void {
+    if (r.snapshot && this.log.offset === r.snapshot.meta.index) this.persisted = Math.max(this.persisted, r.snapshot.meta.index);
     if (r.entries.length > 0) {
       const last = r.entries[r.entries.length - 1];
       // Entries replaced while this Ready was being written are confirmed by the later Ready.
       if (this.log.term(last.index) === last.term) this.persisted = Math.max(this.persisted, last.index);
     }
+    if (this.role === 'leader' && this.maybeCommit()) this.pendingBcast = true;
+  }
+
+  /**
+   * Confirms a Ready's snapshot is restored and its committed entries applied. Readys are applied in
+   * the order they were taken; later Readys may have been taken (and persisted) meanwhile.
+   */
+  advanceApplied(r: Ready): void {
+    if (r.snapshot) this.applied = Math.max(this.applied, r.snapshot.meta.index);
     if (r.committedEntries.length > 0) {
       const first = r.committedEntries[0].index;
       invariant(first === this.applied + 1, () => `applied out of order: ${first} after ${this.applied}`);
       this.applied = r.committedEntries[r.committedEntries.length - 1].index;
     }
-    if (this.role === 'leader' && this.maybeCommit()) this.pendingBcast = true;
   }
 
   // ---------------------------------------------------------------- ticks and elections

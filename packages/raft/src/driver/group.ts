@@ -123,6 +123,8 @@ interface Waiter {
   deadline: number;
   /** the proposal's size, counted in pendingBytes until it is answered */
   bytes: number;
+  /** what the proposer gave beside the bytes (AppliedEntry.proposed) */
+  local: unknown;
   resolve: (r: ProposeResult) => void;
   reject: (e: Error) => void;
 }
@@ -188,8 +190,12 @@ export class RaftGroup {
 
   // ---------------------------------------------------------------- application API
 
-  /** Resolves once the entry is committed and applied here; NotLeaderError on a follower. */
-  propose(data: Uint8Array): Promise<ProposeResult> {
+  /**
+   * Resolves once the entry is committed and applied here; NotLeaderError on a follower. `local`, if
+   * given, is handed to this node's state machine with the entry (AppliedEntry.proposed) when it
+   * applies it: it must stand for exactly `data`.
+   */
+  propose(data: Uint8Array, local?: unknown): Promise<ProposeResult> {
     if (this.failed) return Promise.reject(this.failed);
     invariant(data.byteLength > 0, 'a proposal needs data (empty entries are the no-ops of new terms)');
     if (this.waiters.size >= this.opts.maxPendingProposals || this.pendingBytes + data.byteLength > this.opts.maxPendingBytes) {
@@ -205,7 +211,7 @@ export class RaftGroup {
     this.counters.proposals++;
     this.notify((o) => o.proposed?.(pos.index, pos.term));
     this.host.schedule();
-    return this.waitEntry(pos.index, pos.term, this.opts.proposeTimeoutMs, data.byteLength);
+    return this.waitEntry(pos.index, pos.term, this.opts.proposeTimeoutMs, data.byteLength, local);
   }
 
   /**
@@ -435,7 +441,27 @@ export class RaftGroup {
     for (const m of r.messages) if (m.type === MsgType.Snap && m.snap?.offset === 0) this.counters.snapshotsSent++;
   }
 
-  /** After the host synced the Ready: restore/apply, answer waiters, advance, maybe snapshot. */
+  /**
+   * The host synced the Ready (and sent what waited for it): the core learns it is durable (a leader
+   * counts itself in the quorum from now on), read barriers learn their index, and what waited for
+   * the sync is answered. Its apply (handleReady) may come later, while the host writes later Readys.
+   */
+  persisted(r: Ready): void {
+    this.core.advancePersisted(r);
+    for (const rs of r.readStates) {
+      const w = this.reads.get(rs.ctx);
+      if (w) w.index = rs.index;
+    }
+    // not while an apply (or a restore) is under way: the end of handleReady answers them
+    if (!this.inReady) this.answerReads();
+    if (this.persistWaiters.length) for (const f of this.persistWaiters.splice(0)) f();
+    if (this.core.hasReady()) this.host.schedule();
+  }
+
+  /**
+   * After persisted(r): restore/apply, answer waiters, advance, maybe snapshot. The host calls it for
+   * one Ready at a time, in the order the Readys were taken.
+   */
   async handleReady(r: Ready): Promise<void> {
     this.inReady = true;
     try {
@@ -457,11 +483,14 @@ export class RaftGroup {
       this.counters.snapshotsInstalled++;
     }
     if (r.committedEntries.length) await this.apply(r.committedEntries);
-    for (const rs of r.readStates) {
-      const w = this.reads.get(rs.ctx);
-      if (w) w.index = rs.index;
-    }
-    this.core.advance(r);
+    this.core.advanceApplied(r);
+    this.answerReads();
+    if (this.core.hasReady()) this.host.schedule();
+  }
+
+  /** Read barriers whose index this replica has applied are answered. */
+  private answerReads(): void {
+    if (this.reads.size === 0) return;
     const applied = this.sm.appliedIndex();
     for (const [ctx, w] of this.reads) {
       if (w.index !== null && applied >= w.index) {
@@ -469,18 +498,23 @@ export class RaftGroup {
         w.resolve(w.index);
       }
     }
-    if (this.persistWaiters.length) for (const f of this.persistWaiters.splice(0)) f();
-    if (this.core.hasReady()) this.host.schedule();
   }
 
   private async apply(ents: Entry[]): Promise<void> {
     for (const e of ents) this.bytesSinceSnapshot += e.data.byteLength;
-    const batch: AppliedEntry[] = ents.map((e) => ({
-      index: e.index,
-      term: e.term,
-      kind: e.type === EntryType.Conf ? 'membership' : e.data.byteLength === 0 ? 'noop' : 'command',
-      data: toBuffer(e.data),
-    }));
+    const batch: AppliedEntry[] = ents.map((e) => {
+      const a: AppliedEntry = {
+        index: e.index,
+        term: e.term,
+        kind: e.type === EntryType.Conf ? 'membership' : e.data.byteLength === 0 ? 'noop' : 'command',
+        data: toBuffer(e.data),
+      };
+      // This node proposed the entry at this index in this term: a term has one leader, which never
+      // replaces its own entries, so it is the very entry proposed (same bytes).
+      const w = this.waiters.get(e.index);
+      if (w && w.term === e.term && w.local !== undefined) a.proposed = w.local;
+      return a;
+    });
     this.notify((o) => o.applying?.(ents));
     const results = await this.sm.apply(batch);
     const last = ents[ents.length - 1].index;
@@ -632,13 +666,13 @@ export class RaftGroup {
     return best;
   }
 
-  private waitEntry(index: number, term: number, timeoutMs: number, bytes = 0): Promise<ProposeResult> {
+  private waitEntry(index: number, term: number, timeoutMs: number, bytes = 0, local: unknown = undefined): Promise<ProposeResult> {
     // An older waiter at this index lost its slot: this node's log no longer holds its entry, which
     // therefore was never committed.
     this.takeWaiter(index)?.reject(new ProposalDroppedError());
     this.pendingBytes += bytes;
     return new Promise((resolve, reject) => {
-      this.waiters.set(index, { term, deadline: Date.now() + timeoutMs, bytes, resolve, reject });
+      this.waiters.set(index, { term, deadline: Date.now() + timeoutMs, bytes, local, resolve, reject });
     });
   }
 

@@ -2,7 +2,9 @@
  * The driver: owns timers, storage and transport for many Raft groups (shards) in one process. One
  * flush loop serves all groups: it gathers every group's Ready, sends leader messages at once, writes
  * all entries and hard states in ONE synced LevelDB batch (group commit across proposals and shards),
- * then sends the rest batched per peer, applies committed entries, and advances the cores.
+ * then sends the rest batched per peer and tells the cores what is durable. The pass's committed
+ * entries are then applied, in order, while the next passes gather and write: a node acknowledges new
+ * entries without waiting for its apply of older ones (up to a bound on what waits to be applied).
  */
 import { randomBytes } from 'node:crypto';
 import { invariant } from '../core/assert';
@@ -16,6 +18,10 @@ import type { Transport } from '../transport/transport';
 import { RaftGroup, type GroupOptions } from './group';
 import type { GroupHost } from './group-host';
 import type { RaftStateMachine } from './state-machine';
+
+/** Committed entries (and their bytes) a node lets wait for its apply before it stops writing new ones. */
+const MAX_APPLY_BEHIND_ENTRIES = 8192;
+const MAX_APPLY_BEHIND_BYTES = 64 * 1024 * 1024;
 
 export interface RaftHostOptions {
   nodeId: number;
@@ -45,8 +51,16 @@ export class RaftHost implements GroupHost {
   private again = false;
   private scheduled = false;
   private closed = false;
+  private stopped = false;
   /** resolved when the flush loop's current pass ends (resetGroup waits for a pass that may hold a group's Ready) */
   private passEnds: (() => void)[] = [];
+  /**
+   * The apply of the last pass's Readys (null when every pass's apply ended): each pass's apply starts
+   * after the previous pass's ended, so Readys are applied in the order they were taken.
+   */
+  private applying: Promise<void> | null = null;
+  /** committed entries handed to applies that have not finished, and their payload bytes */
+  private readonly behind = { entries: 0, bytes: 0 };
   /** each group's own options, as opened (a reset group opens again with them) */
   private readonly groupOptions = new Map<number, Partial<GroupOptions>>();
   private readonly random: () => number;
@@ -127,6 +141,8 @@ export class RaftHost implements GroupHost {
         await Promise.all(work.map((w) => this.fillSnapChunks(w.g, w.r)));
         // Leader messages need not wait for the leader's own sync (it counts itself only once synced).
         this.sendAll(work.map(({ g, r }) => ({ g, msgs: r.messages.filter(canSendBeforePersist) })));
+        // A snapshot to install replaces the state an apply in flight writes, and its files: that apply ends first.
+        if (this.applying && work.some(({ r }) => r.snapshot || r.snapshotChunks.length)) await this.applying;
         // Received snapshot bytes reach their file (synced) before the batch that records their position.
         await Promise.all(work.map(({ g, r }) => this.opts.storage.persistFiles(g.groupId, r)));
         const ops: BatchOp[] = [];
@@ -143,20 +159,63 @@ export class RaftHost implements GroupHost {
         }
         await Promise.all(work.map(({ g, r }) => this.opts.storage.afterWrite(g.groupId, r)));
         this.sendAll(work.map(({ g, r }) => ({ g, msgs: r.messages.filter((m) => !canSendBeforePersist(m)) })));
-        await Promise.all(work.map(({ g, r }) => g.handleReady(r)));
+        for (const { g, r } of work) g.persisted(r);
+        // This pass's applies follow the previous pass's, and run while the next passes write.
+        const previous = this.applying;
+        let entries = 0;
+        let bytes = 0;
+        for (const { r } of work) {
+          entries += r.committedEntries.length;
+          for (const e of r.committedEntries) bytes += e.data.byteLength;
+        }
+        this.behind.entries += entries;
+        this.behind.bytes += bytes;
+        const applying = (async () => {
+          if (previous) await previous;
+          try {
+            await Promise.all(work.map(({ g, r }) => g.handleReady(r)));
+          } finally {
+            this.behind.entries -= entries;
+            this.behind.bytes -= bytes;
+          }
+        })();
+        this.applying = applying;
+        applying.then(
+          () => {
+            if (this.applying === applying) this.applying = null;
+          },
+          (err: Error) => {
+            if (this.applying === applying) this.applying = null;
+            this.stop(err);
+          },
+        );
+        // Applies far behind (a slow state machine): this node stops writing (and acknowledging) until
+        // they catch up, so what waits to be applied stays bounded.
+        if (previous && (this.behind.entries > MAX_APPLY_BEHIND_ENTRIES || this.behind.bytes > MAX_APPLY_BEHIND_BYTES)) await previous;
         this.endPass();
       } while (!this.closed);
     } catch (err) {
-      // A failed synced write or apply leaves the node unable to make progress safely: stop it.
-      this.opts.onError?.(err as Error);
-      for (const g of this.groups.values()) g.fail(err as Error);
-      this.closed = true;
-      if (this.ticker) clearInterval(this.ticker);
+      this.stop(err as Error);
     } finally {
       this.flushing = false;
       this.endPass();
     }
     if (this.again) this.schedule();
+  }
+
+  /** A failed synced write or apply leaves the node unable to make progress safely: it stops. */
+  private stop(err: Error): void {
+    if (this.stopped) return;
+    this.stopped = true;
+    this.opts.onError?.(err);
+    for (const g of this.groups.values()) g.fail(err);
+    this.closed = true;
+    if (this.ticker) clearInterval(this.ticker);
+  }
+
+  /** Waits for the apply in flight, if any (its failure was handled by stop). */
+  private async appliesDone(): Promise<void> {
+    while (this.applying) await this.applying.catch(() => undefined);
   }
 
   private endPass(): void {
@@ -177,6 +236,7 @@ export class RaftHost implements GroupHost {
     if (this.closed) throw new ClosedError();
     this.groups.delete(groupId); // no pass takes a Ready of it from now on...
     if (this.flushing) await new Promise<void>((resolve) => this.passEnds.push(resolve)); // ...and the one running has ended
+    await this.appliesDone(); // ...and its apply
     await old.close(new GroupResetError());
     // the state first: a crash after it finds the log intact and rebuilds the state from it
     await sm.reset();
@@ -244,6 +304,7 @@ export class RaftHost implements GroupHost {
     // let an in-progress write finish before closing storage
     for (let i = 0; i < 200 && this.flushing; i++) await new Promise((r) => setTimeout(r, 5));
     this.closed = true;
+    await this.appliesDone();
     for (const g of this.groups.values()) g.fail(new ClosedError());
     await this.opts.transport.close();
   }

@@ -8,6 +8,13 @@ export interface AppliedEntry {
   /** only 'command' entries carry application data; the others just advance the applied index */
   kind: EntryKind;
   data: Buffer;
+  /**
+   * On the node that proposed this very entry (same index and term) and is applying it: what the
+   * proposer handed to propose() beside the bytes (RaftGroup.propose's `local`), for a state machine
+   * that can use it instead of decoding `data`. It must stand for exactly these bytes: the other
+   * replicas decode them.
+   */
+  proposed?: unknown;
 }
 
 /** The log position a snapshot image stands for: the state after applying `index` (of term `term`). */

@@ -2,7 +2,8 @@
  * A simulated node: the real core, a "disk" that keeps only what a Ready wrote once its (simulated)
  * sync completed, and the KV state machine (durable, applied atomically with its index). It processes
  * one Ready at a time, like the real driver: leader messages go out at once, the rest after the sync,
- * then committed entries are applied, then advance().
+ * then advancePersisted(); committed entries are applied (then advanceApplied()) at once or, with the
+ * lagApply fault, some steps later while later Readys are written, as the driver's pipelined apply does.
  */
 import { RawNode, canSendBeforePersist } from '../core/raft';
 import { cloneConf } from '../core/conf';
@@ -123,6 +124,11 @@ export interface SimNodeFaults {
   singleEntryApps: number;
   /** chance that a synced write takes 4-20 steps (a slow fsync, slower than the network round trip) */
   slowWrite: number;
+  /**
+   * chance that a Ready's apply lags its sync by 1-8 steps (Readys still apply in order, a snapshot
+   * Ready waits for those before it): the driver applies while it persists the next Ready
+   */
+  lagApply?: number;
 }
 
 export const NO_NODE_FAULTS: SimNodeFaults = { singleEntryApps: 0, slowWrite: 0 };
@@ -132,6 +138,8 @@ export class SimNode {
   readonly disk = new SimDisk();
   readonly sm = new KvMachine();
   private inflight: { r: Ready; doneAt: number } | null = null;
+  /** synced Readys whose snapshot and committed entries are not applied yet, in order */
+  private lagging: { r: Ready; at: number }[] = [];
   /** after this many applied entries since the last snapshot, take one */
   snapshotEvery: number;
   /** log entries kept behind a snapshot */
@@ -174,38 +182,56 @@ export class SimNode {
   crash(): void {
     this.core = null;
     this.inflight = null;
+    this.lagging = [];
   }
 
   /** One unit of simulated time for this node's disk pipeline. */
   process(now: number): void {
     const core = this.core;
     if (!core) return;
+    while (this.lagging.length && now >= this.lagging[0].at) this.apply(core, (this.lagging.shift() as { r: Ready }).r);
     if (this.inflight && now >= this.inflight.doneAt) {
       const r = this.inflight.r;
       this.inflight = null;
-      this.finish(core, r);
+      this.finish(core, r, now);
     }
     if (!this.inflight && core.hasReady()) {
       const r = core.ready();
       for (const m of r.messages) if (canSendBeforePersist(m) && this.disk.fillSnap(m)) this.hooks.send(m);
       const slow = this.faults.slowWrite > 0 && this.rng.chance(this.faults.slowWrite);
       const delay = slow ? this.rng.range(4, 20) : this.rng.chance(0.5) ? 0 : this.rng.range(1, 3);
-      if (delay === 0) this.finish(core, r);
+      if (delay === 0) this.finish(core, r, now);
       else this.inflight = { r, doneAt: now + delay };
     }
   }
 
-  private finish(core: RawNode, r: Ready): void {
+  private finish(core: RawNode, r: Ready, now: number): void {
     this.disk.write(r, `node ${this.id}`);
     this.hooks.persisted(this, r);
     for (const m of r.messages) if (!canSendBeforePersist(m) && this.disk.fillSnap(m)) this.hooks.send(m);
+    core.advancePersisted(r);
+    const lag = (this.faults.lagApply ?? 0) > 0 && this.rng.chance(this.faults.lagApply as number);
+    if (r.snapshot) {
+      // the driver lets applies in flight finish before it restores a snapshot
+      for (const l of this.lagging.splice(0)) this.apply(core, l.r);
+      this.apply(core, r);
+    } else if (lag || this.lagging.length) {
+      // read states as soon as synced (the driver's way): a read is served once this node applied its index
+      for (const rs of r.readStates) this.hooks.readState(this, rs.ctx, rs.index);
+      r.readStates = [];
+      const after = this.lagging.length ? this.lagging[this.lagging.length - 1].at : now;
+      this.lagging.push({ r, at: Math.max(after, now + (lag ? this.rng.range(1, 8) : 0)) });
+    } else this.apply(core, r);
+  }
+
+  private apply(core: RawNode, r: Ready): void {
     if (r.snapshot) this.sm.restore(r.snapshot.meta.index, this.disk.snapshotData);
     for (const e of r.committedEntries) {
       this.sm.apply(e.index, e.type === EntryType.Normal && e.data.byteLength ? decodeCmd(e.data) : null);
       this.hooks.applied(this, e);
     }
     for (const rs of r.readStates) this.hooks.readState(this, rs.ctx, rs.index);
-    core.advance(r);
+    core.advanceApplied(r);
     this.maybeSnapshot(core);
   }
 

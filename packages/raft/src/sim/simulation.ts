@@ -34,7 +34,8 @@ export interface SimOptions {
  * `lossy` loses, duplicates and reorders many messages; `reads` cuts an established leader off from
  * its group (not from its clients) while half the clients keep reading from it and the others write
  * through the new leader: the window in which a deposed leader that has not yet noticed could serve a
- * stale read.
+ * stale read. All but `classic` also let a node's applies lag its syncs (the driver's pipelined apply):
+ * later Readys are persisted and acknowledged while earlier ones are still being applied.
  */
 export type FaultProfile = 'classic' | 'churn' | 'membership' | 'lossy' | 'reads';
 export const FAULT_PROFILES: FaultProfile[] = ['classic', 'churn', 'membership', 'lossy', 'reads'];
@@ -63,10 +64,10 @@ interface FaultRates {
 
 const RATES: Record<FaultProfile, FaultRates> = {
   classic: { crash: 0.006, partition: 0.005, oneWay: 0.3, heal: 0.01, conf: 0.01, maxDrop: 0.2, maxDup: 0.1, crashWriting: 0, storm: 0, maxDowntime: 150, isolateLater: 0, stickyReaders: 0, node: NO_NODE_FAULTS },
-  churn: { crash: 0.004, partition: 0.004, oneWay: 0.5, heal: 0.015, conf: 0.01, maxDrop: 0.3, maxDup: 0.1, crashWriting: 0.004, storm: 0.8, maxDowntime: 40, isolateLater: 0, stickyReaders: 0, node: { singleEntryApps: 0.5, slowWrite: 0.15 } },
-  membership: { crash: 0.004, partition: 0.005, oneWay: 0.6, heal: 0.012, conf: 0.04, maxDrop: 0.2, maxDup: 0.1, crashWriting: 0.004, storm: 0.6, maxDowntime: 80, isolateLater: 0, stickyReaders: 0, node: { singleEntryApps: 0.3, slowWrite: 0.1 } },
-  lossy: { crash: 0.003, partition: 0.003, oneWay: 0.3, heal: 0.01, conf: 0.01, maxDrop: 0.45, maxDup: 0.3, crashWriting: 0.002, storm: 0, maxDowntime: 150, isolateLater: 0, stickyReaders: 0, node: { singleEntryApps: 0.2, slowWrite: 0.05 } },
-  reads: { crash: 0.002, partition: 0.002, oneWay: 0.3, heal: 0.008, conf: 0.005, maxDrop: 0.1, maxDup: 0.05, crashWriting: 0, storm: 0, maxDowntime: 60, isolateLater: 0.7, stickyReaders: 2, node: NO_NODE_FAULTS },
+  churn: { crash: 0.004, partition: 0.004, oneWay: 0.5, heal: 0.015, conf: 0.01, maxDrop: 0.3, maxDup: 0.1, crashWriting: 0.004, storm: 0.8, maxDowntime: 40, isolateLater: 0, stickyReaders: 0, node: { singleEntryApps: 0.5, slowWrite: 0.15, lagApply: 0.3 } },
+  membership: { crash: 0.004, partition: 0.005, oneWay: 0.6, heal: 0.012, conf: 0.04, maxDrop: 0.2, maxDup: 0.1, crashWriting: 0.004, storm: 0.6, maxDowntime: 80, isolateLater: 0, stickyReaders: 0, node: { singleEntryApps: 0.3, slowWrite: 0.1, lagApply: 0.2 } },
+  lossy: { crash: 0.003, partition: 0.003, oneWay: 0.3, heal: 0.01, conf: 0.01, maxDrop: 0.45, maxDup: 0.3, crashWriting: 0.002, storm: 0, maxDowntime: 150, isolateLater: 0, stickyReaders: 0, node: { singleEntryApps: 0.2, slowWrite: 0.05, lagApply: 0.2 } },
+  reads: { crash: 0.002, partition: 0.002, oneWay: 0.3, heal: 0.008, conf: 0.005, maxDrop: 0.1, maxDup: 0.05, crashWriting: 0, storm: 0, maxDowntime: 60, isolateLater: 0.7, stickyReaders: 2, node: { singleEntryApps: 0, slowWrite: 0, lagApply: 0.3 } },
 };
 
 /**
