@@ -42,11 +42,14 @@ export function storedImportance(unit: Pick<ImportanceSubject, 'importance'>): n
 
 /** The importance retrieval ranks by and pruning judges: stored × decay since the anchor. */
 export function effectiveImportance(unit: ImportanceSubject, now: number, halfLifeDays: number): number {
-  const anchor = importanceAnchorMs(unit);
-  const base = storedImportance(unit);
+  return importanceAt(storedImportance(unit), importanceAnchorMs(unit), now, halfLifeDays);
+}
+
+/** `effectiveImportance` from the stored importance (clamped) and the anchor (ms), when the caller keeps the anchor. */
+export function importanceAt(stored: number, anchorMs: number, now: number, halfLifeDays: number): number {
   // no usable time: no decay rather than a guess
-  if (Number.isNaN(anchor)) return base;
-  return base * decayFactor(now - anchor, halfLifeDays);
+  if (Number.isNaN(anchorMs)) return stored;
+  return stored * decayFactor(now - anchorMs, halfLifeDays);
 }
 
 /**

@@ -18,12 +18,13 @@
  * 5. De-duplication (same normalized content: the best-scored copy stays; optionally one unit per
  *    `collapseKey`), `min_score`, non-increasing order (ties by id, for determinism), `limit`.
  */
-import { effectiveImportance, storedImportance } from './decay';
+import { importanceAt, storedImportance } from './decay';
 import { effectiveTimeMs } from './filters';
 import { expandGraph, type ExpansionOptions } from './graph';
-import { isNamedSpeaker, isQuestion, normalizeSpeaker, type TimeRange } from './query';
-import { kindFactor, matchedTerms, type QueryIntent } from './intent';
-import { changeCue, contentStems, endsWithNewValue, isFacet, withoutSpeakerPrefix } from '../text';
+import { normalizeSpeaker, type TimeRange } from './query';
+import { matchedTerms, type QueryIntent } from './intent';
+import { contentStems, endsWithNewValue, isFacet, withoutSpeakerPrefix } from '../text';
+import { traitsOf } from './unit-traits';
 import type { Neighbors, RankedList, RetrievalUnit, ScoredUnit, ScoreSignals } from './types';
 
 export interface FusionOptions {
@@ -109,13 +110,6 @@ export const ENDING_FACTOR = 0.5;
 /** Scale of a superseded unit for a past-tense question that does not say "before" (intent.ts `past`). */
 export const PAST_SUPERSEDED_FACTOR = 0.9;
 
-/** The change a unit's content announces, computed once per unit record (records are replaced, never changed). */
-const UNIT_CUES = new WeakMap<object, ReturnType<typeof changeCue>>();
-function unitCue(unit: RetrievalUnit): ReturnType<typeof changeCue> {
-  let c = UNIT_CUES.get(unit);
-  if (c === undefined) UNIT_CUES.set(unit, (c = changeCue(unit.content)));
-  return c;
-}
 
 function versionKey(unit: RetrievalUnit): string | null {
   return unit.subject && unit.attribute && unit.level === 1 ? `${unit.subject}\u0000${unit.attribute}` : null;
@@ -161,18 +155,15 @@ export function weightedRrf(lists: RankedList[], k = 10): { fused: Map<string, F
   return { fused, max };
 }
 
-/** Normalized content used for de-duplication: case, accents' composition, punctuation and spacing ignored. */
-export function dedupeKey(content: string): string {
-  return content
-    .normalize('NFKC')
-    .toLowerCase()
-    .replace(/[^\p{L}\p{N}]+/gu, ' ')
-    .trim();
-}
+export { dedupeKey } from './unit-traits';
 
 /** 0.5^(age / half-life), age from the unit's effective time; future times count as now. */
 export function recencyOf(unit: Pick<RetrievalUnit, 'valid_time' | 'transaction_time'>, now: number, halfLifeDays: number): number {
-  const t = effectiveTimeMs(unit);
+  return recencyAt(effectiveTimeMs(unit), now, halfLifeDays);
+}
+
+/** `recencyOf` from the unit's effective time (ms), when the caller keeps it. */
+export function recencyAt(t: number, now: number, halfLifeDays: number): number {
   if (!Number.isFinite(t)) return 0;
   const ageDays = Math.max(0, now - t) / 86_400_000;
   return Math.pow(0.5, ageDays / Math.max(1e-9, halfLifeDays));
@@ -245,19 +236,18 @@ export function fuse<U extends RetrievalUnit>(input: FusionInput<U>): ScoredUnit
     }
     if (!stated) facetFocus = null;
   }
-  const scored: ScoredUnit<U>[] = [];
-  for (const [id, f] of fused) {
-    const unit = visible(id);
-    if (!unit) continue;
-    const base = max > 0 ? Math.min(1, f.raw / max) : 0;
-    const recency = recencyOf(unit, o.now, halfLife);
-    const importance = o.importanceHalfLifeDays === undefined
-      ? storedImportance(unit)
-      : effectiveImportance(unit, o.now, o.importanceHalfLifeDays);
+  const agentGamma = o.agentBoost ?? 0.3;
+  const streamGamma = o.streamBoost ?? 0.1;
+  /** The full score of one candidate: the fused score reranked, scaled and boosted (steps 3 and 4). */
+  const scoreOf = (id: string, f: Fused, unit: U, base: number): ScoredUnit<U> => {
+    const traits = traitsOf(unit);
+    const recency = recencyAt(traits.timeMs, o.now, halfLife);
+    const stored = storedImportance(unit);
+    const importance = o.importanceHalfLifeDays === undefined ? stored : importanceAt(stored, traits.anchorMs, o.now, o.importanceHalfLifeDays);
     let score = base * (1 - alpha - beta + alpha * recency + beta * importance);
     const boosts: string[] = [];
     if (timeFocus) {
-      const t = effectiveTimeMs(unit);
+      const t = traits.timeMs;
       if (!timeFocus.ranges.some((r) => t >= r.start && t < r.end)) {
         score *= timeFocus.factor;
         boosts.push('other_time');
@@ -267,17 +257,17 @@ export function fuse<U extends RetrievalUnit>(input: FusionInput<U>): ScoredUnit
       score *= insightFactor;
       boosts.push('insight');
     }
-    if (questionFactor < 1 && unit.level === 1 && isQuestion(unit.content)) {
+    if (questionFactor < 1 && unit.level === 1 && traits.question) {
       score *= questionFactor;
       boosts.push('question');
     }
     if (intent) {
-      const kf = kindFactor(intent.kind, unit.content);
+      const kf = traits.kindFactor(intent.kind);
       if (kf < 1) {
         score *= kf;
         boosts.push(`not_${intent.kind}`);
       }
-      if (intent.tense === 'current' && unitCue(unit) === 'end' && !endsWithNewValue(unit.content)) {
+      if (intent.tense === 'current' && traits.cue() === 'end' && !endsWithNewValue(unit.content)) {
         // "I quit the cafe" says what no longer holds: it answers "what did she do before?", never "now"
         score *= ENDING_FACTOR;
         boosts.push('ended');
@@ -296,39 +286,80 @@ export function fuse<U extends RetrievalUnit>(input: FusionInput<U>): ScoredUnit
       score *= facetFocus.factor;
       boosts.push('other_fact');
     }
-    if (focus && isNamedSpeaker(unit.speaker) && !focus.named.has(normalizeSpeaker(unit.speaker))) {
+    if (focus && traits.namedSpeaker !== null && !focus.named.has(traits.namedSpeaker)) {
       score *= focus.factor;
       boosts.push('other_speaker');
     }
     if (o.agentId && unit.agent_id === o.agentId && unit.memory_type === 'procedural') {
-      score = boost(score, o.agentBoost ?? 0.3);
+      score = boost(score, agentGamma);
       boosts.push('agent');
     }
     if ((o.scope ?? 'user') === 'user' && o.streamId && unit.stream_id === o.streamId) {
-      score = boost(score, o.streamBoost ?? 0.1);
+      score = boost(score, streamGamma);
       boosts.push('stream');
     }
     const signals: ScoreSignals = { ranks: f.ranks, fused: base, recency, importance, boosts };
     const g = graphInfo.get(id);
     if (g && f.ranks.graph !== undefined) signals.graph = g;
-    scored.push({ unit, score: Math.min(1, Math.max(0, score)), signals });
-  }
+    return { unit, score: Math.min(1, Math.max(0, score)), signals };
+  };
+  /**
+   * The most a candidate of fused score `base` can score: steps 3 and 4 only scale it by factors ≤ 1,
+   * then boost it (monotone). A hair of margin covers floating-point rounding in the products.
+   */
+  const ceiling = (base: number) => Math.min(1, boost(boost(base, agentGamma), streamGamma)) * (1 + 1e-9) + 1e-12;
 
+  // Candidates are scored best fused score first, in growing batches, until the next one's ceiling is
+  // below the last result kept (or below min_score): every candidate left would sort after the results,
+  // so the answer is the one scoring them all gives. Graph expansion can bring a thousand candidates of
+  // which a few dozen can still rank.
+  const candidates: Array<{ id: string; f: Fused; unit: U; base: number }> = [];
+  for (const [id, f] of fused) {
+    const unit = visible(id);
+    if (unit) candidates.push({ id, f, unit, base: max > 0 ? Math.min(1, f.raw / max) : 0 });
+  }
+  candidates.sort((a, b) => b.base - a.base);
+  const minScore = o.minScore ?? 0;
+  if (limit === 0) return [];
+  const scored: ScoredUnit<U>[] = [];
+  let next = 0;
+  for (let batch = Math.max(4 * limit, 64); ; batch *= 2) {
+    for (const end = Math.min(candidates.length, next + batch); next < end; next++) {
+      const c = candidates[next];
+      scored.push(scoreOf(c.id, c.f, c.unit, c.base));
+    }
+    const out = selectResults(scored, limit, minScore, o.dedupe !== false, o.collapseKey);
+    if (next >= candidates.length) return out;
+    const rest = ceiling(candidates[next].base);
+    if (rest < minScore || (out.length >= limit && rest < out[out.length - 1].score)) return out;
+  }
+}
+
+/**
+ * Step 5 over scored candidates: non-increasing order (ties by id), de-duplication by content and
+ * `collapseKey`, `minScore`, `limit`.
+ */
+function selectResults<U extends RetrievalUnit>(
+  scored: ScoredUnit<U>[],
+  limit: number,
+  minScore: number,
+  dedupe: boolean,
+  collapseKey: FusionOptions['collapseKey'],
+): ScoredUnit<U>[] {
   scored.sort(compareScored);
   const out: ScoredUnit<U>[] = [];
   const seenContent = new Set<string>();
   const seenKeys = new Set<string>();
-  const minScore = o.minScore ?? 0;
   for (const s of scored) {
     if (out.length >= limit) break;
     if (s.score < minScore) break; // sorted: everything after scores lower
-    if (o.dedupe !== false) {
-      const key = dedupeKey(s.unit.content);
+    if (dedupe) {
+      const key = traitsOf(s.unit).dedupeKey();
       if (key && seenContent.has(key)) continue;
       seenContent.add(key);
     }
-    if (o.collapseKey) {
-      const key = o.collapseKey(s.unit);
+    if (collapseKey) {
+      const key = collapseKey(s.unit);
       if (key !== null) {
         if (seenKeys.has(key)) continue;
         seenKeys.add(key);
@@ -358,7 +389,7 @@ function findVersions<U extends RetrievalUnit>(fused: Map<string, Fused>, visibl
   const pool = [...fused.entries()].sort((a, b) => b[1].raw - a[1].raw || (a[0] < b[0] ? -1 : 1)).slice(0, VERSION_POOL)
     .map(([id]) => visible(id)).filter((u): u is U => !!u && u.level === 1)
     .map((u) => ({
-      u, t: effectiveTimeMs(u), key: versionKey(u), m: matchedTerms(u.content, terms), cue: unitCue(u),
+      u, t: traitsOf(u).timeMs, key: versionKey(u), m: matchedTerms(u.content, terms), cue: traitsOf(u).cue(),
       who: u.subject ?? (u.speaker ? normalizeSpeaker(u.speaker) : null),
       says: saidWords(u.content, terms),
     }));

@@ -11,8 +11,9 @@ import { arbitrate } from './arbitration';
 import { buildUnitFilter, type RetrievalScope } from './filters';
 import { fuse, type FusionOptions } from './fusion';
 import { MAX_GRAPH_DEPTH } from './graph';
-import { facetsOf, isFacet, type Facet } from '../text';
-import { isNamedSpeaker, queryTimeRanges, speakersNamedIn } from './query';
+import { facetsOf, type Facet } from '../text';
+import { queryTimeRanges, speakersNamedIn } from './query';
+import { traitsOf } from './unit-traits';
 import { queryIntent, type QueryIntent } from './intent';
 import type { Neighbors, RankedList, RetrievalUnit, ScoredUnit } from './types';
 
@@ -115,19 +116,6 @@ export const DEFAULT_WEIGHTS: Record<string, number> & { vector: number; text: n
   facet: 1,
 };
 
-/** The facets a unit's own words state, computed once per unit record (records are replaced, never changed). */
-const UNIT_FACETS = new WeakMap<object, ReadonlySet<Facet>>();
-function unitFacets(unit: RetrievalUnit): ReadonlySet<Facet> {
-  let f = UNIT_FACETS.get(unit);
-  if (!f) {
-    const own = facetsOf(unit.content);
-    // the attribute consolidation (or a model) gave the fact counts even when no trigger word is in it
-    // ("We moved to York" is the residence a model named)
-    if (unit.attribute && isFacet(unit.attribute)) own.add(unit.attribute);
-    UNIT_FACETS.set(unit, (f = own));
-  }
-  return f;
-}
 
 /** The candidates of `lists` whose own words state one of `wanted`, ordered by their best rank in any list. */
 function facetList<U extends RetrievalUnit>(lists: RankedList[], wanted: ReadonlySet<Facet>, getUnit: (id: string) => U | undefined): RankedList['items'] {
@@ -142,7 +130,7 @@ function facetList<U extends RetrievalUnit>(lists: RankedList[], wanted: Readonl
   for (const [id, rank] of best) {
     const unit = getUnit(id);
     if (!unit) continue;
-    for (const f of unitFacets(unit)) {
+    for (const f of traitsOf(unit).facets()) {
       if (wanted.has(f)) {
         out.push({ id, rank });
         break;
@@ -283,8 +271,8 @@ function finishRetrieval<U extends RetrievalUnit>(
     const speakers = new Set<string>();
     for (const list of [vectorHits, textHits]) {
       for (const h of list) {
-        const s = sources.getUnit(h.id)?.speaker;
-        if (isNamedSpeaker(s)) speakers.add(s);
+        const u = sources.getUnit(h.id);
+        if (u && traitsOf(u).namedSpeaker !== null) speakers.add(u.speaker!);
       }
     }
     const named = speakersNamedIn(request.query, speakers);
