@@ -315,6 +315,8 @@ describe('retrieve over consolidated memory', () => {
   });
 });
 
+const AMETHYST_PHOTO = { asset_id: 'a'.repeat(64), media_type: 'image' as const, size: 0, url: 'https://example.invalid/amethyst.png', phash: null };
+
 describe('retrieve over seeded memory: graph expansion and arbitration', () => {
   const USER = 'grace';
   const STREAM = '33333333-3333-4333-8333-333333333333';
@@ -353,6 +355,7 @@ describe('retrieve over seeded memory: graph expansion and arbitration', () => {
         u(4, 'The bakery on the corner sells rye bread.'),
         u(5, 'I work at Siemens as an engineer.', { subject: 'user', attribute: 'employer', valid_time: '2025-01-01T00:00:00.000Z' }),
         u(6, 'I work at SAP as an engineer.', { subject: 'user', attribute: 'employer', valid_time: '2026-01-01T00:00:00.000Z' }),
+        u(7, 'The amethyst cluster came from a Brazilian mine.', { keywords: ['amethyst', 'brazil'], references: [id(801), id(802), id(803)], assets: [AMETHYST_PHOTO] }),
         ...fillers,
       ],
       edges: [edge(USER, id(901), A, B, 'RelatedTo'), edge(USER, id(902), B, C, 'RelatedTo'), edge(USER, id(903), X, Y, 'EvolvedTo')],
@@ -369,6 +372,18 @@ describe('retrieve over seeded memory: graph expansion and arbitration', () => {
     const res = await client.retrieve(USER, S3, { query: 'quartz geode', graph_depth: depth, limit: 100 });
     return new Map(res.results.map((r) => [r.unit.id, r.score]));
   };
+
+  it('answers whole records though the indexes keep slim ones (no keywords or assets, one reference)', async () => {
+    const res = await client.retrieve(USER, STREAM, { query: 'amethyst cluster', limit: 3 });
+    const found = res.results.find((r) => r.unit.id === id(7))!.unit;
+    expect(found.keywords).toEqual(['amethyst', 'brazil']);
+    expect(found.references).toEqual([id(801), id(802), id(803)]);
+    expect(found.assets).toEqual([AMETHYST_PHOTO]);
+    const held = node.services.retrieval.heldRecord(USER, id(7))!;
+    expect(held).toBeDefined();
+    expect(held.keywords).toBeUndefined();
+    expect(held.references).toEqual([id(801)]);
+  });
 
   it('graph_depth 0, 1, 2: neighbours gain by hops, unlinked units keep their share', async () => {
     const [d0, d1, d2] = [await scores(0), await scores(1), await scores(2)];

@@ -6,8 +6,8 @@
  * effects; searched by the retrieval pipeline.
  */
 import type { Edge, MemoryUnit } from '@strata/store';
-import { SIZE, TextIndex, valueBytes, VectorIndex, type TextIndexOptions } from '@strata/store/indexes';
-import { TEXT_FIELDS, documentText, fieldTexts, type SourceContext, type TextField } from './documents';
+import { SIZE, stringBytes, TextIndex, valueBytes, VectorIndex, type TextIndexOptions } from '@strata/store/indexes';
+import { TEXT_FIELDS, documentText, fieldTexts, type IndexedUnit, type SourceContext, type TextField } from './documents';
 import type { GraphNeighbor } from './types';
 
 export interface UnitSetOptions {
@@ -20,7 +20,28 @@ export interface UnitSetOptions {
   text?: TextIndexOptions;
   /** units indexed between yields to the event loop during builds (default 500) */
   chunk?: number;
+  /**
+   * Keep the records whole (default: slim, see `IndexedRecord`): for a set whose units cannot be read
+   * again where it is searched (the org units another node sent for one request).
+   */
+  wholeRecords?: boolean;
 }
+
+/**
+ * A unit as the indexes keep it: what ranking reads, not what only the answer shows. `keywords` and
+ * `assets` are left out (they are in the text index and the image map already), `references` keeps
+ * its first id only (the source event: collapseBySource and the source context read no other), and
+ * the strings many units share (user, stream, org, agent, type, speaker, attribute) are one string per
+ * set. The answer reads the whole records of its few results from LevelDB (retrieval-service.ts). At
+ * 100,000 units the whole records were ~80 MiB of the heap.
+ */
+export type IndexedRecord = Omit<IndexedUnit, 'keywords' | 'assets'> & Partial<Pick<IndexedUnit, 'keywords' | 'assets'>>;
+
+/** Is this record a slim one (its answer must read the whole record)? */
+export function isSlimRecord(unit: object): boolean {
+  return SLIM.has(unit);
+}
+const SLIM = new WeakSet<object>();
 
 type Neighbor = GraphNeighbor & { edge_id: string };
 
@@ -40,7 +61,9 @@ const UNIT_SET_FIXED_BYTES = 6 * 1024;
 
 /** One searchable set of units (a user's memory, or an organization's knowledge on this shard). */
 export class UnitSet {
-  private unitMap = new Map<string, MemoryUnit>();
+  private unitMap = new Map<string, IndexedRecord>();
+  /** one copy of each string many records share (`slim`) */
+  private shared = new Map<string, string>();
   readonly text: TextIndex;
   /** the document's fields, each indexed alone (fieldTexts) */
   readonly fields: Record<TextField, TextIndex>;
@@ -59,7 +82,7 @@ export class UnitSet {
     this.vector = new VectorIndex({ dimensions: options.embedder.dimensions, exactThreshold: options.exactThreshold });
   }
 
-  get units(): ReadonlyMap<string, MemoryUnit> {
+  get units(): ReadonlyMap<string, IndexedRecord> {
     return this.unitMap;
   }
 
@@ -81,7 +104,7 @@ export class UnitSet {
    * text indexes' postings, the vectors, the image hashes and the stream sets.
    */
   estimatedBytes(): number {
-    let n = UNIT_SET_FIXED_BYTES + this.unitBytes;
+    let n = UNIT_SET_FIXED_BYTES + this.unitBytes + poolBytes(this.shared);
     n += this.text.estimatedBytes() + this.vector.estimatedBytes();
     for (const f of TEXT_FIELDS) n += this.fields[f].estimatedBytes();
     n += SIZE.map;
@@ -94,9 +117,10 @@ export class UnitSet {
   /** Puts a record in the map, keeping the byte count. */
   private setRecord(unit: MemoryUnit): void {
     const before = this.unitMap.get(unit.id);
-    if (before) this.unitBytes -= SIZE.mapEntry + valueBytes(before);
-    this.unitMap.set(unit.id, unit);
-    this.unitBytes += SIZE.mapEntry + valueBytes(unit);
+    if (before) this.unitBytes -= recordBytes(before);
+    const record = this.options.wholeRecords ? unit : slim(unit, this.shared);
+    this.unitMap.set(unit.id, record);
+    this.unitBytes += recordBytes(record);
   }
 
   put(unit: MemoryUnit, vector: Float32Array | null, context: SourceContext | null = null): void {
@@ -126,7 +150,7 @@ export class UnitSet {
     const before = this.unitMap.get(id);
     if (!before) return;
     this.unitMap.delete(id);
-    this.unitBytes -= SIZE.mapEntry + valueBytes(before);
+    this.unitBytes -= recordBytes(before);
     this.text.remove(id);
     for (const f of TEXT_FIELDS) this.fields[f].remove(id);
     this.vector.remove(id);
@@ -157,20 +181,23 @@ export class UnitSet {
       await this.fields[f].rebuildAsync(docs(), chunk);
     }
     await this.vector.rebuild(lazyFilterMap(entries, (e) => (e.vector ? { id: e.unit.id, vector: e.vector } : null)), entries.length);
-    const units = new Map<string, MemoryUnit>();
+    const units = new Map<string, IndexedRecord>();
+    const shared = new Map<string, string>();
     const images = new Map<string, string[]>();
     const streams = new Map<string, Set<string>>();
     let bytes = 0;
     for (let i = 0; i < entries.length; i++) {
       const { unit } = entries[i];
       const before = units.get(unit.id);
-      if (before) bytes -= SIZE.mapEntry + valueBytes(before);
-      units.set(unit.id, unit);
-      bytes += SIZE.mapEntry + valueBytes(unit);
+      if (before) bytes -= recordBytes(before);
+      const record = this.options.wholeRecords ? unit : slim(unit, shared);
+      units.set(unit.id, record);
+      bytes += recordBytes(record);
       indexInto(unit, images, streams);
       if ((i + 1) % chunk === 0) await new Promise((r) => setImmediate(r));
     }
     this.unitMap = units;
+    this.shared = shared;
     this.imageMap = images;
     this.streamMap = streams;
     this.unitBytes = bytes;
@@ -179,6 +206,62 @@ export class UnitSet {
   private index(unit: MemoryUnit): void {
     indexInto(unit, this.imageMap, this.streamMap);
   }
+}
+
+/** Fields of a slim record whose strings are shared (counted once, in the set's pool). */
+const SHARED_FIELDS = ['user_id', 'stream_id', 'org_id', 'agent_id', 'memory_type', 'speaker', 'attribute', 'retired_reason'] as const;
+
+/** A record's estimated bytes in the map (its entry, the object, its own strings: not the shared ones). */
+function recordBytes(record: IndexedRecord): number {
+  if (!SLIM.has(record)) return SIZE.mapEntry + valueBytes(record);
+  let n = SIZE.mapEntry + SIZE.object;
+  for (const [key, value] of Object.entries(record)) {
+    n += SIZE.property;
+    if (!(SHARED_FIELDS as readonly string[]).includes(key)) n += valueBytes(value);
+  }
+  return n;
+}
+
+/** The estimated bytes of a pool of shared strings. */
+function poolBytes(shared: Map<string, string>): number {
+  let n = SIZE.map;
+  for (const s of shared.keys()) n += SIZE.mapEntry + stringBytes(s);
+  return n;
+}
+
+const one = (shared: Map<string, string>, s: string): string => {
+  const kept = shared.get(s);
+  if (kept !== undefined) return kept;
+  shared.set(s, s);
+  return s;
+};
+const oneOrNull = (shared: Map<string, string>, s: string | null): string | null => (s === null ? null : one(shared, s));
+
+/** The record the indexes keep of a unit (IndexedRecord), its shared strings taken from `shared`. */
+function slim(unit: IndexedUnit, shared: Map<string, string>): IndexedRecord {
+  const record: IndexedRecord = {
+    id: unit.id,
+    user_id: one(shared, unit.user_id),
+    stream_id: one(shared, unit.stream_id),
+    org_id: oneOrNull(shared, unit.org_id),
+    agent_id: oneOrNull(shared, unit.agent_id),
+    level: unit.level,
+    memory_type: one(shared, unit.memory_type) as IndexedUnit['memory_type'],
+    content: unit.content,
+    speaker: oneOrNull(shared, unit.speaker),
+    valid_time: unit.valid_time,
+    transaction_time: unit.transaction_time,
+    references: unit.references.length <= 1 ? unit.references : [unit.references[0]],
+    importance: unit.importance,
+    subject: unit.subject,
+    attribute: oneOrNull(shared, unit.attribute),
+    retired_at: unit.retired_at,
+    retired_reason: oneOrNull(shared, unit.retired_reason) as IndexedUnit['retired_reason'],
+    superseded_by: unit.superseded_by,
+  };
+  if (unit.last_retrieved_at !== undefined) record.last_retrieved_at = unit.last_retrieved_at;
+  SLIM.add(record);
+  return record;
 }
 
 /** The unit's place in the by-stream and image maps. */

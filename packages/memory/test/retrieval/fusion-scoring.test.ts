@@ -40,7 +40,7 @@ function world(seed: number, n: number) {
       stream_id: rand() < 0.5 ? 's1' : 's2',
       agent_id: rand() < 0.3 ? 'agent-1' : null,
       memory_type: rand() < 0.3 ? 'procedural' : 'factual',
-      valid_time: rand() < 0.8 ? t : null,
+      valid_time: rand() < 0.8 ? t : new Date(NOW - Math.floor(rand() * 400) * DAY).toISOString(),
       transaction_time: t,
       importance: rand(),
       subject: rand() < 0.3 ? pick(['caroline', 'melanie']) : null,

@@ -1,5 +1,5 @@
 import type { Edge } from '@strata/store';
-import { UnitSet, UserIndex, type IndexEntry } from '../../src/retrieval/unit-set';
+import { isSlimRecord, UnitSet, UserIndex, type IndexEntry } from '../../src/retrieval/unit-set';
 import { unit } from './helpers';
 
 const embedder = { dimensions: 4 };
@@ -27,7 +27,7 @@ describe('UnitSet', () => {
     a.delete('u7'); // takes e3 with it (u4 was deleted above and put again)
 
     const b = new UserIndex({ embedder, chunk: 4 });
-    const entries: IndexEntry[] = [...a.units.values()].map((u) => ({ unit: u, vector: a.vector.getVector(u.id) ?? null }));
+    const entries: IndexEntry[] = [...a.units.values()].map((u) => ({ unit: { keywords: [], assets: [], ...u }, vector: a.vector.getVector(u.id) ?? null }));
     await b.load(entries);
     b.loadEdges([edge('e1', 'u1', 'u2'), edge('e4', 'u1', 'u4')]);
     expect(b.size).toBe(a.size);
@@ -56,5 +56,29 @@ describe('UnitSet', () => {
     expect(set.units.has('old')).toBe(false);
     expect(set.byStream.get('s1')?.size).toBe(100);
     expect(set.text.search('memory', 5).length).toBe(5);
+  });
+
+  it('keeps slim records (no keywords or assets, the first reference), searchable by their keywords; whole ones when asked', async () => {
+    const whole = unit({
+      id: 'k1', content: 'a trip to the coast', keywords: ['seaside', 'holiday'], references: ['e1', 'e2', 'e3'],
+      assets: [{ asset_id: 'f'.repeat(64), media_type: 'image', size: 10, url: null, phash: '0123456789abcdef' }],
+    });
+    const slimSet = new UnitSet({ embedder });
+    slimSet.put(whole, vec(1));
+    const held = slimSet.units.get('k1')!;
+    expect(held.keywords).toBeUndefined();
+    expect(held.assets).toBeUndefined();
+    expect(held.references).toEqual(['e1']);
+    expect({ ...held, keywords: whole.keywords, assets: whole.assets, references: whole.references }).toEqual(whole);
+    expect(isSlimRecord(held)).toBe(true);
+    // what was left out is still searched and matched: the keywords in the text index, the image's hash
+    expect(slimSet.text.search('seaside', 1)[0]?.id).toBe('k1');
+    expect(slimSet.images.get('k1')).toEqual(['0123456789abcdef']);
+
+    const wholeSet = new UnitSet({ embedder, wholeRecords: true });
+    await wholeSet.load([{ unit: whole, vector: vec(1) }]);
+    expect(wholeSet.units.get('k1')).toBe(whole);
+    expect(isSlimRecord(wholeSet.units.get('k1')!)).toBe(false);
+    expect(slimSet.estimatedBytes()).toBeLessThan(wholeSet.estimatedBytes());
   });
 });

@@ -226,6 +226,11 @@ export class DerivedIndexes {
     return this.users.has(userId);
   }
 
+  /** The record the user's indexes hold for a unit, if they are held (tests). */
+  heldRecord(userId: string, unitId: string): retrieval.IndexedRecord | undefined {
+    return this.users.get(userId)?.index.units.get(unitId);
+  }
+
   /** Resolves when every queued build and refresh is done (tests, benchmarks, clean stop). */
   async idle(): Promise<void> {
     await Promise.all([...this.users.values()].map((e) => e.chain.catch(() => undefined)));
@@ -297,7 +302,8 @@ export class DerivedIndexes {
    */
   async unitSetOf(entries: IndexEntry[]): Promise<UnitSet> {
     await this.embedInto(entries.filter((e) => !e.vector));
-    const set = new UnitSet(this.options);
+    // whole records: they cannot be read again here when a result is answered
+    const set = new UnitSet({ ...this.options, wholeRecords: true });
     await set.load(entries);
     return set;
   }

@@ -12,7 +12,7 @@
  * per-org version from the holder's indexes; not done yet).
  */
 import { retrieval, type Embedder } from '@strata/memory';
-import { badRequest, getEvents, payloadTooLarge, recentPendingOfUser, type EventRecord, type MemoryUnit, type StateDb } from '@strata/store';
+import { badRequest, getEvents, join, payloadTooLarge, recentPendingOfUser, type EventRecord, type MemoryUnit, type StateDb } from '@strata/store';
 import type { TextIndex, VectorIndex } from '@strata/store/indexes';
 import type { Config } from '../config';
 import type { Metrics } from '../metrics';
@@ -25,12 +25,14 @@ import { indexEntriesOf, type DerivedIndexes } from './derived';
 import { LoopTurns } from './loop-turns';
 import type { PendingEventsCache } from './pending-cache';
 
-const { decodeBase64Media, MediaError, findNearDuplicates, imagePhash, isSearchablePending, PendingSet, rawHitOf, retrieveAsync, timeMs, TEXT_FIELDS } = retrieval;
+const { decodeBase64Media, MediaError, findNearDuplicates, imagePhash, isSearchablePending, isSlimRecord, PendingSet, rawHitOf, retrieveAsync, timeMs, TEXT_FIELDS } = retrieval;
 type RetrievalConfig = retrieval.RetrievalConfig;
 type RetrievalSources<U extends retrieval.RetrievalUnit> = retrieval.RetrievalSources<U>;
 type RetrieveRequest = retrieval.RetrieveRequest;
 type UnitSet = retrieval.UnitSet;
 type RawHit = retrieval.RawHit;
+/** What a retrieval ranks: the indexes' records (slim, or whole for org units sent by another node) and raw hits. */
+type Ranked = retrieval.IndexedRecord | MemoryUnit | RawHit;
 
 /** How many of a user's most recent pending events a query searches raw (include_pending). */
 export const PENDING_SEARCHED = 256;
@@ -123,6 +125,11 @@ export class RetrievalService {
     return n;
   }
 
+  /** The record a user's indexes hold for a unit, if they are held (tests). */
+  heldRecord(userId: string, unitId: string): retrieval.IndexedRecord | undefined {
+    return this.indexesOf(this.options.shards.forUser(userId).id).heldRecord(userId, unitId);
+  }
+
   /** Resolves when every shard's index builds and refreshes, vector graphs included, are done (benchmarks, tests). */
   async settled(): Promise<void> {
     await Promise.all([...this.options.indexes.values()].map((ix) => ix.settled()));
@@ -196,7 +203,7 @@ export class RetrievalService {
     const orgs = orgShards.map((s) => setOf.get(s.id)).filter((s): s is UnitSet => !!s && s.size > 0);
 
     const userUnits = user.units; // read once: called for every candidate of every list
-    const getUnit = (id: string): MemoryUnit | RawHit | undefined => {
+    const getUnit = (id: string): Ranked | undefined => {
       const own = userUnits.get(id);
       if (own) return own;
       for (const o of orgs) {
@@ -206,7 +213,7 @@ export class RetrievalService {
       return pending?.hits.get(id);
     };
     const raw = pending && pending.size > 0 ? [pending] : [];
-    const sources: RetrievalSources<MemoryUnit | RawHit> = {
+    const sources: RetrievalSources<Ranked> = {
       vectorIndexes: [user.vector, ...orgs.map((o) => o.vector), ...raw.map((p) => p.vector)] as VectorIndex[],
       textIndexes: [user.text, ...orgs.map((o) => o.text), ...raw.map((p) => p.text)] as TextIndex[],
       getUnit,
@@ -240,7 +247,7 @@ export class RetrievalService {
     };
     // the searches and fusion take turns with each other and with the rest of the node (loop-turns.ts)
     const release = await stages.time('turn', () => this.turns.enter());
-    let outcome: retrieval.RetrieveOutcome<MemoryUnit | RawHit>;
+    let outcome: retrieval.RetrieveOutcome<Ranked>;
     try {
       stages.mark();
       // async: a large user's exact vector scan (while its HNSW graph builds) yields between slices
@@ -248,7 +255,7 @@ export class RetrievalService {
     } finally {
       release();
     }
-    const results = outcome.results.map((r) => ({ unit: r.unit, score: r.score, signals: r.signals }));
+    const results = await stages.time('records', () => this.wholeRecords(outcome.results));
     try {
       // raw hits are events, not units: nothing to reinforce
       this.options.onRetrieved?.(userId, results.filter((r): r is RetrievedUnit & { unit: MemoryUnit } => r.unit.level !== 0));
@@ -257,6 +264,35 @@ export class RetrievalService {
     }
     stages.finish();
     return { query, results, query_time_ms: Math.round((performance.now() - started) * 1000) / 1000 };
+  }
+
+  /**
+   * The results with their whole records: the indexes keep slim ones (unit-set.ts IndexedRecord), so the
+   * few answered are read from their user's shard, in one read per shard. A unit deleted since it was
+   * ranked is left out (a hard delete removes it from every answer); one changed since is answered as it
+   * is now, as a read a moment later would. Raw hits and the org units sent by another node are whole.
+   */
+  private async wholeRecords(ranked: retrieval.ScoredUnit<Ranked>[]): Promise<RetrievedUnit[]> {
+    const byDb = new Map<StateDb, string[]>();
+    for (const r of ranked) {
+      if (!isSlimRecord(r.unit)) continue;
+      const db = this.options.shards.forUser(r.unit.user_id).db;
+      const keys = byDb.get(db);
+      const key = join(r.unit.user_id, r.unit.id);
+      if (keys) keys.push(key);
+      else byDb.set(db, [key]);
+    }
+    const whole = new Map<string, MemoryUnit>();
+    await Promise.all([...byDb].map(async ([db, keys]) => {
+      const records = await db.units.getMany(keys);
+      records.forEach((u, i) => u && whole.set(keys[i], u));
+    }));
+    const out: RetrievedUnit[] = [];
+    for (const r of ranked) {
+      const unit = isSlimRecord(r.unit) ? whole.get(join(r.unit.user_id, r.unit.id)) : (r.unit as MemoryUnit | RawHit);
+      if (unit) out.push({ unit, score: r.score, signals: r.signals });
+    }
+    return out;
   }
 
   /** The org's units of groups not held here, from nodes that hold them, each group as a unit set for this request. */

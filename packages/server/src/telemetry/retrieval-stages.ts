@@ -10,7 +10,7 @@ import type { retrieval } from '@strata/memory';
 import type { Metrics } from '../metrics';
 import { nowMs, type Tracing } from './tracing';
 
-export type Stage = 'index_load' | 'embed' | 'pending' | 'turn' | retrieval.RetrievalStage | 'total';
+export type Stage = 'index_load' | 'embed' | 'pending' | 'turn' | retrieval.RetrievalStage | 'records' | 'total';
 
 export class RetrievalStages implements retrieval.StageClock {
   private readonly started = nowMs();

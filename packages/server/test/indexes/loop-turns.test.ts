@@ -106,8 +106,12 @@ describe('concurrent retrievals take turns', () => {
     indexes.attach(sm);
     service = new RetrievalService({
       shards: new ShardRouter([{ id: 0, db, sm, log }]), indexes: new Map([[0, indexes]]), embedder, config: loadConfig({ env: {} }), turnBudgetMs: 0,
-      // called synchronously at the end of each retrieval's pipeline: the turn it ran in
-      onRetrieved: () => void (counter && ranAt.push(counter.now())),
+      // read once per retrieval, in its turn, right before its pipeline runs: the turn it ran in (its
+      // whole records are read after the turn is given back, so onRetrieved comes later)
+      now: () => {
+        if (counter) ranAt.push(counter.now());
+        return Date.now();
+      },
     });
     const contents = ['kites fly over the hill', 'the blue kite broke', 'a red kite in the park', 'we flew kites at the beach'];
     const vectors = await embedder.embed(contents);
