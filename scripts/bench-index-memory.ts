@@ -10,6 +10,7 @@
  *     and the index cache's bytes, entries and evictions from /metrics (held bytes stay within budget).
  *  3. With --expose-gc, in this process: the size estimate of users' indexes (UnitSet.estimatedBytes,
  *     what the budget counts) against the heap they measurably hold, for users of 3, 50 and 1,000 units.
+ * `--calibrate 20000x1,1000x4` sets the sizes of part 3 (units x users; it also prints the RSS they add) and `--calibrate-only` runs only part 3.
  * RSS is read from /proc/<pid>/status (VmRSS) and /metrics (strata_process_resident_memory_bytes).
  *
  *   node --expose-gc --conditions=strata-source --import tsx scripts/bench-index-memory.ts [--unknown 50000] [--users 2000] [--events 3]
@@ -29,6 +30,9 @@ import { removeDir, startServer, type ServerProcess } from '../test/helpers/serv
 const args = {
   unknown: 50_000, users: 2000, events: 3, rounds: 3, concurrency: 16, budgetMib: 8, provider: 'local',
   out: resolve(__dirname, '../bench-results/index-memory.json'),
+  /** unitsxusers pairs of part 3 */
+  calibrate: '3x400,50x60,1000x4',
+  calibrateOnly: false,
 };
 for (let i = 2; i < process.argv.length; i += 2) {
   const [k, v] = [process.argv[i], process.argv[i + 1]];
@@ -40,6 +44,11 @@ for (let i = 2; i < process.argv.length; i += 2) {
   else if (k === '--budget-mib') args.budgetMib = Number(v);
   else if (k === '--provider') args.provider = v;
   else if (k === '--out') args.out = resolve(v);
+  else if (k === '--calibrate') args.calibrate = v;
+  else if (k === '--calibrate-only') {
+    args.calibrateOnly = true;
+    i--; // a flag: no value
+  }
   else throw new Error(`unknown option ${k}`);
 }
 
@@ -124,16 +133,24 @@ async function calibrate(units: number, users: number) {
     }
     const indexes = new DerivedIndexes({ db, embedder, logger: pino({ level: 'silent' }) });
     await indexes.forUser('u0'); // first build: code paths and shared structures, not counted
+    await indexes.settled();
     gc();
     gc();
-    const before = process.memoryUsage().heapUsed;
+    const before = process.memoryUsage();
     const held = [];
     for (let u = 1; u <= users; u++) held.push(await indexes.forUser(`u${u}`));
+    await indexes.settled(); // vector graphs built (their memory is native)
     gc();
     gc();
-    const measured = (process.memoryUsage().heapUsed - before) / users;
+    const after = process.memoryUsage();
+    const measured = (after.heapUsed - before.heapUsed) / users;
+    // what the process holds more: V8's heap as allocated, buffers, native allocations (the HNSW graph), malloc's slack
+    const rss = (after.rss - before.rss) / users;
     const estimated = held.reduce((sum, index) => sum + index.estimatedBytes(), 0) / users;
-    const figures = { units, users, measured_bytes_per_user: Math.round(measured), estimated_bytes_per_user: Math.round(estimated), ratio: Math.round((estimated / measured) * 100) / 100 };
+    const figures = {
+      units, users, measured_bytes_per_user: Math.round(measured), estimated_bytes_per_user: Math.round(estimated), ratio: Math.round((estimated / measured) * 100) / 100,
+      rss_bytes_per_user: Math.round(rss), rss_ratio: Math.round((estimated / rss) * 100) / 100,
+    };
     console.log(JSON.stringify(figures));
     await indexes.idle();
     return figures;
@@ -145,6 +162,11 @@ async function calibrate(units: number, users: number) {
 }
 
 async function main(): Promise<void> {
+  if (args.calibrateOnly) {
+    const calibration = [];
+    for (const [units, users] of args.calibrate.split(',').map((p) => p.split('x').map(Number))) calibration.push(await calibrate(units, users));
+    return;
+  }
   const budget = Math.round(args.budgetMib * MIB);
   const server = await startServer({
     timeoutMs: 60_000,
@@ -199,7 +221,7 @@ async function main(): Promise<void> {
 
     const calibration = [];
     if ((globalThis as { gc?: unknown }).gc) {
-      for (const [units, users] of [[3, 400], [50, 60], [1000, 4]]) calibration.push(await calibrate(units, users));
+      for (const [units, users] of args.calibrate.split(',').map((p) => p.split('x').map(Number))) calibration.push(await calibrate(units, users));
     } else console.log('calibration skipped: run with node --expose-gc');
 
     const result = {
