@@ -12,7 +12,7 @@
  * per-org version from the holder's indexes; not done yet).
  */
 import { retrieval, type Embedder } from '@strata/memory';
-import { badRequest, getEvents, join, payloadTooLarge, recentPendingOfUser, type EventRecord, type MemoryUnit, type StateDb } from '@strata/store';
+import { badRequest, getEvents, join, payloadTooLarge, readMany, recentPendingOfUser, type EventRecord, type MemoryUnit, type StateDb } from '@strata/store';
 import type { TextIndex, VectorIndex } from '@strata/store/indexes';
 import type { Config } from '../config';
 import type { Metrics } from '../metrics';
@@ -268,7 +268,7 @@ export class RetrievalService {
 
   /**
    * The results with their whole records: the indexes keep slim ones (unit-set.ts IndexedRecord), so the
-   * few answered are read from their user's shard, in one read per shard. A unit deleted since it was
+   * few answered are read from their user's shard. A unit deleted since it was
    * ranked is left out (a hard delete removes it from every answer); one changed since is answered as it
    * is now, as a read a moment later would. Raw hits and the org units sent by another node are whole.
    */
@@ -283,8 +283,9 @@ export class RetrievalService {
       else byDb.set(db, [key]);
     }
     const whole = new Map<string, MemoryUnit>();
+    // a few keys: synchronous reads (memtable or block cache), no thread-pool round trip (store/db.ts readMany)
     await Promise.all([...byDb].map(async ([db, keys]) => {
-      const records = await db.units.getMany(keys);
+      const records = await readMany(db.units, keys);
       records.forEach((u, i) => u && whole.set(keys[i], u));
     }));
     const out: RetrievedUnit[] = [];
