@@ -116,7 +116,6 @@ export const DEFAULT_WEIGHTS: Record<string, number> & { vector: number; text: n
   facet: 1,
 };
 
-
 /** The candidates of `lists` whose own words state one of `wanted`, ordered by their best rank in any list. */
 function facetList<U extends RetrievalUnit>(lists: RankedList[], wanted: ReadonlySet<Facet>, getUnit: (id: string) => U | undefined): RankedList['items'] {
   const best = new Map<string, number>();

@@ -255,7 +255,7 @@ export class RetrievalService {
     } finally {
       release();
     }
-    const results = await stages.time('records', () => this.wholeRecords(outcome.results));
+    const results = await stages.time('records', () => wholeRecords(userId, outcome.results, (owner) => this.options.shards.forUser(owner).db));
     try {
       // raw hits are events, not units: nothing to reinforce
       this.options.onRetrieved?.(userId, results.filter((r): r is RetrievedUnit & { unit: MemoryUnit } => r.unit.level !== 0));
@@ -264,36 +264,6 @@ export class RetrievalService {
     }
     stages.finish();
     return { query, results, query_time_ms: Math.round((performance.now() - started) * 1000) / 1000 };
-  }
-
-  /**
-   * The results with their whole records: the indexes keep slim ones (unit-set.ts IndexedRecord), so the
-   * few answered are read from their user's shard. A unit deleted since it was
-   * ranked is left out (a hard delete removes it from every answer); one changed since is answered as it
-   * is now, as a read a moment later would. Raw hits and the org units sent by another node are whole.
-   */
-  private async wholeRecords(ranked: retrieval.ScoredUnit<Ranked>[]): Promise<RetrievedUnit[]> {
-    const byDb = new Map<StateDb, string[]>();
-    for (const r of ranked) {
-      if (!isSlimRecord(r.unit)) continue;
-      const db = this.options.shards.forUser(r.unit.user_id).db;
-      const keys = byDb.get(db);
-      const key = join(r.unit.user_id, r.unit.id);
-      if (keys) keys.push(key);
-      else byDb.set(db, [key]);
-    }
-    const whole = new Map<string, MemoryUnit>();
-    // a few keys: synchronous reads (memtable or block cache), no thread-pool round trip (store/db.ts readMany)
-    await Promise.all([...byDb].map(async ([db, keys]) => {
-      const records = await readMany(db.units, keys);
-      records.forEach((u, i) => u && whole.set(keys[i], u));
-    }));
-    const out: RetrievedUnit[] = [];
-    for (const r of ranked) {
-      const unit = isSlimRecord(r.unit) ? whole.get(join(r.unit.user_id, r.unit.id)) : (r.unit as MemoryUnit | RawHit);
-      if (unit) out.push({ unit, score: r.score, signals: r.signals });
-    }
-    return out;
   }
 
   /** The org's units of groups not held here, from nodes that hold them, each group as a unit set for this request. */
@@ -354,4 +324,40 @@ export class RetrievalService {
     }
     return hash;
   }
+}
+
+/**
+ * The results with their whole records: the indexes keep slim ones (unit-set.ts IndexedRecord), so the
+ * few answered are read from their user's shard (`dbOf`). A unit deleted since it was ranked is left out
+ * (a hard delete removes it from every answer); one changed since is answered as it is now, as a read a
+ * moment later would, unless it is another user's unit that left the org it was ranked under (no answer
+ * carries data outside the caller's scope). Raw hits and the org units sent by another node are whole.
+ */
+export async function wholeRecords(
+  userId: string,
+  ranked: retrieval.ScoredUnit<Ranked>[],
+  dbOf: (owner: string) => StateDb,
+): Promise<RetrievedUnit[]> {
+  const byDb = new Map<StateDb, string[]>();
+  for (const r of ranked) {
+    if (!isSlimRecord(r.unit)) continue;
+    const db = dbOf(r.unit.user_id);
+    const keys = byDb.get(db);
+    const key = join(r.unit.user_id, r.unit.id);
+    if (keys) keys.push(key);
+    else byDb.set(db, [key]);
+  }
+  const whole = new Map<string, MemoryUnit>();
+  // a few keys: synchronous reads (memtable or block cache), no thread-pool round trip (store/db.ts readMany)
+  await Promise.all([...byDb].map(async ([db, keys]) => {
+    const records = await readMany(db.units, keys);
+    records.forEach((u, i) => u && whole.set(keys[i], u));
+  }));
+  const out: RetrievedUnit[] = [];
+  for (const r of ranked) {
+    const unit = isSlimRecord(r.unit) ? whole.get(join(r.unit.user_id, r.unit.id)) : (r.unit as MemoryUnit | RawHit);
+    if (!unit || (unit.user_id !== userId && unit.org_id !== r.unit.org_id)) continue;
+    out.push({ unit, score: r.score, signals: r.signals });
+  }
+  return out;
 }
