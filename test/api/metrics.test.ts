@@ -126,9 +126,11 @@ describe('metrics of a single node', () => {
     const before = await scrape(server.url);
     expect(await server.stop()).toBe(0);
     server = await startServer({ dataDir, env });
-    const after = await waitFor('shard 0 led again', async () => {
+    // Leading comes first, the commit of the new term's no-op a flush later: wait for both (a scrape
+    // in between is right to show a leader whose commit index has not moved yet).
+    const after = await waitFor('shard 0 led again and committed its no-op', async () => {
       const s = await scrape(server.url);
-      return s.value('strata_raft_is_leader', { shard: '0' }) === 1 && s;
+      return s.value('strata_raft_is_leader', { shard: '0' }) === 1 && s.value('strata_raft_commit_index', { shard: '0' }) === s.value('strata_raft_last_index', { shard: '0' }) && s;
     });
     // counters restart with the process; the term does not
     expect(after.value('strata_raft_elections_started_total', { shard: '0' })).toBe(1);

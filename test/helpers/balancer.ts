@@ -11,7 +11,7 @@ import { createServer, request, type IncomingMessage, type Server, type ServerRe
 import type { AddressInfo } from 'node:net';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import { freePort } from '../../scripts/lib/processes';
+import { testPorts } from './ports';
 
 interface Backend { url: string; up: boolean; fails: number; passes: number }
 
@@ -169,12 +169,16 @@ export class HaproxyBalancer {
   /** the backend's UP→DOWN transitions when counts were last reset */
   private downsAtReset = 0;
 
-  private constructor(private readonly proc: ChildProcess, readonly url: string, private readonly statsUrl: string, private readonly dir: string, servers: number) {
+  private constructor(
+    private readonly proc: ChildProcess, readonly url: string, private readonly statsUrl: string, private readonly dir: string, servers: number,
+    /** the two reserved ports haproxy binds (ports.ts: a port only checked free raced with other processes) */
+    private readonly ports: number[],
+  ) {
     this.fewestUp = servers;
   }
 
   static async start(urls: string[], options: { interMs?: number; fall?: number; rise?: number } = {}): Promise<HaproxyBalancer> {
-    const [port, statsPort] = [await freePort(), await freePort()];
+    const [port, statsPort] = [await testPorts.reserve(), await testPorts.reserve()];
     const dir = mkdtempSync(join(tmpdir(), 'strata-haproxy-'));
     const cfg = [
       'defaults', '  mode http', '  timeout connect 2s', '  timeout client 30s', '  timeout server 30s', '  retries 3', '  option redispatch',
@@ -186,7 +190,7 @@ export class HaproxyBalancer {
     ].join('\n') + '\n';
     writeFileSync(join(dir, 'haproxy.cfg'), cfg);
     const proc = spawn('haproxy', ['-db', '-f', join(dir, 'haproxy.cfg')], { stdio: 'ignore' });
-    const b = new HaproxyBalancer(proc, `http://127.0.0.1:${port}`, `http://127.0.0.1:${statsPort}/stats;csv`, dir, urls.length);
+    const b = new HaproxyBalancer(proc, `http://127.0.0.1:${port}`, `http://127.0.0.1:${statsPort}/stats;csv`, dir, urls.length, [port, statsPort]);
     for (let i = 0; i < 100; i++) {
       try {
         await b.upCountNow();
@@ -241,7 +245,12 @@ export class HaproxyBalancer {
   async close(): Promise<void> {
     if (this.timer) clearTimeout(this.timer);
     this.timer = null;
-    this.proc.kill('SIGKILL');
+    if (this.proc.exitCode === null && this.proc.signalCode === null) {
+      const exited = new Promise((resolve) => this.proc.once('exit', resolve));
+      this.proc.kill('SIGKILL');
+      await exited; // its ports are free before they are given back
+    }
+    for (const port of this.ports) testPorts.release(port);
     rmSync(this.dir, { recursive: true, force: true });
   }
 }

@@ -1,17 +1,17 @@
 /**
- * Real Strata node processes on 127.0.0.1 forming a cluster, for fault tests: fixed ports picked
- * free first, optionally a FaultProxy on every directed link (node i reaches node j through
+ * Real Strata node processes on 127.0.0.1 forming a cluster, for fault tests: fixed ports reserved
+ * first (ports.ts: held for the cluster's life, so no other process takes one before its node binds it
+ * or while it is down), optionally a FaultProxy on every directed link (node i reaches node j through
  * proxy i>j, so a partition is a matter of proxy modes), plus the HTTP helpers the tests share.
  */
+import type { ChildProcess } from 'node:child_process';
 import { randomUUID } from 'node:crypto';
-import { freePort } from '../../scripts/lib/processes';
 import { FaultProxy } from './fault-proxy';
+import { testPorts, type PortPool } from './ports';
 import { removeDir, startServer, tempDir, type ServerProcess } from './server-process';
 
 export const API_KEY = 'cluster-test-admin-key';
 export const SECRET = 'cluster-test-secret-0123456789';
-
-export { freePort };
 
 export const sleep = (ms: number) => new Promise((r) => setTimeout(r, ms));
 
@@ -46,6 +46,8 @@ export interface ClusterOptions {
   /** put a FaultProxy on every directed link between the initial nodes */
   proxies?: boolean;
   env?: Record<string, string>;
+  /** where the nodes' ports come from (default: the test process's pool) */
+  ports?: PortPool;
 }
 
 export async function api(url: string, method: string, path: string, body?: unknown, headers: Record<string, string> = {}, timeoutMs = 10_000) {
@@ -78,25 +80,48 @@ export interface ShardStatus {
 export class TestCluster {
   readonly nodes = new Map<number, ClusterNode>();
   readonly proxies = new Map<string, FaultProxy>();
+  /** node processes spawned and not yet serving (a start under way when stop() runs is stopped too) */
+  private readonly starting = new Set<ChildProcess>();
+  private readonly ports: PortPool;
 
-  private constructor(readonly opts: ClusterOptions) {}
+  private constructor(readonly opts: ClusterOptions) {
+    this.ports = opts.ports ?? testPorts;
+  }
 
+  /**
+   * Starts every node; when any start fails, stops what was started (the other nodes, those still
+   * starting, the proxies) before rejecting: a failed beforeAll leaves the test no cluster to stop,
+   * and a node left running kept jest from exiting.
+   */
   static async start(opts: ClusterOptions): Promise<TestCluster> {
     const c = new TestCluster(opts);
-    const ids = Array.from({ length: opts.nodes }, (_, i) => i + 1);
-    for (const id of ids) {
-      const port = await freePort();
-      c.nodes.set(id, { id, port, url: `http://127.0.0.1:${port}`, dataDir: tempDir(`strata-cluster-${id}-`), env: {}, proc: null });
+    try {
+      const ids = Array.from({ length: opts.nodes }, (_, i) => i + 1);
+      for (const id of ids) await c.addNode(id, () => ({}));
+      if (opts.proxies) {
+        for (const i of ids) for (const j of ids) if (i !== j) c.proxies.set(`${i}>${j}`, await FaultProxy.start(c.nodes.get(j)!.port));
+      }
+      for (const id of ids) {
+        const peers = ids.map((j) => `${j}=${j === id || !opts.proxies ? c.nodes.get(j)!.url : c.proxies.get(`${id}>${j}`)!.url}`).join(',');
+        c.nodes.get(id)!.env = { STRATA_PEERS: peers };
+      }
+      // every start ends (served or failed) before a failure is reported, so none is left behind
+      const starts = await Promise.allSettled(ids.map((id) => c.startNode(id)));
+      const failed = starts.find((r): r is PromiseRejectedResult => r.status === 'rejected');
+      if (failed) throw failed.reason;
+    } catch (err) {
+      await c.stop();
+      throw err;
     }
-    if (opts.proxies) {
-      for (const i of ids) for (const j of ids) if (i !== j) c.proxies.set(`${i}>${j}`, await FaultProxy.start(c.nodes.get(j)!.port));
-    }
-    for (const id of ids) {
-      const peers = ids.map((j) => `${j}=${j === id || !opts.proxies ? c.nodes.get(j)!.url : c.proxies.get(`${id}>${j}`)!.url}`).join(',');
-      c.nodes.get(id)!.env = { STRATA_PEERS: peers };
-    }
-    await Promise.all(ids.map((id) => c.startNode(id)));
     return c;
+  }
+
+  /** A node entry on a port reserved for this cluster (not started). */
+  private async addNode(id: number, env: (port: number) => Record<string, string>): Promise<ClusterNode> {
+    const port = await this.ports.reserve();
+    const node: ClusterNode = { id, port, url: `http://127.0.0.1:${port}`, dataDir: tempDir(`strata-cluster-${id}-`), env: env(port), proc: null };
+    this.nodes.set(id, node);
+    return node;
   }
 
   baseEnv(node: ClusterNode): Record<string, string> {
@@ -118,24 +143,28 @@ export class TestCluster {
   async startNode(id: number): Promise<ServerProcess> {
     const node = this.nodes.get(id)!;
     // generous: on a busy shared machine a node (tsx compiling its sources) may take minutes to start (seen: over 90 s at a load of 25 on 2 cores)
-    node.proc = await startServer({ dataDir: node.dataDir, env: this.baseEnv(node), timeoutMs: 180_000 });
+    let child: ChildProcess | null = null;
+    try {
+      node.proc = await startServer({
+        dataDir: node.dataDir, env: this.baseEnv(node), timeoutMs: 180_000,
+        onSpawn: (c) => this.starting.add((child = c)),
+      });
+    } finally {
+      if (child) this.starting.delete(child);
+    }
     return node.proc;
   }
 
   /** A new node that asks `via` to join it (STRATA_JOIN); it has no STRATA_PEERS. */
   async addJoiningNode(id: number, via: number): Promise<ClusterNode> {
-    const port = await freePort();
-    const node: ClusterNode = { id, port, url: `http://127.0.0.1:${port}`, dataDir: tempDir(`strata-cluster-${id}-`), env: { STRATA_JOIN: this.nodes.get(via)!.url }, proc: null };
-    this.nodes.set(id, node);
+    const node = await this.addNode(id, () => ({ STRATA_JOIN: this.nodes.get(via)!.url }));
     await this.startNode(id);
     return node;
   }
 
   /** A new node with neither peers nor STRATA_JOIN: it waits until an operator joins it (`strata cluster join`). */
   async addWaitingNode(id: number): Promise<ClusterNode> {
-    const port = await freePort();
-    const node: ClusterNode = { id, port, url: `http://127.0.0.1:${port}`, dataDir: tempDir(`strata-cluster-${id}-`), env: { STRATA_ADVERTISE_URL: `http://127.0.0.1:${port}` }, proc: null };
-    this.nodes.set(id, node);
+    const node = await this.addNode(id, (port) => ({ STRATA_ADVERTISE_URL: `http://127.0.0.1:${port}` }));
     await this.startNode(id);
     return node;
   }
@@ -176,20 +205,32 @@ export class TestCluster {
     }, timeoutMs);
   }
 
+  /** Stops every process of the cluster (serving or still starting), the proxies, and frees its ports and directories. */
   async stop(): Promise<void> {
+    const exits: Promise<unknown>[] = [];
     for (const node of this.nodes.values()) {
-      if (node.proc) {
-        try {
-          process.kill(node.proc.pid, 'SIGCONT');
-        } catch {
-          // already gone
-        }
-        await node.proc.kill('SIGKILL');
-        node.proc = null;
+      if (!node.proc) continue;
+      try {
+        process.kill(node.proc.pid, 'SIGCONT'); // a node a test paused (SIGSTOP)
+      } catch {
+        // already gone
+      }
+      exits.push(node.proc.kill('SIGKILL'));
+      node.proc = null;
+    }
+    // a start under way: its startServer rejects once the child is gone (startNode's caller sees that)
+    for (const child of this.starting) {
+      if (child.exitCode === null && child.signalCode === null) {
+        exits.push(new Promise((resolve) => child.once('exit', resolve)));
+        child.kill('SIGKILL');
       }
     }
-    for (const p of this.proxies.values()) await p.close();
-    for (const node of this.nodes.values()) removeDir(node.dataDir);
+    await Promise.allSettled(exits);
+    await Promise.allSettled([...this.proxies.values()].map((p) => p.close()));
+    for (const node of this.nodes.values()) {
+      removeDir(node.dataDir);
+      this.ports.release(node.port);
+    }
   }
 }
 

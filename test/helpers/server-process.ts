@@ -61,7 +61,11 @@ export const START_LIMITS: StartLimits = { cpuMs: 20_000, wallMs: 120_000 };
  * never collide. `timeoutMs` is the CPU-time limit of the start (StartLimits).
  */
 export function startServer(
-  options: { dataDir?: string; env?: Record<string, string>; timeoutMs?: number; /** extra node flags, e.g. --cpu-prof (not allowed in NODE_OPTIONS) */ nodeArgs?: string[] } = {},
+  options: {
+    dataDir?: string; env?: Record<string, string>; timeoutMs?: number; /** extra node flags, e.g. --cpu-prof (not allowed in NODE_OPTIONS) */ nodeArgs?: string[];
+    /** told of the child as soon as it is spawned, so a caller can stop a start still under way (TestCluster.stop) */
+    onSpawn?: (child: ChildProcess) => void;
+  } = {},
 ): Promise<ServerProcess> {
   const dataDir = options.dataDir ?? tempDir();
   const child = spawn(process.execPath, [...(options.nodeArgs ?? []), SERVER_MAIN], {
@@ -77,11 +81,13 @@ export function startServer(
     },
     stdio: ['ignore', 'pipe', 'pipe'],
   });
+  options.onSpawn?.(child);
   let out = '';
   const exited = new Promise<number | null>((resolveExit) => child.once('exit', (code) => resolveExit(code)));
   const limits = { ...START_LIMITS, ...(options.timeoutMs !== undefined ? { cpuMs: options.timeoutMs } : {}) };
   const started = Date.now();
   return new Promise((resolveStart, reject) => {
+    let overLimit: Error | null = null;
     const timer = setInterval(() => {
       const cpu = cpuSecondsOf(child.pid!);
       const wall = Date.now() - started;
@@ -90,7 +96,8 @@ export function startServer(
       if (!over) return;
       clearInterval(timer);
       child.kill('SIGKILL');
-      reject(new Error(`server did not start: ${cpu === null ? '' : `${cpu.toFixed(1)} s of CPU, `}${(wall / 1000).toFixed(1)} s (limits ${limits.cpuMs / 1000} s of CPU, ${limits.wallMs / 1000} s):\n${out}`));
+      // rejected (below) once it is gone: a caller that cleans up after a failed start finds nothing left running
+      overLimit = new Error(`server did not start: ${cpu === null ? '' : `${cpu.toFixed(1)} s of CPU, `}${(wall / 1000).toFixed(1)} s (limits ${limits.cpuMs / 1000} s of CPU, ${limits.wallMs / 1000} s):\n${out}`);
     }, 250);
     const onData = (chunk: Buffer) => {
       out += chunk.toString();
@@ -115,7 +122,7 @@ export function startServer(
     child.stderr!.on('data', onData);
     exited.then((code) => {
       clearInterval(timer);
-      reject(new Error(`server exited with code ${code} before serving:\n${out}`));
+      reject(overLimit ?? new Error(`server exited with code ${code} before serving:\n${out}`));
     });
   });
 }

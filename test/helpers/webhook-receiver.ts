@@ -5,7 +5,7 @@
  */
 import { createHmac, timingSafeEqual } from 'node:crypto';
 import { createServer, type Server } from 'node:http';
-import type { AddressInfo } from 'node:net';
+import { testPorts } from './ports';
 
 export interface ReceivedDelivery {
   /** x-strata-event-id */
@@ -70,11 +70,13 @@ export class WebhookReceiver {
         setTimeout(() => res.writeHead(200, { 'content-type': 'text/plain' }).end('ok'), this.delayMs);
       });
     });
+    // a reserved port (ports.ts), kept while this process runs: a port of the kernel's ephemeral range
+    // could be taken by another process's connection while the receiver is down
+    if (this.port === 0) this.port = await testPorts.reserve();
     await new Promise<void>((resolve, reject) => {
       server.once('error', reject);
       server.listen(this.port, '127.0.0.1', () => resolve());
     });
-    this.port = (server.address() as AddressInfo).port;
     this.server = server;
   }
 

@@ -126,3 +126,49 @@ describe('RaftGroup counters and observer', () => {
     expect(size.bytes).toBeGreaterThan(0);
   });
 });
+
+describe('election counters agree with the status at every moment', () => {
+  // A scrape of /metrics reads status() and the counters together, in whatever phase of the event
+  // loop its request arrives: it may come right after a tick made this node leader and before the
+  // flush loop took that tick's Ready. The counters must already say so then (a loaded machine
+  // made exactly this happen: a restarted node led, and its election count read 0).
+  it('counts the campaign and the win of a restarted single node in the tick that elects it', async () => {
+    const root = mkdtempSync(join(tmpdir(), 'raft-observe-restart-'));
+    const opened: { storage: LevelStorage; host: RaftHost }[] = [];
+    const open = async (tickMs: number) => {
+      const storage = await LevelStorage.open(join(root, 'n1'));
+      const host = new RaftHost({ nodeId: 1, selfUrl: 'local://1', storage, transport: new LocalTransportHub().transport(1), tickMs });
+      opened.push({ storage, host });
+      return { storage, host, group: await host.openGroup(0, new ListMachine()) };
+    };
+    const close = async (n: { storage: LevelStorage; host: RaftHost }) => {
+      await n.host.close().catch(() => undefined);
+      await n.storage.close().catch(() => undefined);
+    };
+    try {
+      const first = await open(10);
+      await first.group.initialize([{ id: 1, url: 'local://1' }]);
+      await until(() => first.group.isLeader() && first.group.status().appliedIndex >= 2);
+      const term = first.group.status().term;
+      await close(first);
+      opened.length = 0;
+
+      // after the restart, ticks come from the test alone: the host's own timer would not fire within it
+      const again = await open(3_600_000);
+      // replayed what it knew committed (commit is saved lazily: maybe not the last no-op), nothing pending
+      await until(() => again.group.status().appliedIndex === again.group.status().commitIndex && !again.group.core.hasReady());
+      expect(again.group.counters).toMatchObject({ electionsStarted: 0, electionsWon: 0 });
+      // synchronously, as a timer callback would: no flush pass runs in between
+      let ticks = 0;
+      while (!again.group.isLeader() && ticks++ < 1000) again.group.tick(Date.now());
+      expect(again.group.status()).toMatchObject({ role: 'leader', term: term + 1 });
+      expect(again.group.counters).toMatchObject({ electionsStarted: 1, electionsWon: 1 });
+      // and the Ready taken afterwards does not count it a second time
+      await until(() => again.group.status().appliedIndex === again.group.status().lastIndex);
+      expect(again.group.counters).toMatchObject({ electionsStarted: 1, electionsWon: 1 });
+    } finally {
+      for (const n of opened) await close(n); // a failed expectation leaves no host ticking (jest would not exit)
+      rmSync(root, { recursive: true, force: true });
+    }
+  });
+});

@@ -58,6 +58,12 @@ export class RawNode {
   vote: NodeId = NONE;
   lead: NodeId = NONE;
   role: Role = 'follower';
+  /**
+   * Elections of this node since this core was made, counted where they happen (for the driver's
+   * metrics; nothing in Raft reads them). Counted here, not from Readys: the role is visible to
+   * readers (status) from this moment, before the driver takes the Ready that carries it.
+   */
+  readonly elections = { started: 0, won: 0 };
   readonly log: RaftLog;
   /** membership in force: the latest conf entry in the log, else the one at the compaction point */
   conf: ConfState;
@@ -422,6 +428,7 @@ export class RawNode {
     this.reset(this.term + 1);
     this.vote = this.id;
     this.role = 'candidate';
+    this.elections.started++;
   }
 
   private becomeLeader(): void {
@@ -429,6 +436,7 @@ export class RawNode {
     this.reset(this.term);
     this.role = 'leader';
     this.lead = this.id;
+    this.elections.won++;
     const next = this.log.lastIndex() + 1;
     for (const id of [...this.conf.voters, ...this.conf.learners]) {
       if (id === this.id) continue;

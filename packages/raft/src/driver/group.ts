@@ -79,8 +79,9 @@ export interface GroupStatus {
 }
 
 /**
- * What a group did since it was opened, for the application's metrics. Counted on the driver side from
- * what the core hands out (its Readys) and from the API calls; counting changes nothing in Raft.
+ * What a group did since it was opened, for the application's metrics. Proposals and snapshots are
+ * counted on the driver side (API calls, Readys); elections by the core where they happen (a Ready
+ * reaches the driver after the role it carries is already visible); counting changes nothing in Raft.
  */
 export interface GroupCounters {
   /** entries this node appended as leader through propose() */
@@ -151,11 +152,11 @@ export class RaftGroup {
   private snapshotting = false;
   /** handleReady is running: the state machine may be restoring or applying (no snapshot may start) */
   private inReady = false;
-  readonly counters: GroupCounters = { proposals: 0, electionsStarted: 0, electionsWon: 0, snapshotsSent: 0, snapshotsInstalled: 0 };
+  /** the counters the driver keeps itself; elections are the core's (see `counters`) */
+  private readonly own = { proposals: 0, snapshotsSent: 0, snapshotsInstalled: 0 };
+  /** elections counted by the groups this one replaced in place (inheritFrom) */
+  private readonly inherited = { electionsStarted: 0, electionsWon: 0 };
   private observer: GroupObserver | null = null;
-  /** the last term this node campaigned in (an older vote for itself, loaded from disk, is no new election) */
-  private campaignTerm: number;
-  private lastRole: Role;
 
   private constructor(
     private readonly host: GroupHost,
@@ -166,8 +167,6 @@ export class RaftGroup {
   ) {
     this.lastSnapshotIndex = core.snapshot?.meta.index ?? 0;
     this.bytesSinceSnapshot = this.bytesBetween(this.lastSnapshotIndex, core.applied);
-    this.campaignTerm = core.term;
-    this.lastRole = core.role;
   }
 
   static async open(
@@ -208,7 +207,7 @@ export class RaftGroup {
     } catch (e) {
       return Promise.reject(this.decorate(e));
     }
-    this.counters.proposals++;
+    this.own.proposals++;
     this.notify((o) => o.proposed?.(pos.index, pos.term));
     this.host.schedule();
     return this.waitEntry(pos.index, pos.term, this.opts.proposeTimeoutMs, data.byteLength, local);
@@ -336,6 +335,16 @@ export class RaftGroup {
     return this.core.lead || null;
   }
 
+  /**
+   * What this group did since it was opened (GroupCounters). Elections are the core's own count, made
+   * where they happen: a reader of status() that sees this node lead also sees its election counted,
+   * even before the flush loop took the Ready of the tick that elected it.
+   */
+  get counters(): Readonly<GroupCounters> {
+    const e = this.core.elections;
+    return { ...this.own, electionsStarted: this.inherited.electionsStarted + e.started, electionsWon: this.inherited.electionsWon + e.won };
+  }
+
   status(): GroupStatus {
     const c = this.core;
     const members: MemberStatus[] = [];
@@ -426,19 +435,9 @@ export class RaftGroup {
     return r;
   }
 
-  /** Counts elections and snapshot sends from what a Ready says (read only). */
+  /** Counts snapshot sends from what a Ready says (read only). */
   private count(r: Ready): void {
-    // A candidate's vote for itself in a new term is the one mark of a campaign that every path leaves
-    // (a single voter wins within the same step, so the candidate role itself may never be seen).
-    if (r.hardState && r.hardState.vote === this.host.nodeId && r.hardState.term > this.campaignTerm) {
-      this.campaignTerm = r.hardState.term;
-      this.counters.electionsStarted++;
-    }
-    if (r.softState) {
-      if (r.softState.role === 'leader' && this.lastRole !== 'leader') this.counters.electionsWon++;
-      this.lastRole = r.softState.role;
-    }
-    for (const m of r.messages) if (m.type === MsgType.Snap && m.snap?.offset === 0) this.counters.snapshotsSent++;
+    for (const m of r.messages) if (m.type === MsgType.Snap && m.snap?.offset === 0) this.own.snapshotsSent++;
   }
 
   /**
@@ -480,7 +479,7 @@ export class RaftGroup {
       await this.sm.restore({ index: s.meta.index, term: s.meta.term }, this.host.storage.snapshots.reader(this.groupId, s.meta, s.size));
       this.lastSnapshotIndex = s.meta.index;
       this.bytesSinceSnapshot = 0;
-      this.counters.snapshotsInstalled++;
+      this.own.snapshotsInstalled++;
     }
     if (r.committedEntries.length) await this.apply(r.committedEntries);
     this.core.advanceApplied(r);
@@ -615,7 +614,9 @@ export class RaftGroup {
 
   /** A group that replaces this one in place keeps its counters (metrics never go back) and its observer. */
   inheritFrom(old: RaftGroup): void {
-    Object.assign(this.counters, old.counters);
+    const { electionsStarted, electionsWon, ...own } = old.counters;
+    Object.assign(this.own, own);
+    Object.assign(this.inherited, { electionsStarted, electionsWon });
     this.observer = old.observer;
   }
 
