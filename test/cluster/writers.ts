@@ -35,9 +35,13 @@ export function startWriters(cluster: TestCluster, via: number[], user = (i: num
   });
   return {
     writers,
+    // waits for every loop, then reports the first that failed (all settled first: the others must not
+    // write on while the caller stops its cluster)
     stop: async () => {
       running = false;
-      await Promise.all(loops);
+      const settled = await Promise.allSettled(loops);
+      const failed = settled.find((r): r is PromiseRejectedResult => r.status === 'rejected');
+      if (failed) throw failed.reason;
     },
   };
 }
