@@ -28,6 +28,9 @@ describe('merge two groups by command, under writes', () => {
     // a failed writer's error must not skip the cluster's stop (its nodes ran on into the next test file)
     try {
       await writing?.stop(); // a failed run's writers: stopped, not left writing to stopped nodes
+    } catch (err) {
+      console.error(`a writer failed: ${String(err)}\nthe nodes' errors:\n${cluster?.errorLog() ?? ''}`); // a 500's cause, by its request id
+      throw err;
     } finally {
       await cluster?.stop();
     }

@@ -173,6 +173,11 @@ export class TestCluster {
     return this.nodes.get(id)!;
   }
 
+  /** The error lines (level ≥ 50) every running node has logged: what a test that saw a 500 prints, with their request ids. */
+  errorLog(): string {
+    return this.live().flatMap((n) => (n.proc?.output() ?? '').split('\n').filter((l) => /"level":(?:5\d|60)\b/.test(l)).map((l) => `node ${n.id}: ${l.slice(0, 2000)}`)).join('\n');
+  }
+
   live(): ClusterNode[] {
     return [...this.nodes.values()].filter((n) => n.proc !== null);
   }
