@@ -35,10 +35,7 @@ export class ShardRouter {
   }
 
   forUser(userId: string): Shard {
-    const id = this.groups.groupOf(userId);
-    // ids are dense but for removed groups (no range routes to those): the index first, else a search
-    const at = this.shards[id];
-    return at?.id === id ? at : this.shards.find((s) => s.id === id)!;
+    return this.shards[this.groups.groupOf(userId)];
   }
 
   /** The group that holds accounts, API keys and other service-wide records. */
