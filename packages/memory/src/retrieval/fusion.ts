@@ -23,8 +23,8 @@ import { effectiveTimeMs } from './filters';
 import { expandGraph, type ExpansionOptions } from './graph';
 import { normalizeSpeaker, type TimeRange } from './query';
 import { matchedTerms, type QueryIntent } from './intent';
-import { contentStems, endsWithNewValue, isFacet, withoutSpeakerPrefix } from '../text';
-import { traitsOf } from './unit-traits';
+import { endsWithNewValue, isFacet } from '../text';
+import { traitsOf, type UnitTraits } from './unit-traits';
 import type { Neighbors, RankedList, RetrievalUnit, ScoredUnit, ScoreSignals } from './types';
 
 export interface FusionOptions {
@@ -388,11 +388,13 @@ function findVersions<U extends RetrievalUnit>(fused: Map<string, Fused>, visibl
   const terms = intent.terms.filter((t) => !named || !named.has(t));
   const pool = [...fused.entries()].sort((a, b) => b[1].raw - a[1].raw || (a[0] < b[0] ? -1 : 1)).slice(0, VERSION_POOL)
     .map(([id]) => visible(id)).filter((u): u is U => !!u && u.level === 1)
-    .map((u) => ({
-      u, t: traitsOf(u).timeMs, key: versionKey(u), m: matchedTerms(u.content, terms), cue: traitsOf(u).cue(),
-      who: u.subject ?? (u.speaker ? normalizeSpeaker(u.speaker) : null),
-      says: saidWords(u.content, terms),
-    }));
+    .map((u) => {
+      const traits = traitsOf(u);
+      return {
+        u, t: traits.timeMs, key: versionKey(u), m: matchedTerms(u.content, terms, traits.stems()), cue: traits.cue(),
+        who: u.subject ?? (u.speaker ? normalizeSpeaker(u.speaker) : null), traits,
+      };
+    });
   const personal = !!named && named.size > 0;
   for (const a of pool) {
     for (const b of pool) {
@@ -403,7 +405,7 @@ function findVersions<U extends RetrievalUnit>(fused: Map<string, Fused>, visibl
         for (const w of a.m) if (!b.m.has(w)) missing++;
         same = missing === 0 || (missing === 1 && a.m.size >= 2 && b.cue !== null);
       }
-      if (same && !confirms(b.says, a.says)) {
+      if (same && !confirms(saidWords(b.traits, terms), saidWords(a.traits, terms))) {
         earlier.add(a.u.id);
         later.add(b.u.id);
       }
@@ -414,13 +416,8 @@ function findVersions<U extends RetrievalUnit>(fused: Map<string, Fused>, visibl
 }
 
 /** What a statement says beyond the question's words: its content stems and its numbers. */
-function saidWords(content: string, queryTerms: readonly string[]): { stems: Set<string>; numbers: Set<string> } {
-  const body = withoutSpeakerPrefix(content);
-  const skip = new Set(queryTerms);
-  return {
-    stems: new Set(contentStems(body).filter((w) => !skip.has(w) && !/^\d/.test(w))),
-    numbers: new Set(body.match(/\d+(?:[.,:]\d+)*/g) ?? []),
-  };
+function saidWords(traits: UnitTraits, queryTerms: readonly string[]): { stems: Set<string>; numbers: ReadonlySet<string> } {
+  return { stems: new Set([...traits.stems()].filter((w) => !queryTerms.includes(w) && !/^\d/.test(w))), numbers: traits.numbers() };
 }
 
 /**
@@ -429,7 +426,7 @@ function saidWords(content: string, queryTerms: readonly string[]): { stems: Set
  * earlier one says beyond the question's words, and gives no other number. (A new number is a new
  * value: "the GP doubled the amlodipine to 10mg" after "amlodipine 5mg".)
  */
-export function confirms(later: { stems: Set<string>; numbers: Set<string> }, earlier: { stems: Set<string>; numbers: Set<string> }): boolean {
+export function confirms(later: { stems: ReadonlySet<string>; numbers: ReadonlySet<string> }, earlier: { stems: ReadonlySet<string>; numbers: ReadonlySet<string> }): boolean {
   if (earlier.stems.size === 0) return false;
   for (const n of later.numbers) if (earlier.numbers.size > 0 && !earlier.numbers.has(n)) return false;
   let shared = 0;

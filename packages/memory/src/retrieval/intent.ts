@@ -36,10 +36,13 @@ export function queryTerms(query: string): string[] {
   return [...new Set(contentStems(query).filter((w) => !QUESTION_STEMS.has(w) && !names.has(w)))];
 }
 
+/** A unit's own words as stems (its speaker prefix aside): what `matchedTerms` looks in. */
+export function ownStems(content: string): Set<string> {
+  return new Set(contentStems(withoutSpeakerPrefix(content)));
+}
+
 /** Which of `terms` a unit's own words hold (its speaker prefix aside). */
-export function matchedTerms(content: string, terms: readonly string[]): Set<string> {
-  const body = withoutSpeakerPrefix(content);
-  const own = new Set(contentStems(body));
+export function matchedTerms(content: string, terms: readonly string[], own: ReadonlySet<string> = ownStems(content)): Set<string> {
   return new Set(terms.filter((t) => own.has(t)));
 }
 

@@ -13,9 +13,9 @@
  */
 import { importanceAnchorMs } from './decay';
 import { effectiveTimeMs } from './filters';
-import { kindFactor, type AnswerKind } from './intent';
+import { kindFactor, ownStems, type AnswerKind } from './intent';
 import { isNamedSpeaker, isQuestion, normalizeSpeaker } from './query';
-import { changeCue, facetsOf, isFacet, type Facet } from '../text';
+import { changeCue, facetsOf, isFacet, withoutSpeakerPrefix, type Facet } from '../text';
 import type { RetrievalUnit } from './types';
 
 export interface UnitTraits {
@@ -39,6 +39,10 @@ export interface UnitTraits {
    * model named). Computed on first use.
    */
   facets(): ReadonlySet<Facet>;
+  /** intent.ts `ownStems`: the content's stems, speaker prefix aside (computed on first use) */
+  stems(): ReadonlySet<string>;
+  /** the numbers the content gives, as written ("10", "27,500", "6:05"; computed on first use) */
+  numbers(): ReadonlySet<string>;
 }
 
 type Content = Pick<RetrievalUnit, 'content'>;
@@ -52,6 +56,8 @@ class Traits implements UnitTraits {
   private dedupe: string | undefined = undefined;
   private kinds: Map<AnswerKind, number> | undefined = undefined;
   private facetSet: ReadonlySet<Facet> | undefined = undefined;
+  private stemSet: ReadonlySet<string> | undefined = undefined;
+  private numberSet: ReadonlySet<string> | undefined = undefined;
 
   constructor(private readonly unit: RetrievalUnit) {
     this.question = isQuestion(unit.content);
@@ -75,6 +81,14 @@ class Traits implements UnitTraits {
     let f = this.kinds?.get(kind);
     if (f === undefined) (this.kinds ??= new Map()).set(kind, (f = kindFactor(kind, this.unit.content)));
     return f;
+  }
+
+  stems(): ReadonlySet<string> {
+    return (this.stemSet ??= ownStems(this.unit.content));
+  }
+
+  numbers(): ReadonlySet<string> {
+    return (this.numberSet ??= new Set(withoutSpeakerPrefix(this.unit.content).match(/\d+(?:[.,:]\d+)*/g) ?? []));
   }
 
   facets(): ReadonlySet<Facet> {
