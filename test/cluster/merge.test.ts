@@ -10,7 +10,7 @@
 import { randomUUID } from 'node:crypto';
 import { api, API_KEY, TestCluster, waitFor } from '../helpers/cluster';
 import { runStrata } from '../helpers/cli';
-import { checkExactlyOnce, startWriters } from './writers';
+import { checkExactlyOnce, startWriters, stopWritersAndCluster } from './writers';
 import { rangesOf, rangesSettled, replicasCaughtUp, startProber, userRecordsOnDisk } from './ranges';
 
 jest.setTimeout(600_000);
@@ -24,17 +24,7 @@ describe('merge two groups by command, under writes', () => {
       env: { STRATA__CLUSTER__REPLICATION_FACTOR: '3', STRATA__CLUSTER__PLACEMENT_INTERVAL_MS: '300' },
     });
   });
-  afterAll(async () => {
-    // a failed writer's error must not skip the cluster's stop (its nodes ran on into the next test file)
-    try {
-      await writing?.stop(); // a failed run's writers: stopped, not left writing to stopped nodes
-    } catch (err) {
-      console.error(`a writer failed: ${String(err)}\nthe nodes' errors:\n${cluster?.errorLog() ?? ''}`); // a 500's cause, by its request id
-      throw err;
-    } finally {
-      await cluster?.stop();
-    }
-  });
+  afterAll(() => stopWritersAndCluster(writing, cluster));
 
   it('moves the neighbour\'s whole range into the group; every acknowledged write is afterwards in it exactly once', async () => {
     await waitFor('the key ranges recorded', async () => (await rangesOf(cluster, 1)).key_ranges.recorded, 60_000, 200);

@@ -11,7 +11,7 @@ import { randomUUID } from 'node:crypto';
 import { fnv1a32, groupOfUser, rangeKey, type KeyRangeTable } from '@strata/store';
 import { api, API_KEY, TestCluster, waitFor } from '../helpers/cluster';
 import { runStrata } from '../helpers/cli';
-import { checkExactlyOnce, startWriters } from './writers';
+import { checkExactlyOnce, startWriters, stopWritersAndCluster } from './writers';
 import { rangesOf, rangesSettled, replicasCaughtUp, userRecordsOnDisk } from './ranges';
 
 jest.setTimeout(600_000);
@@ -27,14 +27,7 @@ describe('abort a split in flight', () => {
       env: { STRATA__CLUSTER__REPLICATION_FACTOR: '3', STRATA__CLUSTER__PLACEMENT_INTERVAL_MS: '300' },
     });
   });
-  afterAll(async () => {
-    // a failed writer's error must not skip the cluster's stop (its nodes ran on into the next test file)
-    try {
-      await writing?.stop(); // a failed run's writers: stopped, not left writing to stopped nodes
-    } finally {
-      await cluster?.stop();
-    }
-  });
+  afterAll(() => stopWritersAndCluster(writing, cluster));
 
   it('gives the moving users back to the old group while the new group is unreachable, then splits again at the median', async () => {
     await waitFor('the key ranges recorded', async () => (await rangesOf(cluster, 1)).key_ranges.recorded, 90_000, 200);

@@ -77,3 +77,19 @@ export async function checkReplicas(cluster: TestCluster, writers: Writer[], gro
   }
   return problems;
 }
+
+/**
+ * A fault test's teardown: its writers first (not left writing to stopped nodes), then its cluster, even
+ * when a writer failed (the nodes would run on into the next test file). A failed writer's error is
+ * printed with the nodes' error lines (a 500's cause, by its request id) and rethrown.
+ */
+export async function stopWritersAndCluster(writing: { stop(): Promise<void> } | undefined, cluster: TestCluster | undefined): Promise<void> {
+  try {
+    await writing?.stop();
+  } catch (err) {
+    console.error(`a writer failed: ${String(err)}\nthe nodes' errors:\n${cluster?.errorLog() ?? ''}`);
+    throw err;
+  } finally {
+    await cluster?.stop();
+  }
+}
