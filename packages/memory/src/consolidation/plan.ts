@@ -267,7 +267,6 @@ export async function planConsolidation(input: ConsolidationInput): Promise<Cons
   return plan;
 }
 
-/** The entries of flattened JSON ("booking: ZX81K; seat: 23C"), as [field path, value] in order; null for an entry with no field. */
 /**
  * A record's state after a later output of it: the old entries in their order, each taking the new
  * value where the output gives the field, then the fields only the output has. An output that holds
