@@ -20,6 +20,7 @@ import { draftEvents, newDiscourseState, type StatementDraft } from './drafts';
 import { STATE_FACETS, type Facet } from '../text';
 import { endingNames, recordEntries, recordKey, restatesChangedFields, restatesValue, slotAttributes, slotOf, updatesTopic, type Slot } from './updates';
 import { llmDrafts } from './llm-extract';
+import { openingName } from './discourse';
 import { assertPlanCoversEvents } from './invariants';
 import type { ConsolidationInput, ConsolidationOptions, ConsolidationPlan, NewUnit, Reinforcement, Retirement } from './types';
 
@@ -67,6 +68,7 @@ export async function planConsolidation(input: ConsolidationInput): Promise<Cons
   // 6-8, 11: content, valid time, keywords, subject/attribute, importance.
   const previousFact = new Map<string, SubjectAttribute>(); // per speaker, for "actually, it's Y"
   const names = discourse.names;
+  const openedBy = (text: string) => openingName(text, names)?.toLowerCase();
   const prepared: Prepared[] = front.drafts.map((d) => {
     const t = resolveTemporal(d.text, d.event.valid_time);
     const subject = normalizeSubject(d.speaker);
@@ -198,13 +200,15 @@ export async function planConsolidation(input: ConsolidationInput): Promise<Cons
 
     // 8c: updates of a topic (updates.ts updatesTopic), among the statements most like this one.
     if (!p.fact && p.slot?.cue !== 'end') {
-      const next = { text: p.draft.text, owner: ownerOf(p.draft.speaker, p.slot?.subject) };
+      // whose the statements are: a slot's subject, else the person a statement opens with ("Anjali moved
+      // the wedding to March 14" is Anjali's, like "my sister Anjali just got engaged"), else the speaker's
+      const next = { text: p.draft.text, owner: ownerOf(p.draft.speaker, p.slot?.subject ?? openedBy(p.draft.text)) };
       // beside the vector-nearest, the statements sharing its words: "I'm home Mondays and Wednesdays now,
       // nursery changed its pickup days" is far, as vectors go, from "WFH Tue/Thu from now on, nursery pickup"
       const sharing = input.findSharingWords ? await input.findSharingWords(userId, p.draft.text, opts.candidateK) : [];
       for (const u of [...batchSimilar.map((s) => s.unit), ...similar.map((s) => s.unit), ...sharing]) {
         if (supersedes.some((x) => x.id === u.id) || u.references.includes(eventId) || !isCurrent(u) || u.memory_type !== 'factual') continue;
-        if (updatesTopic(next, { text: withoutPrefix(u), owner: ownerOf(u.speaker, u.subject) })) supersedes.push(u);
+        if (updatesTopic(next, { text: withoutPrefix(u), owner: ownerOf(u.speaker, u.subject ?? openedBy(withoutPrefix(u))) })) supersedes.push(u);
       }
     }
     if (supersedes.length === 0) {

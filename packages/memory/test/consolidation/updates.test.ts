@@ -232,3 +232,14 @@ describe('typedValues: weekdays', () => {
     expect(updatesTopic({ text: "I'm home Tuesdays and Thursdays now, nursery changed its pickup time", owner: 'dmitri' }, old)).toBe(false);
   });
 });
+
+describe('topic updates of a named person', () => {
+  it('are that person\'s whoever tells them: "Anjali moved the wedding" updates "my sister Anjali … wedding is next February"', async () => {
+    const { run, current } = setup();
+    const ravi = (text: string, day: string) => event(`Ravi: ${text}`, { ...at(day), metadata: { speaker: 'Ravi' } });
+    await run([ravi('my sister Anjali just got engaged btw, wedding is in Jaipur next February', '2025-03-02')]);
+    const p = await run([ravi('Anjali moved the wedding to March 14, venue clash', '2025-06-20')]);
+    expect(p.retired).toHaveLength(1);
+    expect(current().some((c) => c.includes('next February'))).toBe(false);
+  });
+});
