@@ -105,9 +105,20 @@ export function namesUsedIn(texts: string[]): Set<string> {
  * moved …", "Omar got …". `names` are the names the conversation uses.
  */
 export function openingName(statement: string, names: ReadonlySet<string>): string | null {
-  const m = /^(?:(?:my|our|his|her|their)\s+(?:\p{Ll}+\s+){0,2})?(\p{Lu}\p{Ll}+)(?:'s)?\b/u.exec(statement.trim());
+  const m = /^(?:(?:my|our|his|her|their)\s+(?:\p{Ll}+\s+){0,2})?(\p{Lu}\p{Ll}+)(?:'s)?\b/u.exec(withoutReaction(statement.trim()));
   if (!m || !names.has(m[1])) return null;
   return m[1];
+}
+
+/**
+ * A reaction or interjection a chat turn opens with before its news: "nice. oh my sister Anjali just got
+ * engaged", "lol ok. Anjali moved the wedding", "wow! btw Omar got the job". One or two words closed by
+ * punctuation, then interjections.
+ */
+const REACTION_OPENER = /^(?:(?!(?:dr|mr|mrs|ms|prof|st|mt)\.)[\p{L}']+(?:\s+[\p{L}']+)?[.!,]+\s+)?(?:(?:oh|ah|btw|fyi|so|also|and|anyway|well|ok|okay|lol|omg|haha|hey|guess what)[,!.]?\s+)*/iu;
+
+function withoutReaction(statement: string): string {
+  return statement.slice(REACTION_OPENER.exec(statement)?.[0].length ?? 0);
 }
 
 const PRONOUN_OPENER = /^(she|he)(?:'s|'d|'ll)?\b/i;

@@ -33,7 +33,10 @@ export function splitSentences(text: string): string[] {
 }
 
 function isBoundary(sentence: string, next: string): boolean {
-  if (!/^["'([]?[\p{Lu}\p{N}]/u.test(next)) return false; // the next sentence starts with a capital or digit
+  // the next sentence starts with a capital or digit; in a chat also with a small letter after a full
+  // stop ("I handed in my notice at the bakery. starting as a designer next month"), when the sentence
+  // before is one of its own (three words or more) and ends no abbreviation
+  if (!/^["'([]?[\p{Lu}\p{N}]/u.test(next)) return /^\p{Ll}/u.test(next) && !CONTINUATION.test(next) && /[^.]\.$/.test(sentence) && wordCount(sentence) >= 3 && !endsWithAbbreviation(sentence);
   if (!/\.["')\]]*$/.test(sentence)) return true; // ! ? … always end a sentence before a capital
   const lastToken = (sentence.match(/(\S+)$/)?.[1] ?? '').replace(/["')\]]+$/, '').replace(/\.+$/, '').toLowerCase();
   const bare = lastToken.replace(/^[("'[]+/, '');
@@ -42,6 +45,15 @@ function isBoundary(sentence: string, next: string): boolean {
   if (ABBREVIATIONS.has(bare)) return /^["'([]?\p{Lu}/u.test(next);
   if (/^\p{Lu}$/u.test(bare)) return false; // an initial: "J. R. R. Tolkien"
   return true;
+}
+
+/** A small word that carries the sentence on rather than opening one ("… this one. and that"). */
+const CONTINUATION = /^(?:and|or|but|so|then|which|who|that|because|as|than|nor|if|etc)\b/;
+
+/** Does the sentence end with an abbreviation or an initial ("Dr.", "etc.", "J.")? */
+function endsWithAbbreviation(sentence: string): boolean {
+  const bare = (sentence.match(/(\S+)$/)?.[1] ?? '').replace(/\.+$/, '').replace(/^[("'[]+/, '').toLowerCase();
+  return ABBREVIATIONS.has(bare) || /^\p{L}$/u.test(bare) || /\.\p{L}$/u.test(bare);
 }
 
 function push(out: string[], s: string): void {

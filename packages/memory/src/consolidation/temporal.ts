@@ -66,26 +66,39 @@ function validDate(y: number, m: number, d: number): Date | null {
   return date.getUTCMonth() === m && date.getUTCDate() === d && m >= 0 ? date : null;
 }
 
-type Rule = { re: RegExp; resolve: (m: RegExpExecArray, anchor: Date) => Omit<Hit, 'index' | 'end' | 'expression'> | null };
+/** The next `month`/`day` on or after the anchor's day: a plan's date ("moved the wedding to March 14" said in June is next March's). */
+function upcomingYear(anchor: Date, month: number, day: number): Date {
+  const today = Date.UTC(anchor.getUTCFullYear(), anchor.getUTCMonth(), anchor.getUTCDate());
+  const date = new Date(Date.UTC(anchor.getUTCFullYear(), month, day));
+  return date.getTime() >= today ? date : new Date(Date.UTC(anchor.getUTCFullYear() + 1, month, day));
+}
+
+/**
+ * Words that put a statement's dates ahead of it: a plan, a move of a plan, a deadline. A month and day
+ * said with them is the next such day, not the nearest (which may be behind).
+ */
+const FUTURE_CUE = /\b(?:will|going to|gonna|moved (?:[\p{L}']+ ){0,3}to|pushed (?:back )?to|postponed|rescheduled|brought forward|booked|scheduled|planned|upcoming|due|deadline|has to be done|starts on|starting on|flying|fly out|leaving on)\b|'ll\b/iu;
+
+type Rule = { re: RegExp; resolve: (m: RegExpExecArray, anchor: Date, ahead: boolean) => Omit<Hit, 'index' | 'end' | 'expression'> | null };
 
 const RULES: Rule[] = [
   { re: /\b(\d{4})-(\d{2})-(\d{2})\b/g, resolve: (m) => {
     const d = validDate(+m[1], +m[2] - 1, +m[3]);
     return d && { date: d, granularity: 'day', relative: false };
   } },
-  { re: new RegExp(`\\b(\\d{1,2})(?:st|nd|rd|th)?\\s+(?:of\\s+)?${MONTH_RE}(?:,?\\s+(\\d{4}))?\\b`, 'gi'), resolve: (m, a) => {
+  { re: new RegExp(`\\b(\\d{1,2})(?:st|nd|rd|th)?\\s+(?:of\\s+)?${MONTH_RE}(?:,?\\s+(\\d{4}))?\\b`, 'gi'), resolve: (m, a, ahead) => {
     if (m[2] === 'may' || m[2] === 'mar') return null; // lowercase "may"/"mar" are words, not months
     const month = monthIndex(m[2]);
     if (m[3]) { const d = validDate(+m[3], month, +m[1]); return d && { date: d, granularity: 'day', relative: false }; }
     if (!validDate(a.getUTCFullYear(), month, +m[1]) && !(month === 1 && +m[1] === 29)) return null;
-    return { date: nearestYear(a, month, +m[1]), granularity: 'day', relative: true };
+    return { date: (ahead ? upcomingYear : nearestYear)(a, month, +m[1]), granularity: 'day', relative: true };
   } },
-  { re: new RegExp(`\\b${MONTH_RE}\\s+(\\d{1,2})(?:st|nd|rd|th)?\\b(?:,?\\s+(\\d{4})\\b)?`, 'gi'), resolve: (m, a) => {
+  { re: new RegExp(`\\b${MONTH_RE}\\s+(\\d{1,2})(?:st|nd|rd|th)?\\b(?:,?\\s+(\\d{4})\\b)?`, 'gi'), resolve: (m, a, ahead) => {
     if (m[1] === 'may' || m[1] === 'mar') return null;
     const month = monthIndex(m[1]);
     if (m[3]) { const d = validDate(+m[3], month, +m[2]); return d && { date: d, granularity: 'day', relative: false }; }
     if (+m[2] < 1 || +m[2] > 31) return null;
-    return { date: nearestYear(a, month, +m[2]), granularity: 'day', relative: true };
+    return { date: (ahead ? upcomingYear : nearestYear)(a, month, +m[2]), granularity: 'day', relative: true };
   } },
   { re: /\b(?:the\s+)?day\s+before\s+yesterday\b/gi, resolve: (_m, a) => ({ date: addDays(a, -2), granularity: 'day', relative: true }) },
   { re: /\b(?:the\s+)?day\s+after\s+tomorrow\b/gi, resolve: (_m, a) => ({ date: addDays(a, 2), granularity: 'day', relative: true }) },
@@ -133,10 +146,11 @@ export function findTemporalExpressions(text: string, anchorIso: string): Hit[] 
   const anchor = new Date(anchorIso);
   if (Number.isNaN(anchor.getTime())) throw new Error(`invalid anchor time: ${anchorIso}`);
   const hits: Hit[] = [];
+  const ahead = FUTURE_CUE.test(text);
   for (const rule of RULES) {
     rule.re.lastIndex = 0;
     for (const m of text.matchAll(rule.re)) {
-      const r = rule.resolve(m as RegExpExecArray, anchor);
+      const r = rule.resolve(m as RegExpExecArray, anchor, ahead);
       if (r) hits.push({ ...r, index: m.index ?? 0, end: (m.index ?? 0) + m[0].length, expression: m[0] });
     }
   }

@@ -11,7 +11,7 @@
  *    statements that name what ended are retired (they share a content word with the statement).
  * Without a cue nothing is retired: "I love my job at the cafe" adds to "I work at the cafe".
  */
-import { capitalizedWords, facetGroup, facetsInOrder, facetWords, specificValues, STATE_FACETS, STOPWORDS, stemPlural, withoutSpeakerPrefix, words, type Facet } from '../text';
+import { capitalizedWords, endedClause, facetGroup, facetsInOrder, facetWords, specificValues, STATE_FACETS, STOPWORDS, stemPlural, valueStem, withoutSpeakerPrefix, words, type Facet } from '../text';
 import { openingName } from './discourse';
 import { changeCue, type ChangeCue } from '../text';
 
@@ -90,10 +90,14 @@ export function objectStems(text: string): Set<string> {
   return new Set(words(body.toLowerCase()).filter((w) => w.length > 2 && !STOPWORDS.has(w) && !CUE_WORDS.has(w) && !/^\d/.test(w)).map(stemPlural));
 }
 
-/** Does an ending ("I quit the cafe") name what `old` states ("Long shift at the cafe")? */
+/**
+ * Does an ending ("I quit the cafe") name what `old` states ("Long shift at the cafe")? Only the clause
+ * that says what ended is read: "sold my bike too, I take the train to the office now" ends the bike
+ * (and so "I cycle to work": one value, two words), not "their office is in Cardiff".
+ */
 export function endingNames(ending: string, old: string): boolean {
-  const a = objectStems(ending);
-  for (const w of objectStems(old)) if (a.has(w)) return true;
+  const a = new Set([...objectStems(endedClause(ending) ?? ending)].map(valueStem));
+  for (const w of objectStems(old)) if (a.has(valueStem(w))) return true;
   return false;
 }
 

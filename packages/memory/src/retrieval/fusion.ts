@@ -23,7 +23,7 @@ import { effectiveTimeMs } from './filters';
 import { expandGraph, type ExpansionOptions } from './graph';
 import { normalizeSpeaker, type TimeRange } from './query';
 import { matchedTerms, type QueryIntent } from './intent';
-import { endsWithNewValue, isFacet } from '../text';
+import { endsWithNewValue, isFacet, SINGLE_VALUED_FACETS, type Facet } from '../text';
 import { traitsOf, type UnitTraits } from './unit-traits';
 import type { Neighbors, RankedList, RetrievalUnit, ScoredUnit, ScoreSignals } from './types';
 
@@ -225,7 +225,8 @@ export function fuse<U extends RetrievalUnit>(input: FusionInput<U>): ScoredUnit
   const timeFocus = o.timeFocus && o.timeFocus.ranges.length > 0 && o.timeFocus.factor < 1
     ? { ranges: o.timeFocus.ranges, factor: Math.max(0, o.timeFocus.factor) } : null;
   const intent = o.answerFocus ?? null;
-  const versions = intent && intent.tense !== 'past' ? findVersions(fused, visible, intent, focus?.named ?? null) : null;
+  const askedFacets = singleValuedOf(o.facetFocus?.facets);
+  const versions = intent && intent.tense !== 'past' ? findVersions(fused, visible, intent, focus?.named ?? null, askedFacets) : null;
   let facetFocus = o.facetFocus && o.facetFocus.facets.size > 0 && o.facetFocus.factor < 1 ? o.facetFocus : null;
   if (facetFocus) {
     const wanted = facetFocus.facets;
@@ -382,7 +383,7 @@ const VERSION_POOL = 12;
  * both must be about the same person (every statement of a chat shares a name). A question about now
  * wants the later one (`earlier` are scaled down), one about before the earlier (`later` are).
  */
-function findVersions<U extends RetrievalUnit>(fused: Map<string, Fused>, visible: (id: string) => U | undefined, intent: QueryIntent, named: ReadonlySet<string> | null): { earlier: Set<string>; later: Set<string> } {
+function findVersions<U extends RetrievalUnit>(fused: Map<string, Fused>, visible: (id: string) => U | undefined, intent: QueryIntent, named: ReadonlySet<string> | null, askedFacets: ReadonlySet<Facet>): { earlier: Set<string>; later: Set<string> } {
   const earlier = new Set<string>();
   const later = new Set<string>();
   const terms = intent.terms.filter((t) => !named || !named.has(t));
@@ -405,6 +406,9 @@ function findVersions<U extends RetrievalUnit>(fused: Map<string, Fused>, visibl
         for (const w of a.m) if (!b.m.has(w)) missing++;
         same = missing === 0 || (missing === 1 && a.m.size >= 2 && b.cue !== null);
       }
+      if (!same && askedFacets.size > 0 && a.who !== null && a.who === b.who && b.cue === 'update') {
+        same = sharesAskedFacet(a.traits, b.traits, askedFacets);
+      }
       if (same && !confirms(saidWords(b.traits, terms), saidWords(a.traits, terms))) {
         earlier.add(a.u.id);
         later.add(b.u.id);
@@ -413,6 +417,20 @@ function findVersions<U extends RetrievalUnit>(fused: Map<string, Fused>, visibl
   }
   for (const id of earlier) later.delete(id); // a middle version is neither the first nor the last
   return { earlier, later };
+}
+
+/** The single-valued facets among those a question asks about: a person holds one value of each at a time. */
+function singleValuedOf(facets: ReadonlySet<string> | undefined): ReadonlySet<Facet> {
+  const out = new Set<Facet>();
+  for (const f of facets ?? []) if (isFacet(f) && SINGLE_VALUED_FACETS.has(f)) out.add(f);
+  return out;
+}
+
+/** Do two statements both speak of one of the asked (single-valued) facets? */
+function sharesAskedFacet(a: UnitTraits, b: UnitTraits, asked: ReadonlySet<Facet>): boolean {
+  const fb = b.facets();
+  for (const f of a.facets()) if (asked.has(f) && fb.has(f)) return true;
+  return false;
 }
 
 /** What a statement says beyond the question's words: its content stems and its numbers. */

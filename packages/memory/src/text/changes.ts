@@ -19,6 +19,18 @@ export function changeCue(text: string): ChangeCue | null {
 }
 
 /**
+ * The part of a statement that says what ended: its clauses but those that give the value holding now
+ * ("sold my bike too, I take the train to the office now" → "sold my bike too"; "handed in my notice at
+ * the café, last shift is friday" stays whole). Null when the statement announces no ending. What ended
+ * is named there; the clause with the new value may name other things ("the office").
+ */
+export function endedClause(text: string): string | null {
+  if (!END_CUE.test(text)) return null;
+  const clauses = text.split(/[,;:.!?()]+|\s(?:but|and then|so)\s|\s[-–—]\s/);
+  return clauses.map((c) => c.trim()).filter((c) => c !== '' && (END_CUE.test(c) || !UPDATE_CUE.test(c))).join(', ');
+}
+
+/**
  * Does a statement that something ended also give the value that holds now ("I drink green tea in the
  * mornings now, I gave up coffee")? Then it answers a question about now; an ending alone ("I quit the
  * cafe") does not.

@@ -59,6 +59,7 @@ const PHRASES: [RegExp, Facet][] = [
   [/\bphone number\b|\be-?mail address\b|\bmobile number\b|\bnew number\b|[\w.+-]+@[\w-]+\.[\w.-]+|\baddress\b(?=[^!?\n]{0,60}@)|\b(?:my|your|his|her|their|the|account|work|new|old) e-?mail\b(?!ed)/, 'contact'],
   [/\bplant[- ]based\b|\bgluten[- ]free\b|\bdairy[- ]free\b|\bcut out (?:meat|sugar|dairy|carbs)\b/, 'diet'],
   [/\bwould (?:rather|choose)\b|\bgoes for\b|\bgo for\b/, 'preference'],
+  [/\b(?:which|what) days?\b|\bdays? of the week\b|\bon (?:which|what) days?\b/, 'schedule'],
 ];
 
 /** Each phrase as a global expression (its own flags kept: the role phrase needs `u`), built once. */
@@ -165,6 +166,23 @@ export function facetsInOrder(text: string): Facet[] {
     if (facet) note(facet, Math.max(0, i));
   }
   return [...at.entries()].sort((a, b) => a[1] - b[1]).map(([f]) => f);
+}
+
+/**
+ * Values written in more than one way, by stem: riding a bike is cycling, a car is driving. The key is
+ * the one stem both readings compare by (`valueStem`), so "sold my bike" names what "I cycle to work"
+ * said. Only values of the facets whose words are their values (commute, diet, drink).
+ */
+const VALUE_ALIASES: Record<string, string> = Object.fromEntries([
+  ...['bike', 'bikes', 'bicycle', 'cycle', 'cycles', 'cycling', 'cycled', 'biking', 'ride'].map((w) => [w, 'bike']),
+  ...['car', 'cars', 'drive', 'drives', 'driving', 'drove'].map((w) => [w, 'car']),
+  ...['train', 'trains', 'rail'].map((w) => [w, 'train']),
+  ...['metro', 'subway', 'tube', 'underground'].map((w) => [w, 'metro']),
+].map(([w, k]) => [stem(w), k]));
+
+/** The stem a value compares by (given a word or any stem of it): its alias key, else the stem itself. */
+export function valueStem(s: string): string {
+  return VALUE_ALIASES[s] ?? VALUE_ALIASES[stem(s)] ?? s;
 }
 
 /**

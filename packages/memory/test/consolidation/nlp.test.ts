@@ -112,6 +112,11 @@ describe('resolveTemporal (anchor Monday 2023-05-08T13:56Z)', () => {
   it('does not annotate twice', () => {
     expect(resolveTemporal('yesterday (2023-05-07)', A).text).toBe('yesterday (2023-05-07)');
   });
+  it('a month and day said of a plan is the next such day, not the nearest one behind', () => {
+    expect(resolveTemporal('Anjali moved the wedding to March 14, it is in Udaipur now', A).text).toBe('Anjali moved the wedding to March 14 (2024-03-14), it is in Udaipur now');
+    expect(resolveTemporal("the launch is rescheduled to 2 February", A).text).toBe('the launch is rescheduled to 2 February (2024-02-02)');
+    expect(resolveTemporal('I quit on March 14', A).text).toBe('I quit on March 14 (2023-03-14)');
+  });
 });
 
 describe('extractSubjectAttribute', () => {

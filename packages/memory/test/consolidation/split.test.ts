@@ -10,8 +10,17 @@ describe('splitSentences', () => {
     expect(splitSentences('I woke at 7 a.m. Then I ran. We met on Jan. 5 at noon.')).toEqual(['I woke at 7 a.m.', 'Then I ran.', 'We met on Jan. 5 at noon.']);
   });
 
-  it('does not split before a lowercase word, and splits lines', () => {
+  it('does not split before a lowercase word that carries the sentence on, and splits lines', () => {
     expect(splitSentences('e.g. this one. and that\nNew line')).toEqual(['e.g. this one. and that', 'New line']);
+  });
+
+  it('splits a chat\'s sentence that starts in lowercase after a full stop, not after a reaction, an ellipsis or an abbreviation', () => {
+    expect(splitSentences('big news: I handed in my notice at the bakery. starting as a junior designer next month'))
+      .toEqual(['big news: I handed in my notice at the bakery.', 'starting as a junior designer next month']);
+    expect(splitSentences('haha. still at the bakery in Bristol')).toEqual(['haha. still at the bakery in Bristol']);
+    expect(splitSentences('their office is in Cardiff so... we\'ll see')).toEqual(['their office is in Cardiff so... we\'ll see']);
+    expect(splitSentences('I paid approx. ten euros for it')).toEqual(['I paid approx. ten euros for it']);
+    expect(splitSentences('we met at 3 p.m. near the station')).toEqual(['we met at 3 p.m. near the station']);
   });
 });
 

@@ -3,6 +3,9 @@
  * what a user's chat changes, the old value retires; what it does not change, stays.
  */
 import { planConsolidation, type ConsolidationInput, type ConsolidationPlan } from '../../src/consolidation';
+import { endingNames } from '../../src/consolidation/updates';
+import { openingName } from '../../src/consolidation/discourse';
+import { endedClause } from '../../src/text';
 import { HashEmbedder } from './hash-embedder';
 import { MemoryFixture, counter, event } from './fixtures';
 
@@ -241,5 +244,31 @@ describe('topic updates of a named person', () => {
     const p = await run([ravi('Anjali moved the wedding to March 14, venue clash', '2025-06-20')]);
     expect(p.retired).toHaveLength(1);
     expect(current().some((c) => c.includes('next February'))).toBe(false);
+  });
+});
+
+describe('endings said beside the new value', () => {
+  const mei = (text: string, day: string, i = 0) => event(`Mei: ${text}`, { ...at(day, i), metadata: { speaker: 'Mei' } });
+
+  it('retire what the ended clause names, under any of its names ("sold my bike" ends "I cycle"), not what the new value\'s clause names', async () => {
+    const { run, current } = setup();
+    await run([mei('I cycle to work every day now, it\'s only 15 min', '2025-01-12'), mei('their office is in Cardiff so we will see', '2025-03-30', 1)]);
+    const p = await run([mei('sold my bike too, I take the train to the office now', '2025-06-08')]);
+    expect(p.retired).toHaveLength(1);
+    expect(current()).toEqual(['Mei: sold my bike too, I take the train to the office now', 'Mei: their office is in Cardiff so we will see']);
+  });
+
+  it('read every clause of an ending that gives no new value ("handed in my notice at the café, last shift is friday")', () => {
+    expect(endingNames('handed in my notice at the café, last shift is friday', 'double shift at the coffee place on sat')).toBe(true);
+    expect(endedClause('sold my bike too, I take the train to the office now')).toBe('sold my bike too');
+    expect(endedClause('I take the train to the office now')).toBeNull();
+  });
+
+  it('a plan moved by a name opening after a reaction is that person\'s ("nice. oh my sister Anjali …"), a title is no reaction', () => {
+    const names = new Set(['Anjali', 'Aydın']);
+    expect(openingName('nice. oh my sister Anjali just got engaged, wedding is in Jaipur', names)).toBe('Anjali');
+    expect(openingName('lol ok. Anjali moved the wedding', names)).toBe('Anjali');
+    expect(openingName('Dr. Aydın switched me to metformin', names)).toBeNull();
+    expect(openingName('I met Anjali', names)).toBeNull();
   });
 });

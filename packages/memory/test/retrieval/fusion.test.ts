@@ -4,6 +4,7 @@ import { buildAdjacency, expandGraph, neighborsOf } from '../../src/retrieval/gr
 import type { RankedList } from '../../src/retrieval/types';
 import { unit } from './helpers';
 import { queryIntent } from '../../src/retrieval/intent';
+import { facetsOf } from '../../src/text';
 
 const NOW = Date.parse('2024-01-01T00:00:00.000Z');
 
@@ -94,6 +95,19 @@ describe('fuse', () => {
     const doubled = unit({ id: 'doubled', content: "Ama: Mum's GP doubled the amlodipine to 10mg for the blood pressure", valid_time: '2023-03-01T00:00:00.000Z' });
     const now = fuse({ ...setup([dose, doubled]), lists: [list('vector', ['dose', 'doubled']), list('text', ['dose', 'doubled'])], options: { ...base, answerFocus: queryIntent('How much amlodipine does Mum take now?') } });
     expect(now.map((r) => [r.unit.id, r.signals.boosts])).toEqual([['doubled', []], ['dose', ['earlier_version']]]);
+  });
+
+  it('for a question about now, a later statement of the same person on the asked single-valued kind of fact is the newer version, though it shares no word of the question', () => {
+    const old = unit({ id: 'old', content: 'I can train Monday, Wednesday and Saturday mornings.', speaker: 'user', valid_time: '2025-01-05T00:00:00.000Z' });
+    const moved = unit({ id: 'moved', content: 'I moved my runs to Tuesday, Thursday and Sunday because of my new job schedule.', speaker: 'user', valid_time: '2025-06-01T00:00:00.000Z' });
+    const q = 'Which days does Hana train now?';
+    const options = { ...base, answerFocus: queryIntent(q), facetFocus: { facets: facetsOf(q), factor: 0.8 } };
+    const out = fuse({ ...setup([old, moved]), lists: [list('vector', ['old', 'moved']), list('text', ['moved', 'old'])], options });
+    expect(out.map((r) => [r.unit.id, r.signals.boosts])).toEqual([['moved', []], ['old', ['earlier_version']]]);
+    // another person's statement of the kind is no version of this one
+    const band = unit({ id: 'band', content: 'I moved my runs to Tuesday, Thursday and Sunday because of my new job schedule.', speaker: 'Bea', valid_time: '2025-06-01T00:00:00.000Z' });
+    const other = fuse({ ...setup([old, band]), lists: [list('vector', ['old', 'band']), list('text', ['band', 'old'])], options });
+    expect(other.map((r) => [r.unit.id, r.signals.boosts])).toEqual([['band', []], ['old', []]]);
   });
 
   it('gives 1.0 only to a unit ranked first everywhere, at full recency and importance', () => {
