@@ -263,7 +263,7 @@ export function fuse<U extends RetrievalUnit>(input: FusionInput<U>): ScoredUnit
       boosts.push('question');
     }
     if (intent) {
-      const kf = traits.kindFactor(intent.kind);
+      const kf = traits.kindFactorBeyond(intent.kind, intent.names);
       if (kf < 1) {
         score *= kf;
         boosts.push(`not_${intent.kind}`);

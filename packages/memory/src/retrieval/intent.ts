@@ -25,6 +25,8 @@ export interface QueryIntent {
   kind: AnswerKind;
   /** the query's content words (stems), question words, tense words and names aside */
   terms: string[];
+  /** the names the query gives (`namesIn`): a statement naming only them names no one else */
+  names: ReadonlySet<string>;
 }
 
 const QUESTION_STEMS = new Set(contentStems('what which who whom whose when where why how now these days currently still today nowadays moment do does did is are was were have has had'));
@@ -56,7 +58,7 @@ export function queryIntent(query: string): QueryIntent {
   if (asksAboutHistory(q) || EARLIER.test(q)) tense = 'history';
   else if (PAST_VERB.test(q) && !/\b(?:now|these days|currently|still)\b/i.test(q)) tense = 'past';
   else if (!PRESENT.test(q) && PAST_VERB.test(q)) tense = 'past';
-  return { tense, kind: answerKind(q), terms: queryTerms(q) };
+  return { tense, kind: answerKind(q), terms: queryTerms(q), names: namesIn(q) };
 }
 
 function answerKind(q: string): AnswerKind {
@@ -82,6 +84,37 @@ export function namesSomeone(content: string): boolean {
   const first = (tokens[0] ?? '').replace(/[^\p{L}]+$/u, '');
   if (/^\p{Lu}\p{Ll}+$/u.test(first) && !STOPWORDS.has(first.toLowerCase())) return true;
   return tokens.slice(1).some((t) => /^[("']?\p{Lu}\p{Ll}/u.test(t));
+}
+
+const MONTH_OR_WEEKDAY_NAME = /^(?:jan(?:uary)?|feb(?:ruary)?|mar(?:ch)?|apr(?:il)?|may|june?|july?|aug(?:ust)?|sep(?:t(?:ember)?)?|oct(?:ober)?|nov(?:ember)?|dec(?:ember)?|(?:mon|tues|wednes|thurs|fri|satur|sun)days?)$/;
+
+/**
+ * The names a text gives, lowercased: its capitalized words (the speaker prefix aside) that are no
+ * stopword, month or weekday, possessives cut ("Claire's" → "claire").
+ */
+export function namesIn(content: string): Set<string> {
+  const out = new Set<string>();
+  for (const token of withoutSpeakerPrefix(content).split(/\s+/)) {
+    const word = token.replace(/^[^\p{L}]+/u, '').replace(/(?:['’]s)?[^\p{L}]*$/u, '');
+    if (!/^\p{Lu}\p{Ll}/u.test(word)) continue;
+    const lower = word.toLowerCase();
+    if (!STOPWORDS.has(lower) && !MONTH_OR_WEEKDAY_NAME.test(lower)) out.add(lower);
+  }
+  return out;
+}
+
+/**
+ * `kindFactor` when the question names people: "Who did Abuela stay with?" is not answered by a
+ * statement whose only name is Abuela, nor "Who is Claire's dentist?" by one naming only a Friday in
+ * February; a place likewise must be more than the person asked about. `names` are the statement's
+ * (`namesIn`), `known` the question's.
+ */
+export function kindFactorBeyond(kind: AnswerKind, content: string, names: ReadonlySet<string>, known: ReadonlySet<string>): number {
+  const f = kindFactor(kind, content);
+  if (f < 1 || known.size === 0 || (kind !== 'person' && kind !== 'place') || isQuestion(content)) return f;
+  for (const n of names) if (!known.has(n)) return 1;
+  if (kind === 'place' && (PLACE_AFTER_PREPOSITION.test(withoutSpeakerPrefix(content)) || /\bat home\b/i.test(content))) return 1;
+  return KIND_FACTOR;
 }
 
 /** A place said in lowercase, as chats do: "in porto", "moving to bonfim" ("to" only after a verb of going: "to help" is no place). */

@@ -13,7 +13,7 @@
  */
 import { importanceAnchorMs } from './decay';
 import { effectiveTimeMs } from './filters';
-import { kindFactor, ownStems, type AnswerKind } from './intent';
+import { kindFactor, kindFactorBeyond, namesIn, ownStems, type AnswerKind } from './intent';
 import { isNamedSpeaker, isQuestion, normalizeSpeaker } from './query';
 import { changeCue, facetsOf, isFacet, withoutSpeakerPrefix, type Facet } from '../text';
 import type { RetrievalUnit } from './types';
@@ -33,6 +33,8 @@ export interface UnitTraits {
   dedupeKey(): string;
   /** intent.ts `kindFactor` of the content for this kind of answer (computed on first use per kind) */
   kindFactor(kind: AnswerKind): number;
+  /** intent.ts `kindFactorBeyond`: the same, when the question names `known` */
+  kindFactorBeyond(kind: AnswerKind, known: ReadonlySet<string>): number;
   /**
    * The facets (text/facets.ts) the unit's own words state, and the attribute consolidation (or a
    * model) gave the fact even when no trigger word is in it ("We moved to York" is the residence a
@@ -58,6 +60,7 @@ class Traits implements UnitTraits {
   private facetSet: ReadonlySet<Facet> | undefined = undefined;
   private stemSet: ReadonlySet<string> | undefined = undefined;
   private numberSet: ReadonlySet<string> | undefined = undefined;
+  private nameSet: ReadonlySet<string> | undefined = undefined;
 
   constructor(private readonly unit: RetrievalUnit) {
     this.question = isQuestion(unit.content);
@@ -81,6 +84,12 @@ class Traits implements UnitTraits {
     let f = this.kinds?.get(kind);
     if (f === undefined) (this.kinds ??= new Map()).set(kind, (f = kindFactor(kind, this.unit.content)));
     return f;
+  }
+
+  kindFactorBeyond(kind: AnswerKind, known: ReadonlySet<string>): number {
+    const f = this.kindFactor(kind);
+    if (f < 1 || known.size === 0 || (kind !== 'person' && kind !== 'place')) return f;
+    return kindFactorBeyond(kind, this.unit.content, (this.nameSet ??= namesIn(this.unit.content)), known);
   }
 
   stems(): ReadonlySet<string> {

@@ -1,4 +1,4 @@
-import { carriesTime, kindFactor, queryIntent, KIND_FACTOR } from '../../src/retrieval/intent';
+import { carriesTime, kindFactor, kindFactorBeyond, namesIn, queryIntent, KIND_FACTOR } from '../../src/retrieval/intent';
 import { buildUnitFilter } from '../../src/retrieval/filters';
 
 describe('query intent', () => {
@@ -39,6 +39,20 @@ describe('query intent', () => {
     expect(kindFactor('place', 'Maya: u have to help me find a flat that takes dogs')).toBe(KIND_FACTOR);
     expect(kindFactor('place', 'Olek: i will bring my own cymbals this time, the studio ones are trash')).toBe(KIND_FACTOR);
     expect(kindFactor(null, 'anything')).toBe(1);
+  });
+
+  it('a who or where question is not answered by a statement naming only the people it asks about, or a month or a weekday', () => {
+    const beyond = (q: string, content: string) => {
+      const intent = queryIntent(q);
+      return kindFactorBeyond(intent.kind, content, namesIn(content), intent.names);
+    };
+    expect([...queryIntent("Who is Claire's dentist?").names]).toEqual(['claire']);
+    expect(beyond('Who did Abuela stay with right after her fall?', 'Rosa: Abuela fell last week. She can\'t stay alone anymore')).toBe(KIND_FACTOR);
+    expect(beyond('Who did Abuela stay with right after her fall?', "Rosa: For now she's staying with Tía Marisol in Las Cruces")).toBe(1);
+    expect(beyond("Who is Claire's dentist?", 'assistant: Done: your dentist check-up is now on Friday, February 14 at 8:45.')).toBe(KIND_FACTOR);
+    expect(beyond("Who is Claire's dentist?", "assistant: You're booked with Dr. Okonkwo on Tuesday")).toBe(1);
+    expect(beyond("Where does Lucía's boyfriend work?", 'Lucía: Lucía here, all good')).toBe(KIND_FACTOR);
+    expect(beyond("Where does Lucía's boyfriend work?", 'Lucía: he owns a bakery in Malasaña')).toBe(1);
   });
 
   it('searches superseded units (never forgotten ones) only when asked to', () => {
