@@ -18,6 +18,12 @@ import { capitalizedWords, STOPWORDS } from '../text';
 /** Words that announce news rather than state it, in a lead-in before a colon. */
 const LEAD_IN = /^(?:(?:big|good|great|bad|sad|some|quick|small|little|fun|random|exciting|huge|other|more|latest)\s+)*(?:news|update|updates|thing|things|fact|heads[- ]up|announcement|confession|question|story|status)\b|^(?:btw|fyi|so|well|also|oh and|and|anyway|guess what|ps|p\.s\.|update|news|reminder|note to self)\b/i;
 
+/** Is this the whole of a lead-in ("Update", "Big news", "Heads up", "PS") rather than, say, a speaker's name? */
+export function isLeadIn(words: string): boolean {
+  const m = LEAD_IN.exec(words.trim());
+  return !!m && m[0].length === words.trim().length;
+}
+
 /** "Big news here too: I passed …" → "I passed …"; other statements unchanged. */
 export function stripLeadIn(statement: string): string {
   const m = /^([^:]{1,48}):\s+(\S.*)$/u.exec(statement);

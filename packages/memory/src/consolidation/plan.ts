@@ -199,7 +199,7 @@ export async function planConsolidation(input: ConsolidationInput): Promise<Cons
       .filter((s) => s.unit.retired_at === null);
 
     // 8c: updates of a topic (updates.ts updatesTopic), among the statements most like this one.
-    if (!p.fact && p.slot?.cue !== 'end') {
+    if (p.slot?.cue !== 'end' && !p.fact?.attribute.startsWith('record ')) {
       // whose the statements are: a slot's subject, else the person a statement opens with ("Anjali moved
       // the wedding to March 14" is Anjali's, like "my sister Anjali just got engaged"), else the speaker's
       const next = { text: p.draft.text, owner: ownerOf(p.draft.speaker, p.slot?.subject ?? openedBy(p.draft.text)) };

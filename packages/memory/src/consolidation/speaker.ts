@@ -9,6 +9,7 @@
  * quotable. Events of the plain `user` role get no prefix: there "I" already is the memory's owner.
  */
 import { isEventRole, type EventRecord } from '@strata/store';
+import { isLeadIn } from './discourse';
 
 export interface Speaker {
   /** Who said it: a name, an agent id, or a role (`user`, `assistant`, `tool`, `system`); null if unknown. */
@@ -31,7 +32,8 @@ export function resolveSpeaker(event: Pick<EventRecord, 'role' | 'agent_id' | 'm
     speaker = meta.trim();
     // The same name repeated as a prefix would be said twice.
     if (prefixed && prefixed[1].toLowerCase() === speaker.toLowerCase()) body = text.slice(prefixed[0].length);
-  } else if (prefixed && !isAgentRole(event.role) && !/^(?:https?|mailto|Note|Re|Fwd|Subject|Step \d+)$/i.test(prefixed[1])) {
+  } else if (prefixed && !isAgentRole(event.role) && !/^(?:https?|mailto|Note|Re|Fwd|Subject|Step \d+)$/i.test(prefixed[1]) && !isLeadIn(prefixed[1])) {
+    // ("Update: the move got pushed" is the user's news, not a speaker called Update)
     // An assistant's or a tool's "Booked: …" labels its own text; only people's turns carry a "Name:" of the speaker.
     speaker = prefixed[1];
     body = text.slice(prefixed[0].length);

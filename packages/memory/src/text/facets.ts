@@ -55,7 +55,7 @@ const PHRASES: [RegExp, Facet][] = [
   // a role by its name: "I start in June as a lighting designer", "I'm a data analyst at Carrefour"
   [/\b(?:start\w*|work\w*|hired|employed|job|role|position|joined|promoted|trained|qualified|back)\b[^.!?]{0,40}?\bas an? (?:[\p{L}-]+ )?[\p{L}-]+(?:er|or|ist|yst|ian|eer|ant|ician|ologist|man|woman|person)\b|\b(?:i'm|i am|he's|she's|he is|she is|they're|works as) an? (?:[\p{L}-]+ )?[\p{L}-]+(?:er|or|ist|yst|ian|eer|ant|ologist)\b(?= at | for | in |[.!,]|$)/u, 'occupation'],
   [/\b(?:handed in|gave|give) (?:my|his|her|their) notice\b|\blaid off\b|\bday job\b|\bnew job\b|\bfull[- ]time\b|\bpart[- ]time\b/, 'occupation'],
-  [/\bbroke up\b|\bsplit up\b|\bmoving in together\b|\bmoved in together\b|\bgot engaged\b|\bgot married\b|\bseeing someone\b/, 'relationship'],
+  [/\bdating\b|\bbroke up\b|\bsplit up\b|\bmoving in together\b|\bmoved in together\b|\bgot engaged\b|\bgot married\b|\bseeing someone\b/, 'relationship'],
   [/\bphone number\b|\be-?mail address\b|\bmobile number\b|\bnew number\b|[\w.+-]+@[\w-]+\.[\w.-]+|\baddress\b(?=[^!?\n]{0,60}@)|\b(?:my|your|his|her|their|the|account|work|new|old) e-?mail\b(?!ed)/, 'contact'],
   [/\bplant[- ]based\b|\bgluten[- ]free\b|\bdairy[- ]free\b|\bcut out (?:meat|sugar|dairy|carbs)\b/, 'diet'],
   [/\bwould (?:rather|choose)\b|\bgoes for\b|\bgo for\b/, 'preference'],
@@ -92,7 +92,8 @@ const WORDS: Record<Facet, string[]> = {
     'carpool', 'drive', 'driving', 'ferry', 'cycle'],
   schedule: ['monday', 'tuesday', 'wednesday', 'thursday', 'friday', 'saturday', 'sunday', 'mondays', 'tuesdays', 'wednesdays', 'thursdays',
     'fridays', 'saturdays', 'sundays', 'weekdays', 'schedule', 'nights', 'mornings', 'evenings', 'routine'],
-  relationship: ['girlfriend', 'boyfriend', 'partner', 'dating', 'married', 'engaged', 'fiance', 'fiancee', 'divorced', 'single', 'relationship', 'ex'],
+  // "dating" is read by PHRASES: its stem is the one of "date" ("my start date")
+  relationship: ['girlfriend', 'boyfriend', 'partner', 'married', 'engaged', 'fiance', 'fiancee', 'divorced', 'single', 'relationship', 'ex'],
   education: ['school', 'university', 'college', 'course', 'degree', 'studying', 'student', 'graduated', 'graduate', 'academy', 'exam', 'bootcamp',
     'semester', 'class', 'classes', 'major', 'thesis', 'diploma', 'certificate', 'enrolled', 'studies'],
   health: ['injury', 'injured', 'sprained', 'doctor', 'medication', 'meds', 'sick', 'surgery', 'healed', 'pregnant', 'therapy', 'physio',

@@ -23,6 +23,11 @@ describe('resolveSpeaker', () => {
     expect(resolveSpeaker(ev({}), 'https://x.io is down').speaker).toBeNull();
     expect(resolveSpeaker(ev({}), 'Note: buy milk').speaker).toBeNull();
   });
+  it('does not take a lead-in for a name ("Update: the move got pushed" is the user\'s news)', () => {
+    expect(resolveSpeaker(ev({ role: 'user' }), 'Update: the move got pushed.')).toEqual({ speaker: 'user', text: 'Update: the move got pushed.', prefix: '' });
+    expect(resolveSpeaker(ev({ role: 'user' }), 'Big news: I got the job').speaker).toBe('user');
+    expect(resolveSpeaker(ev({ role: 'user' }), 'Heads up: rent is due').speaker).toBe('user');
+  });
   it('normalizes subjects', () => {
     expect(normalizeSubject('Caroline')).toBe('caroline');
     expect(normalizeSubject(null)).toBe('user');

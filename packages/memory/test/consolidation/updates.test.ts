@@ -247,6 +247,16 @@ describe('topic updates of a named person', () => {
   });
 });
 
+describe('topic updates that also state a fact', () => {
+  it('retire the old plan: "my start date at the Mexico City office is August 4 now" after "moving to Mexico City for work in July"', async () => {
+    const { run, current } = setup();
+    await run([event("I'm moving to Mexico City for work in July.", at('2025-01-10'))]);
+    const p = await run([event('Update: the move got pushed. HR says my start date at the Mexico City office is August 4 now.', at('2025-06-20'))]);
+    expect(p.retired).toHaveLength(1);
+    expect(current()).toEqual(['The move got pushed. HR says my start date at the Mexico City office is August 4 (2025-08-04) now.']);
+  });
+});
+
 describe('endings said beside the new value', () => {
   const mei = (text: string, day: string, i = 0) => event(`Mei: ${text}`, { ...at(day, i), metadata: { speaker: 'Mei' } });
 

@@ -19,6 +19,12 @@ describe('facets: the kind of personal fact a sentence speaks of', () => {
     expect(of('got a new bike btw and it lives in the shed')).toEqual(['commute']);
   });
 
+  it('keeps a date apart from dating (one stem): "my start date" is no relationship, "who is she dating" is', () => {
+    expect(of('HR says my start date is August 4 now.')).toEqual([]);
+    expect(of('Who is Lucía dating now?')).toEqual(['relationship']);
+    expect(of('What day is the dentist?')).toEqual(['schedule']);
+  });
+
   it('reads the medical kind and a preference by its words', () => {
     expect(of('She is on a new dose of metformin, the doctor said.')).toEqual(['health']);
     expect(of('Which seat does Rui prefer?')).toEqual(['preference', 'travel']);
