@@ -17,6 +17,7 @@ import { sendJson } from '../http/json-reply';
 import type { RouteSpec } from '../http/route';
 import type { UserGroups } from '../shards';
 import type { Tracing } from '../telemetry/tracing';
+import { LeaderDeadline } from './leader-deadline';
 import { notSent, peerJson } from './peer-answer';
 
 export const HOP_HEADER = 'x-strata-forwarded-by';
@@ -105,7 +106,8 @@ export class Forwarder {
    * would, until the deadline.
    */
   async route(shard: number, req: Request, res: Response, local: () => Promise<void>, opts: { keyed?: boolean } = {}): Promise<void> {
-    const deadline = Date.now() + this.opts.timeoutMs;
+    // counted afresh after a "not stored" answer (a new leader committed meanwhile; LeaderDeadline)
+    const deadline = new LeaderDeadline(this.opts.timeoutMs);
     const { view } = this.opts;
     let viaDirectory = !this.holds(shard);
     if (req.headers[HOP_HEADER] !== undefined) {
@@ -121,16 +123,16 @@ export class Forwarder {
       viaDirectory = false;
     }
     for (let failed = 0; ; ) {
-      const leader = viaDirectory && failed > 0 ? this.anotherReplica(shard, failed) ?? await this.leaderOf(shard, deadline) : await this.leaderOf(shard, deadline);
+      const leader = viaDirectory && failed > 0 ? this.anotherReplica(shard, failed) ?? await this.leaderOf(shard, deadline.at) : await this.leaderOf(shard, deadline.at);
       if (leader === 'self') {
         if (await this.runLocal(req, res, local, deadline)) return;
         continue;
       }
       try {
-        await this.send(leader.url, req, res, deadline, viaDirectory);
+        await this.send(leader.url, req, res, deadline.at, viaDirectory);
         return;
       } catch (err) {
-        if (err instanceof NotStoredError && replayable(req) && Date.now() < deadline) {
+        if (err instanceof NotStoredError && replayable(req) && (deadline.renew() || !deadline.passed())) {
           // the leader it was sent to no longer leads, or lost leadership before the write committed
           this.notStoredRetries++;
           await sleep(Math.max(this.opts.pollMs ?? 25, 50));
@@ -140,7 +142,7 @@ export class Forwarder {
         // The leader could not be reached: if nothing was sent, look for the leader again until the
         // deadline; likewise when it was sent but a retry is harmless (the same Idempotency-Key).
         const again = notSent(err) || (opts.keyed === true && hasKey(req) && replayable(req));
-        if (!again || Date.now() >= deadline) throw noLeader(shard);
+        if (!again || deadline.passed()) throw noLeader(shard);
         failed++;
         await sleep(this.opts.pollMs ?? 25);
       }
@@ -152,14 +154,16 @@ export class Forwarder {
    * moved before it committed (nothing stored: NotStoredError), nothing was answered yet, its body can
    * be sent again and the deadline has not passed: the caller then looks for the new leader and runs the
    * request there, as a client retrying would, so a planned move is not a client error. Bounded by the
-   * request's deadline (cluster.forward_timeout_ms), with a short pause between attempts.
+   * request's deadline (cluster.forward_timeout_ms), started afresh by each such answer (at most
+   * MAX_NOT_STORED_RENEWALS times: LeaderDeadline), with a short pause between attempts.
    */
-  private async runLocal(req: Request, res: Response, local: () => Promise<void>, deadline: number): Promise<boolean> {
+  private async runLocal(req: Request, res: Response, local: () => Promise<void>, deadline: LeaderDeadline): Promise<boolean> {
     try {
       await local();
       return true;
     } catch (err) {
-      if (!(err instanceof NotStoredError) || res.headersSent || !replayable(req) || Date.now() >= deadline) throw err;
+      if (!(err instanceof NotStoredError) || res.headersSent || !replayable(req)) throw err;
+      if (!deadline.renew() && deadline.passed()) throw err;
       this.notStoredRetries++;
       await sleep(Math.max(this.opts.pollMs ?? 25, 50));
       return false;

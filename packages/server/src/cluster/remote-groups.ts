@@ -17,9 +17,10 @@ import type { Agent, Dispatcher } from 'undici';
 let undiciModule: typeof import('undici') | null = null;
 const undici = (): typeof import('undici') => (undiciModule ??= require('undici') as typeof import('undici'));
 
-import { StrataError, unavailable, type ExportRecord, type ImportAnswer, type ImportCommand } from '@strata/store';
+import { NotStoredError, StrataError, unavailable, type ExportRecord, type ImportAnswer, type ImportCommand } from '@strata/store';
 import { ndjsonLines } from '../operations/export-lines';
 import type { LeaderView } from './forward';
+import { LeaderDeadline } from './leader-deadline';
 import { importBody, LEADER_HEADER, proposePath, recordsPath } from './group-wire';
 import { answerError, notSent, peerJson } from './peer-answer';
 import { sha256Hex, type PeerSigner } from './peer-auth';
@@ -47,6 +48,8 @@ const passing = (err: unknown): err is StrataError => err instanceof StrataError
 const leaderNamed = new WeakMap<Error, number>();
 
 export class RemoteGroups {
+  /** chunks whose search for a leader started afresh after a "not stored" answer (proposeImport) */
+  notStoredRenewals = 0;
   /** made on the first request to another node (see undici above) */
   private agent: Agent | null = null;
 
@@ -64,21 +67,31 @@ export class RemoteGroups {
    * moved, too many writes waiting) or a leader that cannot be reached is asked again until the timeout.
    * Asking again is safe: apply skips every record whose id is stored, so a chunk applied twice (a
    * proposal whose outcome was unknown) only counts its records as skipped the second time.
+   * A "not stored" answer (the leader lost leadership before the chunk committed, here or on the node
+   * it was sent to: NotStoredError, or its header on a peer's 503) starts the timeout afresh
+   * (LeaderDeadline): it arrives only once a new leader has committed, often just as a timeout counted
+   * from the first attempt runs out.
    */
   async proposeImport(shard: number, command: ImportCommand, local: () => Promise<ImportAnswer>): Promise<ImportAnswer> {
     const { view } = this.opts;
-    const deadline = Date.now() + this.opts.timeoutMs;
+    const deadline = new LeaderDeadline(this.opts.timeoutMs);
     const path = proposePath(shard);
     let body: Buffer | null = null;
     let last: StrataError | null = null;
+    /** a refusal to ask again after; a "not stored" one starts the search for the leader afresh */
+    const refused = (err: StrataError) => {
+      last = err;
+      if (err instanceof NotStoredError && deadline.renew()) this.notStoredRenewals++;
+    };
     for (;;) {
-      const leader = await this.opts.leaderOf(shard, deadline);
+      const leader = await this.opts.leaderOf(shard, deadline.at);
       if (leader === 'self') {
         try {
           return await local();
         } catch (err) {
-          if (!passing(err) || Date.now() >= deadline) throw err;
-          last = err;
+          if (!passing(err)) throw err;
+          refused(err);
+          if (deadline.passed()) throw err;
         }
       } else {
         body ??= importBody(command);
@@ -91,7 +104,7 @@ export class RemoteGroups {
             return await this.post(id, url, path, body);
           } catch (err) {
             if (!passing(err)) throw err;
-            last = err;
+            refused(err);
             // A node that no longer leads names the one it knows: asked next. This node's own view (or
             // the directory's) may lag a leadership move by seconds on a busy machine, and asking only
             // the old leader again until the deadline failed the import with 503.
@@ -100,7 +113,7 @@ export class RemoteGroups {
           }
         }
       }
-      if (Date.now() >= deadline) throw last ?? unavailable(`No leader of shard ${shard} took the import's chunk in time; import the file again (stored records are skipped).`, 'no_leader');
+      if (deadline.passed()) throw last ?? unavailable(`No leader of shard ${shard} took the import's chunk in time; import the file again (stored records are skipped).`, 'no_leader');
       await sleep(this.opts.pollMs ?? 50);
     }
   }
@@ -122,7 +135,10 @@ export class RemoteGroups {
     }
     const parsed = peerJson(await r.body.text());
     if (r.statusCode !== 200) {
-      const err = answerError(r.statusCode, parsed, `The leader at ${url}`);
+      // nothing stored there (leadership moved before the chunk committed): a definite answer, read as
+      // Forwarder.send reads it; proposeImport then looks for the leader afresh
+      const notStored = r.statusCode === 503 && r.headers[NotStoredError.HEADER] !== undefined;
+      const err = notStored ? new NotStoredError(answerError(r.statusCode, parsed).message) : answerError(r.statusCode, parsed, `The leader at ${url}`);
       const named = Number(r.headers[LEADER_HEADER]);
       if (Number.isInteger(named) && named > 0) leaderNamed.set(err, named);
       throw err;
