@@ -18,6 +18,16 @@ export function changeCue(text: string): ChangeCue | null {
   return null;
 }
 
+/** A thing got in place of one that ended: "Sold the truck finally. Got a hybrid" (read only beside an ending: "got a cold" alone is no change). */
+const ACQUIRED = /\b(?:got|bought|getting|buying|picked up|adopted|leased|leasing)\s+(?:a|an|myself an?|us an?|our|my)\b/i;
+
+const CLAUSE_BREAK = /[,;:.!?()]+|\s(?:but|and then|so)\s|\s[-–—]\s/;
+
+/** Does a clause give a value that holds now, without saying that something ended? */
+function givesNewValue(clause: string): boolean {
+  return !END_CUE.test(clause) && (UPDATE_CUE.test(clause) || ACQUIRED.test(clause));
+}
+
 /**
  * The part of a statement that says what ended: its clauses but those that give the value holding now
  * ("sold my bike too, I take the train to the office now" → "sold my bike too"; "handed in my notice at
@@ -26,16 +36,15 @@ export function changeCue(text: string): ChangeCue | null {
  */
 export function endedClause(text: string): string | null {
   if (!END_CUE.test(text)) return null;
-  const clauses = text.split(/[,;:.!?()]+|\s(?:but|and then|so)\s|\s[-–—]\s/);
-  return clauses.map((c) => c.trim()).filter((c) => c !== '' && (END_CUE.test(c) || !UPDATE_CUE.test(c))).join(', ');
+  return text.split(CLAUSE_BREAK).map((c) => c.trim()).filter((c) => c !== '' && !givesNewValue(c)).join(', ');
 }
 
 /**
  * Does a statement that something ended also give the value that holds now ("I drink green tea in the
- * mornings now, I gave up coffee")? Then it answers a question about now; an ending alone ("I quit the
- * cafe") does not.
+ * mornings now, I gave up coffee"; "Sold the truck finally. Got a hybrid")? Then it answers a question
+ * about now; an ending alone ("I quit the cafe") does not.
  */
 export function endsWithNewValue(text: string): boolean {
-  return END_CUE.test(text) && UPDATE_CUE.test(text);
+  if (!END_CUE.test(text)) return false;
+  return UPDATE_CUE.test(text) || text.split(CLAUSE_BREAK).some(givesNewValue);
 }
-

@@ -5,7 +5,7 @@
 import { planConsolidation, type ConsolidationInput, type ConsolidationPlan } from '../../src/consolidation';
 import { endingNames } from '../../src/consolidation/updates';
 import { openingName } from '../../src/consolidation/discourse';
-import { endedClause } from '../../src/text';
+import { endedClause, endsWithNewValue } from '../../src/text';
 import { HashEmbedder } from './hash-embedder';
 import { MemoryFixture, counter, event } from './fixtures';
 
@@ -272,6 +272,10 @@ describe('endings said beside the new value', () => {
     expect(endingNames('handed in my notice at the café, last shift is friday', 'double shift at the coffee place on sat')).toBe(true);
     expect(endedClause('sold my bike too, I take the train to the office now')).toBe('sold my bike too');
     expect(endedClause('I take the train to the office now')).toBeNull();
+    // a thing got in place of the one that ended is the value now; "got a cold" in the ending's own clause is not
+    expect(endsWithNewValue('Luis: Sold the truck finally. Got a hybrid, a RAV4')).toBe(true);
+    expect(endsWithNewValue('I sold my bike and got a cold')).toBe(false);
+    expect(endsWithNewValue('I quit the cafe last week')).toBe(false);
   });
 
   it('a plan moved by a name opening after a reaction is that person\'s ("nice. oh my sister Anjali …"), a title is no reaction', () => {
