@@ -283,7 +283,10 @@ export function fuse<U extends RetrievalUnit>(input: FusionInput<U>): ScoredUnit
         boosts.push('superseded');
       }
     }
-    if (facetFocus && unit.level === 1 && unit.attribute && isFacet(unit.attribute) && !facetFocus.facets.has(unit.attribute)) {
+    // stored under another kind, and its words say nothing of the asked one ("I moved my runs to Tuesday …
+    // because of my new job schedule" is stored as work, and answers "which days")
+    if (facetFocus && unit.level === 1 && unit.attribute && isFacet(unit.attribute) && !facetFocus.facets.has(unit.attribute)
+      && !statesAny(traits.facets(), facetFocus.facets)) {
       score *= facetFocus.factor;
       boosts.push('other_fact');
     }
@@ -424,6 +427,12 @@ function singleValuedOf(facets: ReadonlySet<string> | undefined): ReadonlySet<Fa
   const out = new Set<Facet>();
   for (const f of facets ?? []) if (isFacet(f) && SINGLE_VALUED_FACETS.has(f)) out.add(f);
   return out;
+}
+
+/** Does a unit's facet set hold one of `wanted`? */
+function statesAny(facets: ReadonlySet<string>, wanted: ReadonlySet<string>): boolean {
+  for (const f of facets) if (wanted.has(f)) return true;
+  return false;
 }
 
 /** Do two statements both speak of one of the asked (single-valued) facets? */

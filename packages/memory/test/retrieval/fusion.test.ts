@@ -110,6 +110,18 @@ describe('fuse', () => {
     expect(other.map((r) => [r.unit.id, r.signals.boosts])).toEqual([['band', []], ['old', []]]);
   });
 
+  it('scales a fact stored under another kind than the asked one, unless its own words state the asked kind', () => {
+    const home = unit({ id: 'home', content: 'I live in Leeds.', subject: 'user', attribute: 'residence' });
+    const job = unit({ id: 'job', content: 'I work at the library.', subject: 'user', attribute: 'occupation' });
+    const gym = unit({ id: 'gym', content: 'Gym on Mondays.', subject: 'user', attribute: 'schedule' });
+    const days = unit({ id: 'days', content: 'I moved my runs to Tuesday and Sunday because of my new job.', subject: 'user', attribute: 'occupation' });
+    const q = 'Which days does Hana train?';
+    const out = fuse({ ...setup([home, job, days, gym]), lists: [list('vector', ['job', 'days', 'home', 'gym'])], options: { ...base, facetFocus: { facets: facetsOf(q), factor: 0.8 } } });
+    const boosts = new Map(out.map((r) => [r.unit.id, r.signals.boosts]));
+    expect(boosts.get('days')).toEqual([]);
+    expect(boosts.get('job')).toEqual(['other_fact']);
+  });
+
   it('gives 1.0 only to a unit ranked first everywhere, at full recency and importance', () => {
     const u = unit({ id: 'a', importance: 1, valid_time: new Date(NOW).toISOString() });
     const [top] = fuse({ ...setup([u]), lists: [list('vector', ['a']), list('text', ['a'])], options: { now: NOW, graphDepth: 0 } });
