@@ -4,6 +4,8 @@
  * with its own personal subject, so both halves are independent clauses that keep their subject.
  */
 
+import { facetsOf } from '../text';
+
 /** Tokens ending in a period that do not end a sentence (lowercase, without the final period). */
 const ABBREVIATIONS = new Set([
   'mr', 'mrs', 'ms', 'dr', 'prof', 'sr', 'jr', 'st', 'mt', 'ft', 'vs', 'etc', 'e.g', 'i.e', 'cf', 'approx', 'no',
@@ -82,7 +84,7 @@ export function splitClauses(sentence: string, minWords = 3): string[] {
     const right = sentence.slice(m.index + m[0].length);
     if (!CLAUSE_SUBJECT.test(right)) continue;
     const bareComma = /^,\s*$/.test(m[0]);
-    if (bareComma && (!SPLICE_SUBJECT.test(right) || SUBORDINATE.test(left))) continue;
+    if (bareComma && (!SPLICE_SUBJECT.test(right) || SUBORDINATE.test(left) || oneKindOfFact(left, firstClause(right)))) continue;
     // without a comma, only "I … and I …" / "we … and we …" is cut: "Marco and I broke up" is one subject
     const bareAnd = /^\s+and\s+$/.test(m[0]);
     if (bareAnd && (!SPLICE_SUBJECT.test(right) || !OWN_CLAUSE.test(sentence.slice(start).trim()) || wordCount(left) < 4)) continue;
@@ -94,6 +96,17 @@ export function splitClauses(sentence: string, minWords = 3): string[] {
   if (parts.length === 0) return sentence.trim() === '' ? [] : [sentence.trim()];
   parts.push(sentence.slice(start).trim());
   return parts.filter((p) => p !== '').map(finishClause);
+}
+
+/**
+ * Do both sides of a comma splice speak of one kind of fact ("I got the job at the Vienna opera, I start
+ * in June as a lighting designer": one job)? Then they stay one statement, so a question about the job
+ * finds both halves together; a splice of two kinds ("I sold the bike, I'm vegan now") is two facts.
+ */
+function oneKindOfFact(left: string, right: string): boolean {
+  const l = facetsOf(left);
+  for (const f of facetsOf(right)) if (l.has(f)) return true;
+  return false;
 }
 
 function firstClause(s: string): string {

@@ -258,12 +258,13 @@ export function memoryDate(u: Pick<ContextUnit, 'valid_time' | 'transaction_time
 /**
  * `superseded` when a newer value replaced it in memory (a forgotten memory is never rendered); `earlier`
  * when memory still holds it but retrieval found a later version of what the question asks about among
- * the results, or it says the value ended ("I quit the cafe" for "where does she work now?"); else
+ * the results, or it says the value ended ("I quit the cafe" for "where does she work now?"), or it is an
+ * insight summarizing a memory replaced since (`outdated_insight`, until the insight is planned again); else
  * `current`. So a model reading the context for a question about now knows which line is the old value.
  */
 export function memoryStatus(u: Pick<ContextUnit, 'retired_at' | 'retired_reason'>, boosts: readonly string[] = []): 'current' | 'earlier' | 'superseded' {
   if (u.retired_at && u.retired_reason !== 'forgotten') return 'superseded';
-  return boosts.includes('earlier_version') || boosts.includes('ended') ? 'earlier' : 'current';
+  return boosts.includes('earlier_version') || boosts.includes('ended') || boosts.includes('outdated_insight') ? 'earlier' : 'current';
 }
 
 function memoryItem(h: ContextHitInput, strategy: ContextStrategy, format: ContextFormat): Item {

@@ -285,6 +285,12 @@ export function fuse<U extends RetrievalUnit>(input: FusionInput<U>): ScoredUnit
     }
     // stored under another kind, and its words say nothing of the asked one ("I moved my runs to Tuesday …
     // because of my new job schedule" is stored as work, and answers "which days")
+    if (intent?.tense === 'current' && unit.level >= 2 && input.neighbors && summarizesSuperseded(unit.id, input.neighbors, input.getUnit)) {
+      // an insight planned before one of its memories was replaced quotes the old value until it is planned
+      // again (workers/insights-cadence.ts: up to a minute): for a question about now it is an earlier state
+      score *= VERSION_FACTOR;
+      boosts.push('outdated_insight');
+    }
     if (facetFocus && unit.level === 1 && unit.attribute && isFacet(unit.attribute) && !facetFocus.facets.has(unit.attribute)
       && !statesAny(traits.facets(), facetFocus.facets)) {
       score *= facetFocus.factor;
@@ -427,6 +433,16 @@ function singleValuedOf(facets: ReadonlySet<string> | undefined): ReadonlySet<Fa
   const out = new Set<Facet>();
   for (const f of facets ?? []) if (isFacet(f) && SINGLE_VALUED_FACETS.has(f)) out.add(f);
   return out;
+}
+
+/** Does an insight summarize a memory that a newer one has replaced since (a `DerivedFrom` member now superseded)? */
+function summarizesSuperseded(id: string, neighbors: Neighbors, getUnit: (id: string) => RetrievalUnit | undefined): boolean {
+  for (const nb of neighbors(id)) {
+    if (nb.relation !== 'DerivedFrom' || nb.direction !== 'out') continue;
+    const member = getUnit(nb.id);
+    if (member?.retired_at && member.retired_reason === 'superseded') return true;
+  }
+  return false;
 }
 
 /** Does a unit's facet set hold one of `wanted`? */

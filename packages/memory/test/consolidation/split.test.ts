@@ -25,6 +25,11 @@ describe('splitSentences', () => {
 });
 
 describe('splitClauses', () => {
+  it('keeps a comma splice whole when both sides speak of one kind of fact, and cuts one of two kinds', () => {
+    expect(splitClauses('Btw I got the job at the Vienna opera, I start in June as a lighting designer.')).toEqual(['Btw I got the job at the Vienna opera, I start in June as a lighting designer.']);
+    expect(splitClauses('I sold the bike last week, I am vegan now.')).toEqual(['I sold the bike last week.', 'I am vegan now.']);
+  });
+
   it('splits at a conjunction followed by a personal subject, keeping each subject', () => {
     expect(splitClauses('I love hiking, and I go every weekend with my dog.')).toEqual(['I love hiking.', 'I go every weekend with my dog.']);
     expect(splitClauses('My sister lives in Boston; she works as a nurse.')).toEqual(['My sister lives in Boston.', 'She works as a nurse.']);

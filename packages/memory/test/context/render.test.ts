@@ -89,6 +89,11 @@ describe('text rendering', () => {
     expect(xml.memory_context.memory.map((m: Record<string, string>) => m.status)).toEqual(['current', 'earlier']);
   });
 
+  it('marks an insight that summarizes a memory replaced since as earlier', () => {
+    const insight = { ...hit({ level: 2, content: 'Recurring topic: home. Key points: I live in Leeds.', valid_time: '2025-01-02T10:00:00Z' }, 0.6), signals: { boosts: ['outdated_insight'] } };
+    expect(renderContext([insight], { token_budget: 800 }).context).toBe('- [L2 factual user 2025-01-02 earlier] Recurring topic: home. Key points: I live in Leeds.');
+  });
+
   it('puts facts first in the detailed strategy and orders by score', () => {
     const r = renderContext([hit({ level: 2, content: 'insight' }, 0.99), hit({ content: 'low' }, 0.1), hit({ content: 'high' }, 0.8)], { token_budget: 1000 });
     expect(r.context.split('\n').map((l) => l.split('] ')[1])).toEqual(['high', 'low', 'insight']);

@@ -122,6 +122,24 @@ describe('fuse', () => {
     expect(boosts.get('job')).toEqual(['other_fact']);
   });
 
+  it('for a question about now, an insight summarizing a memory replaced since is an earlier state', () => {
+    const old = unit({ id: 'old', content: 'I live in Leeds.', retired_at: '2023-06-01T00:00:00.000Z', retired_reason: 'superseded', superseded_by: 'new' });
+    const fresh = unit({ id: 'new', content: 'I moved to York.' });
+    const insight = unit({ id: 'ins', level: 2, content: 'Recurring topic: home. Key points: I live in Leeds.' });
+    const other = unit({ id: 'ins2', level: 2, content: 'Recurring topic: music. Key points: I play bass.' });
+    const neighbors = neighborsOf(buildAdjacency([
+      { source_id: 'ins', target_id: 'old', relation: 'DerivedFrom', weight: 1 },
+      { source_id: 'ins2', target_id: 'new', relation: 'DerivedFrom', weight: 1 },
+    ]));
+    const byId = new Map([old, fresh, insight, other].map((u) => [u.id, u]));
+    const input = { getUnit: (id: string) => byId.get(id), accept: (u: MemoryUnit) => u.retired_at === null, neighbors, lists: [list('vector', ['ins', 'ins2', 'new'])] };
+    const now = fuse({ ...input, options: { ...base, answerFocus: queryIntent('Where do I live now?') } });
+    expect(now.find((r) => r.unit.id === 'ins')?.signals.boosts).toEqual(['outdated_insight']);
+    expect(now.find((r) => r.unit.id === 'ins2')?.signals.boosts).toEqual([]);
+    const before = fuse({ ...input, options: { ...base, answerFocus: queryIntent('Where did I live before?') } });
+    expect(before.find((r) => r.unit.id === 'ins')?.signals.boosts).toEqual([]);
+  });
+
   it('gives 1.0 only to a unit ranked first everywhere, at full recency and importance', () => {
     const u = unit({ id: 'a', importance: 1, valid_time: new Date(NOW).toISOString() });
     const [top] = fuse({ ...setup([u]), lists: [list('vector', ['a']), list('text', ['a'])], options: { now: NOW, graphDepth: 0 } });
