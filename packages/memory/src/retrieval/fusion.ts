@@ -22,7 +22,7 @@ import { importanceAt, storedImportance } from './decay';
 import { effectiveTimeMs } from './filters';
 import { expandGraph, type ExpansionOptions } from './graph';
 import { normalizeSpeaker, type TimeRange } from './query';
-import { matchedTerms, type QueryIntent } from './intent';
+import { givesOnlyNewValue, matchedTerms, type QueryIntent } from './intent';
 import { endsWithNewValue, isFacet, SINGLE_VALUED_FACETS, type Facet } from '../text';
 import { traitsOf, type UnitTraits } from './unit-traits';
 import type { Neighbors, RankedList, RetrievalUnit, ScoredUnit, ScoreSignals } from './types';
@@ -275,7 +275,8 @@ export function fuse<U extends RetrievalUnit>(input: FusionInput<U>): ScoredUnit
       } else if (intent.tense === 'current' && versions?.earlier.has(unit.id)) {
         score *= VERSION_FACTOR;
         boosts.push('earlier_version');
-      } else if (intent.tense === 'history' && versions?.later.has(unit.id)) {
+      } else if (intent.tense === 'history' && (versions?.later.has(unit.id) || (intent.earlier && givesOnlyNewValue(unit.content, traits.cue())))) {
+        // the newest version, or a statement that gives a new value and not the old one, for "what was it before?"
         score *= VERSION_FACTOR;
         boosts.push('current_version');
       } else if (intent.tense === 'past' && unit.retired_at) {

@@ -27,6 +27,8 @@ export interface QueryIntent {
   terms: string[];
   /** the names the query gives (`namesIn`): a statement naming only them names no one else */
   names: ReadonlySet<string>;
+  /** the question asks for the value before a change ("before", "first", "used to"), not how it changed */
+  earlier: boolean;
 }
 
 const QUESTION_STEMS = new Set(contentStems('what which who whom whose when where why how now these days currently still today nowadays moment do does did is are was were have has had'));
@@ -58,7 +60,7 @@ export function queryIntent(query: string): QueryIntent {
   if (asksAboutHistory(q) || EARLIER.test(q)) tense = 'history';
   else if (PAST_VERB.test(q) && !/\b(?:now|these days|currently|still)\b/i.test(q)) tense = 'past';
   else if (!PRESENT.test(q) && PAST_VERB.test(q)) tense = 'past';
-  return { tense, kind: answerKind(q), terms: queryTerms(q), names: namesIn(q) };
+  return { tense, kind: answerKind(q), terms: queryTerms(q), names: namesIn(q), earlier: tense === 'history' && EARLIER.test(q) };
 }
 
 function answerKind(q: string): AnswerKind {
@@ -116,6 +118,20 @@ export function kindFactorBeyond(kind: AnswerKind, content: string, names: Reado
   if (kind === 'place' && (PLACE_AFTER_PREPOSITION.test(withoutSpeakerPrefix(content)) || /\bat home\b/i.test(content))) return 1;
   return KIND_FACTOR;
 }
+
+/**
+ * A statement that gives a new value without the old one ("Sina: playing a Sire Marcus Miller now", "I
+ * switched to Japanese classes"): it does not answer what the value was before. One that names where
+ * it came from ("moved from Leeds to York", "instead of German") does.
+ */
+export function givesOnlyNewValue(content: string, cue: 'update' | 'end' | null): boolean {
+  if (cue !== 'update') return false;
+  const body = withoutSpeakerPrefix(content);
+  return REPLACING.test(body) && !/\b(?:from|instead of|no longer|used to|before|previously|was|were|had)\b/i.test(body);
+}
+
+/** Words that say a value replaced another (a beginning, "started me on metformin", may be the first value itself). */
+const REPLACING = /\b(?:now|these days|nowadays|currently|instead|switched|switching|changed|moved|relocated|settled|replaced|upgraded|downgraded|from now on|rescheduled|postponed|pushed|delayed|brought forward|takes over|taking over|took over)\b/i;
 
 /** A place said in lowercase, as chats do: "in porto", "moving to bonfim" ("to" only after a verb of going: "to help" is no place). */
 const PLACE_AFTER_PREPOSITION = /\b(?:in|at|from|near|around|outside|(?:mov\w*|went|go|goes|going|gone|relocat\w*|transferr?\w*|sending \w+|sent \w+|fl[yi]\w*|flew|back|came|come|coming|drive|driving|drove|headed|heading) to)\s+(?!(?:the|a|an|my|your|his|her|our|their|this|that|it|me|you|him|them|us|all|least|last|first|home|work|time|bed|once|least)\b)\p{L}{3,}/iu;

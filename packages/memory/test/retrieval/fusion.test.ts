@@ -140,6 +140,22 @@ describe('fuse', () => {
     expect(before.find((r) => r.unit.id === 'ins')?.signals.boosts).toEqual([]);
   });
 
+  it('for a question about before, a statement giving only a new value is scaled; a beginning or one naming the old value is not', () => {
+    const fender = unit({ id: 'fender', content: 'Sina: my Fender Jazz weighs a ton btw', valid_time: '2025-01-19T00:00:00.000Z' });
+    const sire = unit({ id: 'sire', content: 'Sina: playing a Sire Marcus Miller bass now, way lighter', valid_time: '2025-03-02T00:00:00.000Z' });
+    const from = unit({ id: 'from', content: 'Sina: switched from the Fender to a Sire', valid_time: '2025-03-03T00:00:00.000Z' });
+    const started = unit({ id: 'started', content: 'She started me on metformin 500 mg once a day.', valid_time: '2024-10-14T00:00:00.000Z' });
+    const lists = [list('vector', ['sire', 'from', 'started', 'fender']), list('text', ['sire', 'from', 'started', 'fender'])];
+    const out = fuse({ ...setup([fender, sire, from, started]), lists, options: { ...base, answerFocus: queryIntent('What bass did Sina play before?') } });
+    const boosts = new Map(out.map((r) => [r.unit.id, r.signals.boosts]));
+    expect(boosts.get('sire')).toEqual(['current_version']);
+    expect(boosts.get('from')).toEqual([]);
+    expect(boosts.get('started')).toEqual([]);
+    // a question about how it changed wants every version
+    const changed = fuse({ ...setup([fender, sire]), lists, options: { ...base, answerFocus: queryIntent('How has Sina\'s bass changed?') } });
+    expect(changed.find((r) => r.unit.id === 'sire')?.signals.boosts).toEqual([]);
+  });
+
   it('gives 1.0 only to a unit ranked first everywhere, at full recency and importance', () => {
     const u = unit({ id: 'a', importance: 1, valid_time: new Date(NOW).toISOString() });
     const [top] = fuse({ ...setup([u]), lists: [list('vector', ['a']), list('text', ['a'])], options: { now: NOW, graphDepth: 0 } });
