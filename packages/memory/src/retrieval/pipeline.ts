@@ -14,6 +14,7 @@ import { MAX_GRAPH_DEPTH } from './graph';
 import { facetsOf, type Facet } from '../text';
 import { queryTimeRanges, speakersNamedIn } from './query';
 import { traitsOf } from './unit-traits';
+import { namesForRelations, relationsAsked } from './bridge';
 import { queryIntent, type QueryIntent } from './intent';
 import type { Neighbors, RankedList, RetrievalUnit, ScoredUnit } from './types';
 
@@ -107,13 +108,15 @@ export interface RetrieveOutcome<U extends RetrievalUnit> {
  * 0.43 vs 0.65); text 1 / vector 0.7 fused beat BM25 alone at every k and budget. With a stronger
  * embedder configure a higher vector weight.
  */
-export const DEFAULT_WEIGHTS: Record<string, number> & { vector: number; text: number; image: number; graph: number; facet: number } = {
+export const DEFAULT_WEIGHTS: Record<string, number> & { vector: number; text: number; image: number; graph: number; facet: number; bridge: number } = {
   vector: 0.7, text: 1, image: 1, graph: 0.5,
   // field lists (derived indexes' `own` and `context`): LoCoMo dev, own 0.3-0.7 × context 0.3-0.5 all
   // within ±0.004 of recall@10 0.781; 0.5 each
   own: 0.5, context: 0.5,
   // units stating the kind of fact the query asks about (text/facets.ts): see docs/retrieval-tuning.md
   facet: 1,
+  // the query searched again with the names of the relations it asks through (bridge.ts)
+  bridge: 1,
 };
 
 /** The candidates of `lists` whose own words state one of `wanted`, ordered by their best rank in any list. */
@@ -193,7 +196,7 @@ interface SearchPlan<U extends RetrievalUnit> {
   request: RetrieveRequest;
   config: RetrievalConfig;
   limit: number;
-  weights: { vector: number; text: number; image: number; graph: number; facet: number; [list: string]: number | undefined };
+  weights: { vector: number; text: number; image: number; graph: number; facet: number; bridge: number; [list: string]: number | undefined };
   candidates: number;
   idFilter: (id: string) => boolean;
   /** idFilter's verdicts, one per id */
@@ -254,6 +257,10 @@ function finishRetrieval<U extends RetrievalUnit>(
     const items = mergeByScore(field.indexes.map((ix) => ix.search(request.query, candidates, { filter: idFilter })), candidates);
     lists.push({ name: field.name, weight: weights[field.name] ?? 0.5, items });
   }
+  // A question asked through a relation ("Siddharth's wife"): searched again with the names the best
+  // candidates give for it ("my wife Meera"), so the statement about that person can rank (bridge.ts).
+  const bridge = bridgeSearch(plan, [vectorHits, textHits]);
+  if (bridge) lists.push({ name: 'bridge', weight: weights.bridge, items: bridge });
   stages?.end('search');
   // Facets (text/facets.ts): among the candidates, the units stating the kind of fact the query asks
   // about, best first by their best rank elsewhere. Only when the query asks about a kind of fact.
@@ -308,6 +315,37 @@ function finishRetrieval<U extends RetrievalUnit>(
   const a = arbitrate(fused, request.query, sources.neighbors);
   stages?.end('arbitrate');
   return { results: a.results.slice(0, limit), arbitration: { mode: a.mode, dropped: a.dropped } };
+}
+
+/** How many of the best vector and text candidates are read for the names of a relation. */
+const BRIDGE_POOL = 20;
+
+/** The text hits for the query with the names its relations stand for, or null when it names no relation or none is found. */
+function bridgeSearch<U extends RetrievalUnit>(plan: SearchPlan<U>, lists: Array<Array<{ id: string; score: number }>>): RankedList['items'] | null {
+  const relations = relationsAsked(plan.request.query);
+  if (relations.length === 0) return null;
+  const asked = plan.request.query.toLowerCase();
+  const names = new Set<string>();
+  const hops = new Set<string>();
+  const seen = new Set<string>();
+  for (const list of lists) {
+    for (const h of list.slice(0, BRIDGE_POOL)) {
+      if (seen.has(h.id)) continue;
+      seen.add(h.id);
+      const u = plan.sources.getUnit(h.id);
+      if (!u) continue;
+      const found = namesForRelations(u.content, relations).filter((n) => !asked.includes(n.toLowerCase()));
+      if (found.length === 0) continue;
+      for (const n of found) names.add(n);
+      hops.add(h.id);
+    }
+  }
+  if (names.size === 0) return null;
+  // the statements that said who the relation is are the first hop, not the answer: they rank by the
+  // question's own words, and the list carries what is said about the person
+  const query = `${plan.request.query} ${[...names].sort().join(' ')}`;
+  const hits = mergeByScore(plan.sources.textIndexes.map((ix) => ix.search(query, plan.candidates, { filter: plan.idFilter })), plan.candidates);
+  return hits.filter((h) => !hops.has(h.id));
 }
 
 /** Merge per-index hit lists into one list by score, first occurrence of an id winning. */

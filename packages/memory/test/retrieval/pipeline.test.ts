@@ -2,6 +2,7 @@ import type { MemoryUnit } from '@strata/store';
 import { InlineHnswBuilder, TextIndex, VectorIndex } from '@strata/store/indexes';
 import { buildAdjacency, neighborsOf } from '../../src/retrieval/graph';
 import { retrieve, retrieveAsync } from '../../src/retrieval/pipeline';
+import { namesForRelations, relationsAsked } from '../../src/retrieval/bridge';
 import { unit } from './helpers';
 
 /** A toy embedder: one dimension per known word, so similar texts have similar vectors. */
@@ -147,5 +148,32 @@ describe('retrieve with field lists', () => {
     expect(withContext.map((r) => r.unit.id)).toEqual(['answer', 'other']);
     // weight 0: the field counts for nothing
     expect(ask(true, { context: 0 }).map((r) => r.unit.id)).toEqual(['other', 'answer']);
+  });
+});
+
+describe('retrieve through a relation', () => {
+  it('reads who the relation is among the best candidates and ranks what is said of that person above the statement that named them', () => {
+    const units = [
+      unit({ id: 'wife', content: 'Also my wife Meera wants to join the lessons, she is coming with me.' }),
+      unit({ id: 'flat', content: 'Meera found us a flat in Coyoacán, near the museum.' }),
+      unit({ id: 'mine', content: 'I found a flat for the dog in the old town once.' }),
+    ];
+    const w = world(units);
+    const q = "Which neighbourhood did Siddharth's wife find a flat in?";
+    const out = retrieve(w, { user_id: 'alice', query: q, queryVector: embed(q), limit: 3 }, {}, NOW).results;
+    expect(out[0].unit.id).toBe('flat');
+    expect(out[0].signals.ranks.bridge).toBe(1);
+    expect(out.find((r) => r.unit.id === 'wife')?.signals.ranks.bridge).toBeUndefined();
+    // no relation in the question: no second search
+    const plain = retrieve(w, { user_id: 'alice', query: 'Where did Meera find a flat?', queryVector: embed('flat'), limit: 3 }, {}, NOW).results;
+    expect(plain.every((r) => r.signals.ranks.bridge === undefined)).toBe(true);
+  });
+
+  it('reads a relation written before or after the name', () => {
+    expect(namesForRelations('Also, my son Adam is coming with me now', ['son'])).toEqual(['Adam']);
+    expect(namesForRelations('Per is my husband, he only drives at weekends', ['husband'])).toEqual(['Per']);
+    expect(namesForRelations('Dani, my coworker, is a nurse', ['coworker'])).toEqual(['Dani']);
+    expect(namesForRelations('my son is 9 and my daughter Leila is 6', ['son'])).toEqual([]);
+    expect(relationsAsked("Which seat does Fatima's son have?")).toEqual(['son']);
   });
 });
