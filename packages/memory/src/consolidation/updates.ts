@@ -101,6 +101,9 @@ export function endingNames(ending: string, old: string): boolean {
   return false;
 }
 
+/** A change that says part of the old value holds: "same date", "same time", "still at 8". */
+const KEEPS_PART = /\bsame (?:date|day|time|place|venue|address|price|room|hotel|flight)\b/i;
+
 /** Cues that a plan or date moved: one shared word ("the defense got pushed to August") is enough. */
 const RESCHEDULE = /\b(?:pushed|moved|rescheduled|postponed|brought forward|delayed|bumped|shifted|now on|now at|changed to)\b/i;
 const FIRST_PERSON = /\b(?:i|i'm|i've|i'll|i'd|me|my|we|we're|our|us)\b/i;
@@ -139,6 +142,9 @@ const MEASURE = /(?:[£$€]\s?\d[\d.,]*|\d[\d.,:]*\s?(?:%|mg|g|kg|km|mi|miles?|
  */
 export function updatesTopic(next: { text: string; owner: string }, old: { text: string; owner: string }): boolean {
   if (changeCue(next.text) !== 'update') return false;
+  // "The wedding is at Ashton Court now, same date": part of the old statement still holds (its date);
+  // it stays, and retrieval orders the two as versions (fusion.ts findVersions)
+  if (KEEPS_PART.test(next.text)) return false;
   const personal = FIRST_PERSON.test(next.text) || FIRST_PERSON.test(old.text);
   if (personal && next.owner !== old.owner) return false;
   const shared = sharedStems(next.text, old.text);

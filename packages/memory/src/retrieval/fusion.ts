@@ -268,7 +268,8 @@ export function fuse<U extends RetrievalUnit>(input: FusionInput<U>): ScoredUnit
         score *= kf;
         boosts.push(`not_${intent.kind}`);
       }
-      if (intent.tense === 'current' && traits.cue() === 'end' && !endsWithNewValue(unit.content)) {
+      // (a question about when asks about the event, and the ending may be it: "When is Helen's last day?")
+      if (intent.tense === 'current' && intent.kind !== 'time' && traits.cue() === 'end' && !endsWithNewValue(unit.content)) {
         // "I quit the cafe" says what no longer holds: it answers "what did she do before?", never "now"
         score *= ENDING_FACTOR;
         boosts.push('ended');

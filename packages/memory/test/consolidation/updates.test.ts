@@ -3,7 +3,7 @@
  * what a user's chat changes, the old value retires; what it does not change, stays.
  */
 import { planConsolidation, type ConsolidationInput, type ConsolidationPlan } from '../../src/consolidation';
-import { endingNames } from '../../src/consolidation/updates';
+import { endingNames, updatesTopic } from '../../src/consolidation/updates';
 import { openingName } from '../../src/consolidation/discourse';
 import { endedClause, endsWithNewValue } from '../../src/text';
 import { HashEmbedder } from './hash-embedder';
@@ -255,6 +255,14 @@ describe('topic updates that also state a fact', () => {
     const p = await run([event('Update: the move got pushed. HR says my start date at the Mexico City office is August 4 now.', at('2025-06-20'))]);
     expect(p.retired).toHaveLength(1);
     expect(current()).toEqual(['The move got pushed. HR says my start date at the Mexico City office is August 4 (2025-08-04) now.']);
+  });
+});
+
+describe('a change that keeps part of the old value', () => {
+  it('does not retire the statement whose other part still holds ("at Ashton Court now, same date")', () => {
+    const old = { text: 'Hannah: Wedding is next August, the 16th, at the Tithe Barn in Somerset.', owner: 'hannah' };
+    expect(updatesTopic({ text: 'Hannah: The wedding is at Ashton Court now, same date, and honestly it is prettier.', owner: 'hannah' }, old)).toBe(false);
+    expect(updatesTopic({ text: 'Hannah: The wedding moved to Ashton Court now, on September 3.', owner: 'hannah' }, old)).toBe(true);
   });
 });
 

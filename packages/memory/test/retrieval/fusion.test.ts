@@ -80,6 +80,9 @@ describe('fuse', () => {
     const withBoth = fuse({ ...setup(both), lists: [list('vector', ['both', ...lists[0].items.map((i) => i.id)]), list('text', ['both'])], options: { ...base, answerFocus: queryIntent('What does Omar do for work now?') } });
     expect(withBoth[0].unit.id).toBe('both');
     expect(withBoth[0].signals.boosts).toEqual([]);
+    // a question about when asks about the event, and the ending may be it
+    const when = fuse({ ...setup(units), lists, options: { ...base, answerFocus: queryIntent('When is Omar quitting the cafe?') } });
+    expect(when.find((r) => r.unit.id === 'quit')?.signals.boosts).not.toContain('ended');
     // about before, the ending is no longer scaled
     const before = fuse({ ...setup(units), lists, options: { ...base, answerFocus: queryIntent('What did Omar do for work before?') } });
     expect(before[0].unit.id).toBe('quit');
