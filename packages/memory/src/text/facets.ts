@@ -58,7 +58,9 @@ const PHRASES: [RegExp, Facet][] = [
   [/\bdating\b|\bbroke up\b|\bsplit up\b|\bmoving in together\b|\bmoved in together\b|\bgot engaged\b|\bgot married\b|\bseeing someone\b/, 'relationship'],
   [/\bphone number\b|\be-?mail address\b|\bmobile number\b|\bnew number\b|[\w.+-]+@[\w-]+\.[\w.-]+|\baddress\b(?=[^!?\n]{0,60}@)|\b(?:my|your|his|her|their|the|account|work|new|old) e-?mail\b(?!ed)/, 'contact'],
   [/\bplant[- ]based\b|\bgluten[- ]free\b|\bdairy[- ]free\b|\bcut out (?:meat|sugar|dairy|carbs)\b/, 'diet'],
-  [/\bwould (?:rather|choose)\b|\bgoes for\b|\bgo for\b/, 'preference'],
+  [/\bwould (?:rather|choose)\b|\bgoes for\b|\bgo for\b|\balways (?:want|wants|get|gets|take|takes|ask for|asks for|book|books|choose|chooses|order|orders)\b/, 'preference'],
+  // a question about the meal a person needs asks about their diet ("What meal does Rui need on the flight?")
+  [/\b(?:what|which) (?:kind of )?(?:meal|meals|food)\b/, 'diet'],
   [/\b(?:which|what) days?\b|\bdays? of the week\b|\bon (?:which|what) days?\b/, 'schedule'],
 ];
 

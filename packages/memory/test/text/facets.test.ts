@@ -19,6 +19,11 @@ describe('facets: the kind of personal fact a sentence speaks of', () => {
     expect(of('got a new bike btw and it lives in the shed')).toEqual(['commute']);
   });
 
+  it('reads a standing preference and a question about a meal', () => {
+    expect(of('I always want an aisle seat.')).toEqual(['preference', 'travel']);
+    expect(of('What meal does Rui need on the flight?')).toEqual(['diet', 'travel']);
+  });
+
   it('keeps a date apart from dating (one stem): "my start date" is no relationship, "who is she dating" is', () => {
     expect(of('HR says my start date is August 4 now.')).toEqual([]);
     expect(of('Who is Lucía dating now?')).toEqual(['relationship']);
