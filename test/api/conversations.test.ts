@@ -13,10 +13,11 @@ import { removeDir, startServer, type ServerProcess } from '../helpers/server-pr
 
 const KEY = 'conversations-test-admin-key';
 // The suite's figures vary from run to run (top-1 0.476-0.500 and time contexts 56-57 of 99 in eight runs
-// of the third round's code; 0.51-0.54, top-3 0.74-0.76 and contexts 52-57 in the fourth round's): not from how consolidation's batches split (a batch larger than a round varies as much)
+// of the third round's code; 0.51-0.54, top-3 0.74-0.76 and contexts 52-57 in the fourth round's; 0.553-0.572,
+// top-3 0.769-0.779, stale 46-47 and contexts 61-65 in the sixth round's): not from how consolidation's batches split (a batch larger than a round varies as much)
 // nor from the reinforcement of earlier questions' results (off, still 11 of 208 ranks move), so from
 // near ties in ranking. Each floor sits under the lowest value measured, not under the mean.
-const FLOORS = { top1: 0.48, top3: 0.72, fillerShare: 0.02, staleLeftCurrent: 52, timeContextsOk: 50 };
+const FLOORS = { top1: 0.53, top3: 0.75, fillerShare: 0.02, staleLeftCurrent: 49, timeContextsOk: 58 };
 
 describe('conversation suite', () => {
   let server: ServerProcess;
