@@ -23,7 +23,7 @@ import { effectiveTimeMs } from './filters';
 import { expandGraph, type ExpansionOptions } from './graph';
 import { normalizeSpeaker, type TimeRange } from './query';
 import { givesOnlyNewValue, matchedTerms, type QueryIntent } from './intent';
-import { endsWithNewValue, isFacet, SINGLE_VALUED_FACETS, type Facet } from '../text';
+import { endsWithNewValue, facetsInOrder, isFacet, SINGLE_VALUED_FACETS, type Facet } from '../text';
 import { traitsOf, type UnitTraits } from './unit-traits';
 import type { Neighbors, RankedList, RetrievalUnit, ScoredUnit, ScoreSignals } from './types';
 
@@ -285,16 +285,17 @@ export function fuse<U extends RetrievalUnit>(input: FusionInput<U>): ScoredUnit
         boosts.push('superseded');
       }
     }
-    // stored under another kind, and its words say nothing of the asked one ("I moved my runs to Tuesday …
-    // because of my new job schedule" is stored as work, and answers "which days")
     if (intent?.tense === 'current' && unit.level >= 2 && input.neighbors && summarizesSuperseded(unit.id, input.neighbors, input.getUnit)) {
       // an insight planned before one of its memories was replaced quotes the old value until it is planned
       // again (workers/insights-cadence.ts: up to a minute): for a question about now it is an earlier state
       score *= VERSION_FACTOR;
       boosts.push('outdated_insight');
     }
+    // stored under another kind, and its words speak first of another kind too ("I moved my runs to Tuesday
+    // … because of my new job schedule" is stored as work, and speaks first of days: it answers "which days";
+    // "sold my bike too, I take the train to the office now" speaks of the commute, not of work)
     if (facetFocus && unit.level === 1 && unit.attribute && isFacet(unit.attribute) && !facetFocus.facets.has(unit.attribute)
-      && !statesAny(traits.facets(), facetFocus.facets)) {
+      && !facetFocus.facets.has(facetsInOrder(unit.content)[0] ?? '')) {
       score *= facetFocus.factor;
       boosts.push('other_fact');
     }
@@ -444,12 +445,6 @@ function summarizesSuperseded(id: string, neighbors: Neighbors, getUnit: (id: st
     const member = getUnit(nb.id);
     if (member?.retired_at && member.retired_reason === 'superseded') return true;
   }
-  return false;
-}
-
-/** Does a unit's facet set hold one of `wanted`? */
-function statesAny(facets: ReadonlySet<string>, wanted: ReadonlySet<string>): boolean {
-  for (const f of facets) if (wanted.has(f)) return true;
   return false;
 }
 
