@@ -36,9 +36,11 @@ export function splitSentences(text: string): string[] {
 
 function isBoundary(sentence: string, next: string): boolean {
   // the next sentence starts with a capital or digit; in a chat also with a small letter after a full
-  // stop ("I handed in my notice at the bakery. starting as a designer next month"), when the sentence
-  // before is one of its own (three words or more) and ends no abbreviation
-  if (!/^["'([]?[\p{Lu}\p{N}]/u.test(next)) return /^\p{Ll}/u.test(next) && !CONTINUATION.test(next) && /[^.]\.$/.test(sentence) && wordCount(sentence) >= 3 && !endsWithAbbreviation(sentence);
+  // stop when it opens a clause of its own ("i quit greggs. i start at the cinema monday"), the sentence
+  // before being one of its own (three words or more) that ends no abbreviation. A small-letter sentence
+  // without a subject ("… the course. starts 1 september, based at the hub"; "airpods or money. money is
+  // good") goes on with the one before.
+  if (!/^["'([]?[\p{Lu}\p{N}]/u.test(next)) return LOWERCASE_CLAUSE.test(next) && /[^.]\.$/.test(sentence) && wordCount(sentence) >= 3 && !endsWithAbbreviation(sentence);
   if (!/\.["')\]]*$/.test(sentence)) return true; // ! ? … always end a sentence before a capital
   const lastToken = (sentence.match(/(\S+)$/)?.[1] ?? '').replace(/["')\]]+$/, '').replace(/\.+$/, '').toLowerCase();
   const bare = lastToken.replace(/^[("'[]+/, '');
@@ -49,8 +51,8 @@ function isBoundary(sentence: string, next: string): boolean {
   return true;
 }
 
-/** A small word that carries the sentence on rather than opening one ("… this one. and that"). */
-const CONTINUATION = /^(?:and|or|but|so|then|which|who|that|because|as|than|nor|if|etc)\b/;
+/** A sentence a chat writes in small letters that opens with its own subject ("i start monday", "we moved"). */
+const LOWERCASE_CLAUSE = /^(?:i|i'm|i've|i'll|i'd|we|we're|we've|he|he's|she|she's|they|they're|my \p{Ll}+)\s/u;
 
 /** Does the sentence end with an abbreviation or an initial ("Dr.", "etc.", "J.")? */
 function endsWithAbbreviation(sentence: string): boolean {

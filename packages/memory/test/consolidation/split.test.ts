@@ -14,9 +14,12 @@ describe('splitSentences', () => {
     expect(splitSentences('e.g. this one. and that\nNew line')).toEqual(['e.g. this one. and that', 'New line']);
   });
 
-  it('splits a chat\'s sentence that starts in lowercase after a full stop, not after a reaction, an ellipsis or an abbreviation', () => {
-    expect(splitSentences('big news: I handed in my notice at the bakery. starting as a junior designer next month'))
-      .toEqual(['big news: I handed in my notice at the bakery.', 'starting as a junior designer next month']);
+  it('splits a chat\'s sentence that starts in lowercase with its own subject after a full stop, not one without, nor after a reaction, an ellipsis or an abbreviation', () => {
+    expect(splitSentences('big news: I handed in my notice at the bakery. i start as a junior designer next month'))
+      .toEqual(['big news: I handed in my notice at the bakery.', 'i start as a junior designer next month']);
+    expect(splitSentences('I got on the critical care course. starts 1 september, based at the Westfield hub'))
+      .toEqual(['I got on the critical care course. starts 1 september, based at the Westfield hub']);
+    expect(splitSentences('airpods or money. money is good')).toEqual(['airpods or money. money is good']);
     expect(splitSentences('haha. still at the bakery in Bristol')).toEqual(['haha. still at the bakery in Bristol']);
     expect(splitSentences('their office is in Cardiff so... we\'ll see')).toEqual(['their office is in Cardiff so... we\'ll see']);
     expect(splitSentences('I paid approx. ten euros for it')).toEqual(['I paid approx. ten euros for it']);
