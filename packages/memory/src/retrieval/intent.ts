@@ -122,12 +122,12 @@ export function kindFactorBeyond(kind: AnswerKind, content: string, names: Reado
 /**
  * A statement that gives a new value without the old one ("Sina: playing a Sire Marcus Miller now", "I
  * switched to Japanese classes"): it does not answer what the value was before. One that names where
- * it came from ("moved from Leeds to York", "instead of German") does.
+ * it came from ("moved from Leeds to York", "instead of German", "moved to 10am now, not 9") does.
  */
 export function givesOnlyNewValue(content: string, cue: 'update' | 'end' | null): boolean {
   if (cue !== 'update') return false;
   const body = withoutSpeakerPrefix(content);
-  return REPLACING.test(body) && !/\b(?:from|instead of|no longer|used to|before|previously|was|were|had)\b/i.test(body);
+  return REPLACING.test(body) && !/\b(?:from|instead of|no longer|used to|before|previously|was|were|had|not|any ?more|no more)\b/i.test(body);
 }
 
 /** Words that say a value replaced another (a beginning, "started me on metformin", may be the first value itself). */

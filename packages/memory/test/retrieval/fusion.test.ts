@@ -3,7 +3,7 @@ import { boost, dedupeKey, fuse, recencyOf, weightedRrf, type FusionOptions } fr
 import { buildAdjacency, expandGraph, neighborsOf } from '../../src/retrieval/graph';
 import type { RankedList } from '../../src/retrieval/types';
 import { unit } from './helpers';
-import { queryIntent } from '../../src/retrieval/intent';
+import { givesOnlyNewValue, queryIntent } from '../../src/retrieval/intent';
 import { facetsOf } from '../../src/text';
 
 const NOW = Date.parse('2024-01-01T00:00:00.000Z');
@@ -154,6 +154,7 @@ describe('fuse', () => {
     expect(boosts.get('sire')).toEqual(['current_version']);
     expect(boosts.get('from')).toEqual([]);
     expect(boosts.get('started')).toEqual([]);
+    expect(givesOnlyNewValue('Jayden: also footy moved to 10am saturdays now not 9 thank god', 'update')).toBe(false);
     // a question about how it changed wants every version
     const changed = fuse({ ...setup([fender, sire]), lists, options: { ...base, answerFocus: queryIntent('How has Sina\'s bass changed?') } });
     expect(changed.find((r) => r.unit.id === 'sire')?.signals.boosts).toEqual([]);
