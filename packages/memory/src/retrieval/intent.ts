@@ -88,6 +88,9 @@ export function namesSomeone(content: string): boolean {
   return tokens.slice(1).some((t) => /^[("']?\p{Lu}\p{Ll}/u.test(t));
 }
 
+/** A sentence started in a small letter after a full stop, or "i" for I: the writer does not capitalize. */
+const WRITES_SMALL = /[.!?]\s+\p{Ll}|\bi\b(?!\.)/u;
+
 const MONTH_OR_WEEKDAY_NAME = /^(?:jan(?:uary)?|feb(?:ruary)?|mar(?:ch)?|apr(?:il)?|may|june?|july?|aug(?:ust)?|sep(?:t(?:ember)?)?|oct(?:ober)?|nov(?:ember)?|dec(?:ember)?|(?:mon|tues|wednes|thurs|fri|satur|sun)days?)$/;
 
 /**
@@ -114,6 +117,9 @@ export function namesIn(content: string): Set<string> {
 export function kindFactorBeyond(kind: AnswerKind, content: string, names: ReadonlySet<string>, known: ReadonlySet<string>): number {
   const f = kindFactor(kind, content);
   if (f < 1 || known.size === 0 || (kind !== 'person' && kind !== 'place') || isQuestion(content)) return f;
+  // a writer who starts sentences in small letters writes names so too ("Greta starts mat leave next fri.
+  // tomasz covering as EM"): that a statement names no one else is known only from one who capitalizes
+  if (WRITES_SMALL.test(withoutSpeakerPrefix(content))) return f;
   for (const n of names) if (!known.has(n)) return 1;
   if (kind === 'place' && (PLACE_AFTER_PREPOSITION.test(withoutSpeakerPrefix(content)) || /\bat home\b/i.test(content))) return 1;
   return KIND_FACTOR;

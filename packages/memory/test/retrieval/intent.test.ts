@@ -53,6 +53,8 @@ describe('query intent', () => {
     expect(beyond("Who is Claire's dentist?", "assistant: You're booked with Dr. Okonkwo on Tuesday")).toBe(1);
     expect(beyond("Where does Lucía's boyfriend work?", 'Lucía: Lucía here, all good')).toBe(KIND_FACTOR);
     expect(beyond("Where does Lucía's boyfriend work?", 'Lucía: he owns a bakery in Malasaña')).toBe(1);
+    // a writer who does not capitalize may name the answer in small letters
+    expect(beyond("Who stood in during Greta's leave?", 'Dana: Greta starts mat leave next fri. tomasz covering as EM')).toBe(1);
   });
 
   it('searches superseded units (never forgotten ones) only when asked to', () => {
