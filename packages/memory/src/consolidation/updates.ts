@@ -127,6 +127,17 @@ function sharedNames(a: string, b: string): number {
   return n;
 }
 
+/** 1 when a statement's owner is named in both (as a word of each), else 0. */
+function sharedOwner(next: { text: string; owner: string }, old: { text: string; owner: string }): number {
+  const a = objectStems(next.text);
+  const b = objectStems(old.text);
+  for (const owner of new Set([next.owner, old.owner])) {
+    const o = stemPlural(owner.toLowerCase());
+    if (a.has(o) && b.has(o)) return 1;
+  }
+  return 0;
+}
+
 /** Amounts with their unit ("500 mg", "£32", "20 minutes", "6:40 per km"); `typedValues` groups them by unit. */
 const MEASURE = /(?:[£$€]\s?\d[\d.,]*|\d[\d.,:]*\s?(?:%|mg|g|kg|km|mi|miles?|minutes?|mins?|hours?|hrs?|days?|weeks?|months?|years?|per (?:km|mile|month|week|day)|a (?:month|week|day|year)|AED|EUR|GBP|USD|euros?|pounds?|dollars?))/giu;
 
@@ -154,7 +165,9 @@ export function updatesTopic(next: { text: string; owner: string }, old: { text:
   const sameMeasure = [...now.keys()].some((k) => k.startsWith('amount ') && was.has(k));
   // one shared word is enough when it is the thing that moved ("the defense got pushed to August"), not
   // a person both statements name ("now on July 3, for both you and Adam" / "my son Adam, he's 9")
-  const thing = shared - sharedNames(next.text, old.text);
+  // (the owner's own name is a person too, wherever it stands: "Maya moved to Quito" moved no plan of
+  // "Maya's cat is called Miso")
+  const thing = shared - sharedNames(next.text, old.text) - sharedOwner(next, old);
   if (!(shared >= 2 || (thing >= 1 && (RESCHEDULE.test(next.text) || sameMeasure)))) return false;
   // A new value replaces an old one of its kind: a date another date, an amount another amount of its
   // unit, a code another code. "He's 9" is no new value for "the flight is now on July 3".

@@ -323,7 +323,9 @@ const BRIDGE_POOL = 20;
 /** The text hits for the query with the names its relations stand for, or null when it names no relation or none is found. */
 function bridgeSearch<U extends RetrievalUnit>(plan: SearchPlan<U>, lists: Array<Array<{ id: string; score: number }>>): RankedList['items'] | null {
   const relations = relationsAsked(plan.request.query);
-  if (relations.length === 0) return null;
+  // "Who is Tom's sister?", "What is the name of Tom's sister?": the statement that names her is the
+  // answer, not a first hop; nothing to search again
+  if (relations.length === 0 || plan.intent.kind === 'person' || asksForName(plan.request.query)) return null;
   const asked = plan.request.query.toLowerCase();
   const names = new Set<string>();
   const hops = new Set<string>();
@@ -346,6 +348,11 @@ function bridgeSearch<U extends RetrievalUnit>(plan: SearchPlan<U>, lists: Array
   const query = `${plan.request.query} ${[...names].sort().join(' ')}`;
   const hits = mergeByScore(plan.sources.textIndexes.map((ix) => ix.search(query, plan.candidates, { filter: plan.idFilter })), plan.candidates);
   return hits.filter((h) => !hops.has(h.id));
+}
+
+/** Does the query ask what someone or something is called? */
+function asksForName(query: string): boolean {
+  return /\b(?:name|named|called)\b/i.test(query);
 }
 
 /** Merge per-index hit lists into one list by score, first occurrence of an id winning. */

@@ -249,6 +249,14 @@ describe('topic updates of a named person', () => {
 });
 
 describe('topic updates that also state a fact', () => {
+  it('retire only the old value of their kind: "Maya moved to Quito" moved no plan of the cat or the brother it shares a name with', async () => {
+    const { run, current } = setup();
+    await run(["Maya's cat is called Miso.", 'Maya has a brother named Clara.', 'Maya lives in Lima.'].map((t, i) => event(t, at('2025-01-10', i))));
+    const p = await run([event('Maya moved to Quito.', at('2025-06-20'))]);
+    expect(p.retired).toHaveLength(1);
+    expect(current()).toEqual(['Maya has a brother named Clara.', 'Maya moved to Quito.', "Maya's cat is called Miso."]);
+  });
+
   it('retire the old plan: "my start date at the Mexico City office is August 4 now" after "moving to Mexico City for work in July"', async () => {
     const { run, current } = setup();
     await run([event("I'm moving to Mexico City for work in July.", at('2025-01-10'))]);

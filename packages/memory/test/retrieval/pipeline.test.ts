@@ -167,6 +167,11 @@ describe('retrieve through a relation', () => {
     // no relation in the question: no second search
     const plain = retrieve(w, { user_id: 'alice', query: 'Where did Meera find a flat?', queryVector: embed('flat'), limit: 3 }, {}, NOW).results;
     expect(plain.every((r) => r.signals.ranks.bridge === undefined)).toBe(true);
+    // asking who the relation is: the statement naming her answers, nothing to search again
+    for (const who of ["Who is Siddharth's wife?", "What is the name of Siddharth's wife?"]) {
+      const named = retrieve(w, { user_id: 'alice', query: who, queryVector: embed(who), limit: 3 }, {}, NOW).results;
+      expect(named.every((r) => r.signals.ranks.bridge === undefined)).toBe(true);
+    }
   });
 
   it('reads a relation written before or after the name', () => {
