@@ -70,6 +70,7 @@ import type { Services } from './services';
 import { ShardRouter, type Shard } from './shards';
 import { GroupFences } from './cluster/split/fences';
 import { SplitDriver } from './cluster/split/driver';
+import { AutoScaler } from './cluster/split/auto';
 import { Validator } from './validation';
 
 /**
@@ -413,6 +414,19 @@ export class StrataNode {
     });
     clusterService.splits = splits;
     splits.start();
+    const autoscaler = new AutoScaler({
+      settings: { splitAbove: config.cluster.auto_split_records, mergeBelow: config.cluster.auto_merge_records },
+      isLeader: () => router.meta().log.isLeader(),
+      busy: () => ranges.splits().length + ranges.drops().length + ranges.aborts().length > 0,
+      table: () => ranges.table(),
+      sizes: () => placement.sizes,
+      split: (group) => clusterService.autoSplit(group),
+      merge: async (group, donor) => void (await clusterService.merge(group, donor)),
+      logger,
+      onDecision: (d) => metrics.autoscaleDecisions.inc({ kind: d.kind }),
+    }, Math.max(100, config.cluster.placement_interval_ms));
+    clusterService.autoscaler = autoscaler;
+    autoscaler.start();
     const node = new StrataNode(config, logger, services, server);
     node.endPeerStreams = () => upgraded.forEach((socket) => socket.destroy());
     node.onStop = async () => {
@@ -428,6 +442,7 @@ export class StrataNode {
       await Promise.all([...indexes.values()].map((ix) => ix.idle()));
       await providers.close();
       await placement.stop();
+      await autoscaler.stop();
       await splits.stop();
       await adding;
       await clusterStart.stop();

@@ -23,6 +23,7 @@ import type { GroupRouting } from './placement/routing';
 import { ReplicaDrops, replicaView } from './replica-drop';
 import type { KeyRangeDirectory } from './placement/range-directory';
 import { readFenced, type SplitDriver } from './split/driver';
+import type { AutoScaler } from './split/auto';
 
 export const JOIN_SIG_HEADER = 'x-strata-join-sig';
 export const JOIN_TS_HEADER = 'x-strata-join-ts';
@@ -123,6 +124,8 @@ export class ClusterService {
   ranges: KeyRangeDirectory | null = null;
   /** set once the node has built its split driver (split/driver.ts) */
   splits: SplitDriver | null = null;
+  /** set once the node has built its automatic splits and merges (split/auto.ts) */
+  autoscaler: AutoScaler | null = null;
   /** this node's replicas moved away, wiped when the placement loop asks (replica-drop.ts) */
   private readonly drops: ReplicaDrops;
 
@@ -156,6 +159,8 @@ export class ClusterService {
           shard_id: id, leader: s.leader, term: s.term, role: learner ? 'learner' : s.role === 'pre_candidate' ? 'candidate' : s.role,
           commit_index: s.commitIndex, applied_index: s.appliedIndex, holds: this.routing.holds(id),
           members: s.members.map((m) => ({ node_id: m.id, url: m.url, voter: m.voter, match_index: m.matchIndex })),
+          // what automatic splits and merges weigh (split/auto.ts): the records this replica stores
+          records: this.recordsOf(id),
         };
       }),
       // node ids removed from the cluster (shard 0's applied membership changes): a removed node that
@@ -173,7 +178,33 @@ export class ClusterService {
       } : null,
       // on the leader of shard 0: how far each split it drives has got
       splits: this.splits ? [...this.splits.progress.values()] : [],
+      // automatic splits and merges: the thresholds, and on the leader of shard 0 what it decided lately
+      autoscale: {
+        split_above_records: this.rt.config.cluster.auto_split_records,
+        merge_below_records: this.rt.config.cluster.auto_merge_records,
+        decisions: this.autoscaler?.decisions ?? [],
+        skipped: this.autoscaler?.skipped ?? [],
+      },
     };
+  }
+
+  /** Events and memory units in this node's replica of a group (null when it has not opened it). */
+  private recordsOf(groupId: number): number | null {
+    const db = this.splits?.shard(groupId)?.db;
+    return db ? db.counterSync('events') + db.counterSync('units') : null;
+  }
+
+  /**
+   * An automatic split (split/auto.ts): at the median of the group's users' keys; false, and nothing
+   * begun, when the group has fewer than two users (no point would move any: a hot user stays whole).
+   */
+  async autoSplit(groupId: number): Promise<boolean> {
+    const range = rangesOfGroup(this.rangeDirectory().table(), groupId)[0];
+    if (!range) return false;
+    const median = await this.usersMedian(groupId, range);
+    if (median.users < 2 || median.point === null) return false;
+    await this.split(groupId, median.point);
+    return true;
   }
 
   /**

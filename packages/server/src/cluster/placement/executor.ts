@@ -25,6 +25,8 @@ export interface ReportedShard {
   role: string;
   commit_index: number;
   members: { node_id: number; url: string | null; voter: boolean; match_index: number | null }[];
+  /** records (events and memory units) in the reporting node's replica; absent from nodes before this field */
+  records?: number | null;
 }
 
 /** A member this many entries behind the leader's commit index still counts as caught up (writes go on while it is sampled). */
@@ -43,6 +45,19 @@ export function observedGroup(groupId: number, reports: readonly ReportedShard[]
     .filter((m) => m.node_id !== best!.leader && (m.match_index === null || commit - m.match_index > LAG_SLACK))
     .map((m) => m.node_id);
   return { leader: best.leader, voters: ids(true), learners: ids(false), lagging };
+}
+
+/** Pure: each group's records as its leader reports them (the report of the highest term that claims leadership). */
+export function reportedSizes(reports: readonly (ReportedShard[] | null)[]): Map<number, number> {
+  const best = new Map<number, ReportedShard>();
+  for (const shards of reports) {
+    for (const s of shards ?? []) {
+      if (s.role !== 'leader' || typeof s.records !== 'number') continue;
+      const had = best.get(s.shard_id);
+      if (!had || s.term > had.term) best.set(s.shard_id, s);
+    }
+  }
+  return new Map([...best].map(([g, s]) => [g, s.records as number]));
 }
 
 /** Pure: the recorded move if it is still under way in the observed membership, else null. */
@@ -106,6 +121,8 @@ export class PlacementExecutor {
   private running: Promise<void> | null = null;
   private stopped = false;
   last: PlacementRound | null = null;
+  /** the groups' sizes their leaders reported in the last round (automatic splits and merges read them: split/auto.ts) */
+  sizes: { at: number; records: Map<number, number> } | null = null;
 
   constructor(private readonly deps: ExecutorDeps) {}
 
@@ -134,10 +151,12 @@ export class PlacementExecutor {
     const { rt, meta } = this.deps;
     // every group this node has opened (a split adds groups while the cluster runs)
     const groupIds = rt.shardIds().filter((g) => g !== 0);
-    if (!meta.log.isLeader() || groupIds.length === 0) {
+    // with shard 0 alone there is nothing to place: the nodes are asked only for the sizes automatic splits read
+    if (!meta.log.isLeader() || (groupIds.length === 0 && rt.config.cluster.auto_split_records === 0)) {
       this.downSince.clear(); // a future term as leader starts from fresh observations
       this.leaving.clear();
       this.last = null;
+      this.sizes = null;
       return;
     }
     // The node set is shard 0's voters. A node removed from it that still holds replicas of other
@@ -147,6 +166,11 @@ export class PlacementExecutor {
     const leaving = [...this.leaving.keys()].filter((id) => !nodes.includes(id));
     const polled = [...nodes, ...leaving];
     const reports = await Promise.all(polled.map((id) => this.report(id, now)));
+    this.sizes = { at: now, records: reportedSizes(reports) };
+    if (groupIds.length === 0) {
+      this.last = null; // only shard 0 (a cluster started with the defaults): nothing to place, the sizes are what was asked
+      return;
+    }
     const nodeStatus: NodeStatus[] = polled.map((id) => ({ id, down_since: this.downSince.get(id) ?? null, draining: !nodes.includes(id) }));
     this.leaving.clear();
     for (const shards of reports) {
