@@ -7,7 +7,7 @@ import { statusOf } from '../helpers/placement';
 
 export interface RangesStatus {
   shards: { shard_id: number; role: string; leader: number | null; commit_index: number; applied_index: number; holds: boolean }[];
-  key_ranges: KeyRangeTable & { recorded: boolean; splits: KeySplit[]; dropping: KeySplit[]; aborting: KeySplit[]; retired: number[] };
+  key_ranges: KeyRangeTable & { recorded: boolean; splits: KeySplit[]; dropping: KeySplit[]; aborting: KeySplit[]; retired: number[]; removed?: number[] };
   placement: { groups: { group_id: number; voters: number[]; leader: number | null }[] };
   splits: { split: KeySplit; step: string; error: string | null }[];
 }

@@ -114,3 +114,50 @@ test('a wipe interrupted after its first synced batch is finished by the next lo
     rmSync(root, { recursive: true, force: true });
   }
 });
+
+test('a removed group is closed for good: its storage deleted, messages for it ignored, the other groups untouched', async () => {
+  const root = mkdtempSync(join(tmpdir(), 'raft-remove-'));
+  const hub = new LocalTransportHub();
+  const nodes = new Map<number, { host: RaftHost; storage: LevelStorage; sm: ListMachine; group: RaftGroup }>();
+  try {
+    for (const id of [1, 2, 3]) {
+      const storage = await LevelStorage.open(join(root, `n${id}`));
+      const host = new RaftHost({ nodeId: id, selfUrl: `local://${id}`, storage, transport: hub.transport(id), tickMs: 10, group: { snapshotEvery: 20, compactionMargin: 5 } });
+      const sm = new ListMachine();
+      nodes.set(id, { host, storage, sm, group: await host.openGroup(G, sm) });
+    }
+    const n = (id: number) => nodes.get(id)!;
+    const other = await n(3).host.openGroup(G + 1, new ListMachine());
+    await other.initialize([{ id: 3, url: 'local://3' }]);
+    await n(1).group.initialize([1, 2, 3].map((id) => ({ id, url: `local://${id}` })));
+    await until('a leader', () => [...nodes.values()].some((x) => x.group.isLeader()));
+    const leader = () => [...nodes.values()].find((x) => x.group.isLeader())!.group;
+    for (let i = 0; i < 40; i++) await leader().propose(Buffer.from(`a${i}`));
+    await until('node 3 applied everything', () => n(3).sm.items.length === 40);
+    await until('other leads', () => other.isLeader());
+    for (let i = 0; i < 5; i++) await other.propose(Buffer.from(`o${i}`));
+    expect(existsSync(n(3).storage.snapshots.dir(G))).toBe(true);
+
+    await n(3).host.removeGroup(G);
+    expect(n(3).host.groups.has(G)).toBe(false);
+    expect(await keysOf(n(3).storage, G)).toBe(0);
+    expect(existsSync(n(3).storage.snapshots.dir(G))).toBe(false);
+    // the others go on, and what their leader sends node 3 for the group is ignored: nothing comes back
+    if (leader() === n(3).group) await until('a leader among 1 and 2', () => n(1).group.isLeader() || n(2).group.isLeader());
+    const live = () => (n(1).group.isLeader() ? n(1).group : n(2).group);
+    for (let i = 0; i < 30; i++) await live().propose(Buffer.from(`b${i}`));
+    await new Promise((r) => setTimeout(r, 300));
+    expect(n(3).host.groups.has(G)).toBe(false);
+    expect(await keysOf(n(3).storage, G)).toBe(0);
+    expect(n(3).sm.items).toHaveLength(40);
+    // the node's other group is untouched; removing again (a removal a crash interrupted) is harmless
+    await other.propose(Buffer.from('o5'));
+    expect(await keysOf(n(3).storage, G + 1)).toBeGreaterThan(0);
+    await n(3).host.removeGroup(G);
+    expect(await keysOf(n(3).storage, G)).toBe(0);
+  } finally {
+    for (const x of nodes.values()) await x.host.close();
+    for (const x of nodes.values()) await x.storage.close();
+    rmSync(root, { recursive: true, force: true });
+  }
+});

@@ -1,4 +1,5 @@
 import { existsSync, mkdirSync, readFileSync, writeFileSync } from 'node:fs';
+import { rm } from 'node:fs/promises';
 import { createServer, type IncomingMessage, type RequestListener, type Server } from 'node:http';
 import type { Duplex } from 'node:stream';
 import type { AddressInfo } from 'node:net';
@@ -180,13 +181,23 @@ export class StrataNode {
       observeAll(cluster.group(id), [latencyObserver(id, metrics), traceObserver(id, tracing)]);
       return { ...shard, log: new InstrumentedLog(shard.log, id, metrics, tracing) };
     };
-    for (let id = 0; id < config.cluster.shards; id++) shards.push(await openGroup(id));
+    shards.push(await openGroup(0));
     registerRaftMetrics(metrics.registry, {
       shardIds: () => cluster.shardIds(), group: (id) => cluster.group(id),
       hostStats: () => cluster.host.stats, transportStats: () => cluster.transportStats(),
     });
     // users to groups: the key-range directory in shard 0 (its initial table until recorded: start.ts records it)
     const ranges = await KeyRangeDirectory.open(shards[0], config.cluster.shards);
+    // A retired group removed from the cluster is not opened; one whose removal a stop or a crash
+    // interrupted here (its directory is still on disk) is finished first (docs/cluster.md "Removing a retired group").
+    for (const id of ranges.removed()) {
+      const dir = join(config.storage.data_dir, `shard-${id}`);
+      if (!existsSync(dir)) continue;
+      await cluster.removeShard(id);
+      await rm(dir, { recursive: true, force: true });
+      logger.info({ shard: id }, 'removed group: the rest of its replica deleted');
+    }
+    for (let id = 1; id < config.cluster.shards; id++) if (!ranges.removed().includes(id)) shards.push(await openGroup(id));
     const router = new ShardRouter(shards, ranges);
     // Derived indexes per shard, kept current by each state machine's applied-command listener. A
     // Raft snapshot install replaces the whole state: the shard then gets a fresh manager (built
@@ -365,6 +376,11 @@ export class StrataNode {
       shard, meta: router.meta(), poster: webhookSender, logger, metrics: webhookMetrics, settings: dispatcherSettings(config),
     }));
     for (const dispatcher of dispatchers) dispatcher.start();
+    // each group's workers, so a removed group's stop (removeGroup below)
+    const groupWorkers = new Map<number, { stop(): Promise<void> }[]>();
+    const ownWorkers = (id: number, ...list: ({ stop(): Promise<void> } | undefined)[]) =>
+      groupWorkers.set(id, [...(groupWorkers.get(id) ?? []), ...list.filter((w): w is { stop(): Promise<void> } => w !== undefined)]);
+    shards.forEach((shard, i) => ownWorkers(shard.id, workers[i], pruners[i], dispatchers[i]));
     // A group made by a split, opened on every node when shard 0 begins the split (or at start, for
     // one begun earlier): empty until its voters are initialized and seeded (cluster/split/driver.ts).
     let adding = Promise.resolve();
@@ -381,7 +397,7 @@ export class StrataNode {
     const addGroup = (id: number): Promise<void> => (adding = adding.then(async () => {
       if (!open) return;
       if (shards.some((s) => s.id === id)) return startWorkersOnceRouted();
-      if (id !== shards.length) throw new Error(`group ${id} would leave a gap after ${shards.length - 1}`);
+      if (ranges.removed().includes(id)) return;
       const shard = await openGroup(id);
       shards.push(shard);
       await wireShard(shard);
@@ -398,6 +414,7 @@ export class StrataNode {
           intervalMs: config.consolidation.interval_ms, batchSize: config.consolidation.batch_size, metrics, tracing,
         });
         workers.push(worker);
+        ownWorkers(shard.id, worker);
         worker.start();
       }
       const pruner = new PruningWorker({ shard, logger, ...pruningSettings(config) });
@@ -406,11 +423,38 @@ export class StrataNode {
       const dispatcher = new WebhookDispatcher({ shard, meta: router.meta(), poster: webhookSender, logger, metrics: webhookMetrics, settings: dispatcherSettings(config) });
       dispatchers.push(dispatcher);
       dispatcher.start();
+      ownWorkers(shard.id, pruner, dispatcher);
     };
+    // A retired group removed (cluster.remove_group applied in shard 0): its workers stop, its Raft group
+    // closes for good (messages for it are ignored from then on), its log and state are deleted.
+    const removeGroup = (id: number): Promise<void> => (adding = adding.then(async () => {
+      const at = shards.findIndex((s) => s.id === id);
+      if (!open || at < 0) return; // not opened here, or removed already
+      const shard = shards[at];
+      const own = groupWorkers.get(id) ?? [];
+      groupWorkers.delete(id);
+      await Promise.all(own.map((w) => w.stop()));
+      for (const list of [workers, pruners, dispatchers] as { stop(): Promise<void> }[][]) {
+        for (let i = list.length - 1; i >= 0; i--) if (own.includes(list[i])) list.splice(i, 1);
+      }
+      waiting.delete(id);
+      await cluster.removeShard(id);
+      shards.splice(at, 1);
+      const queued = backlog.findIndex((b) => b.shard === id);
+      if (queued >= 0) backlog.splice(queued, 1);
+      indexes.get(id)?.release();
+      indexes.delete(id);
+      await shard.db.close();
+      await rm(join(config.storage.data_dir, `shard-${id}`), { recursive: true, force: true });
+      logger.info({ shard: id }, 'retired group removed: its replica is deleted from this node');
+    }));
     for (const id of ranges.groupIds()) await addGroup(id);
     ranges.onNewGroup((id) => void addGroup(id).catch((err) => logger.error({ err, shard: id }, 'opening a group made by a split failed')));
+    ranges.onRemoved((id) => void removeGroup(id).catch((err) => logger.error({ err, shard: id }, 'removing a retired group failed')));
+    for (const id of ranges.removed()) void removeGroup(id); // removed while this node was opening
     const splits = new SplitDriver({
       rt: cluster, meta: router.meta(), ranges, directory, fwd: forwarder, signer: peerSigner, logger, shards: () => shards,
+      outboxEmpty: () => placement.outboxEmpty,
     });
     clusterService.splits = splits;
     splits.start();

@@ -35,7 +35,10 @@ export class ShardRouter {
   }
 
   forUser(userId: string): Shard {
-    return this.shards[this.groups.groupOf(userId)];
+    const id = this.groups.groupOf(userId);
+    // ids are dense but for removed groups (no range routes to those): the index first, else a search
+    const at = this.shards[id];
+    return at?.id === id ? at : this.shards.find((s) => s.id === id)!;
   }
 
   /** The group that holds accounts, API keys and other service-wide records. */

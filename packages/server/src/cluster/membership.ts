@@ -149,7 +149,13 @@ export class ClusterService {
     return this.rt.config.cluster.node_id;
   }
 
-  status() {
+  async status() {
+    const retired = new Set(this.ranges?.retired() ?? []);
+    const outboxEmpty = new Map<number, boolean>();
+    for (const id of this.rt.shardIds()) {
+      const db = retired.has(id) ? this.splits?.shard(id)?.db : undefined;
+      if (db) outboxEmpty.set(id, (await db.webhookOutbox.keys({ limit: 1 }).all()).length === 0);
+    }
     return {
       node_id: this.nodeId,
       shards: this.rt.shardIds().map((id) => {
@@ -161,6 +167,8 @@ export class ClusterService {
           members: s.members.map((m) => ({ node_id: m.id, url: m.url, voter: m.voter, match_index: m.matchIndex })),
           // what automatic splits and merges weigh (split/auto.ts): the records this replica stores
           records: this.recordsOf(id),
+          // a retired group's: whether its queued webhook deliveries are all sent (it is removed then)
+          ...(outboxEmpty.has(id) ? { outbox_empty: outboxEmpty.get(id) } : {}),
         };
       }),
       // node ids removed from the cluster (shard 0's applied membership changes): a removed node that
@@ -175,6 +183,7 @@ export class ClusterService {
       // which group holds each range of user keys (store/key-ranges.ts); `recorded` once in shard 0
       key_ranges: this.ranges ? {
         recorded: this.ranges.recorded(), ...this.ranges.table(), splits: this.ranges.splits(), dropping: this.ranges.drops(), aborting: this.ranges.aborts(), retired: this.ranges.retired(),
+        removed: this.ranges.removed(),
       } : null,
       // on the leader of shard 0: how far each split it drives has got
       splits: this.splits ? [...this.splits.progress.values()] : [],

@@ -123,6 +123,15 @@ export class ClusterRuntime {
     log.replaceGroup(await this.host.resetGroup(id, log.applier));
   }
 
+  /**
+   * Stops this node's replica of a removed group for good and deletes its log (open or not: a removal
+   * interrupted by a crash is finished at the next start); the caller deletes the state's directory.
+   */
+  async removeShard(id: number): Promise<void> {
+    await this.host.removeGroup(id);
+    this.logs.delete(id);
+  }
+
   group(shardId: number): RaftGroup {
     const log = this.logs.get(shardId);
     if (!log) throw new Error(`no shard ${shardId}`);

@@ -27,6 +27,8 @@ export interface ReportedShard {
   members: { node_id: number; url: string | null; voter: boolean; match_index: number | null }[];
   /** records (events and memory units) in the reporting node's replica; absent from nodes before this field */
   records?: number | null;
+  /** of a retired group only: whether the replica's webhook outbox is empty (it may then be removed) */
+  outbox_empty?: boolean;
 }
 
 /** A member this many entries behind the leader's commit index still counts as caught up (writes go on while it is sampled). */
@@ -47,17 +49,22 @@ export function observedGroup(groupId: number, reports: readonly ReportedShard[]
   return { leader: best.leader, voters: ids(true), learners: ids(false), lagging };
 }
 
-/** Pure: each group's records as its leader reports them (the report of the highest term that claims leadership). */
-export function reportedSizes(reports: readonly (ReportedShard[] | null)[]): Map<number, number> {
+/** Pure: each group's report by its leader (the report of the highest term that claims leadership). */
+export function leaderReports(reports: readonly (ReportedShard[] | null)[]): Map<number, ReportedShard> {
   const best = new Map<number, ReportedShard>();
   for (const shards of reports) {
     for (const s of shards ?? []) {
-      if (s.role !== 'leader' || typeof s.records !== 'number') continue;
+      if (s.role !== 'leader') continue;
       const had = best.get(s.shard_id);
       if (!had || s.term > had.term) best.set(s.shard_id, s);
     }
   }
-  return new Map([...best].map(([g, s]) => [g, s.records as number]));
+  return best;
+}
+
+/** Pure: each group's records as its leader reports them. */
+export function reportedSizes(reports: readonly (ReportedShard[] | null)[]): Map<number, number> {
+  return new Map([...leaderReports(reports)].flatMap(([g, s]) => (typeof s.records === 'number' ? [[g, s.records] as [number, number]] : [])));
 }
 
 /** Pure: the recorded move if it is still under way in the observed membership, else null. */
@@ -97,7 +104,7 @@ export interface ExecutorDeps {
   fwd: Forwarder;
   signer: PeerSigner;
   /** this node's own report (what `GET /v1/cluster/status` answers) */
-  localStatus: () => { shards: ReportedShard[] };
+  localStatus: () => Promise<{ shards: ReportedShard[] }>;
   logger: Logger;
   onStep?: (step: Step, outcome: 'done' | 'failed') => void;
 }
@@ -123,6 +130,8 @@ export class PlacementExecutor {
   last: PlacementRound | null = null;
   /** the groups' sizes their leaders reported in the last round (automatic splits and merges read them: split/auto.ts) */
   sizes: { at: number; records: Map<number, number> } | null = null;
+  /** retired groups whose leader reported an empty webhook outbox in the last round (they may be removed: split/driver.ts) */
+  outboxEmpty = new Set<number>();
 
   constructor(private readonly deps: ExecutorDeps) {}
 
@@ -157,6 +166,7 @@ export class PlacementExecutor {
       this.leaving.clear();
       this.last = null;
       this.sizes = null;
+      this.outboxEmpty = new Set();
       return;
     }
     // The node set is shard 0's voters. A node removed from it that still holds replicas of other
@@ -167,6 +177,7 @@ export class PlacementExecutor {
     const polled = [...nodes, ...leaving];
     const reports = await Promise.all(polled.map((id) => this.report(id, now)));
     this.sizes = { at: now, records: reportedSizes(reports) };
+    this.outboxEmpty = new Set([...leaderReports(reports)].filter(([, s]) => s.outbox_empty === true).map(([g]) => g));
     if (groupIds.length === 0) {
       this.last = null; // only shard 0 (a cluster started with the defaults): nothing to place, the sizes are what was asked
       return;
@@ -249,7 +260,7 @@ export class PlacementExecutor {
     const { rt, fwd, signer } = this.deps;
     let shards: ReportedShard[] | null = null;
     if (nodeId === rt.config.cluster.node_id) {
-      shards = this.deps.localStatus().shards;
+      shards = (await this.deps.localStatus()).shards;
     } else {
       const url = this.urlOf(nodeId);
       const path = '/v1/cluster/status';

@@ -12,7 +12,8 @@
  * halves of a split group together hold more than the threshold, so they are never both below the floor.
  * At most one hand-over is in flight cluster-wide (the operator's included): nothing is decided while any
  * split or merge is in flight, dropping or being put back, nor from sizes reported before the last one
- * ended (a group's counters count moved records twice between a commit and its drop).
+ * ended, as this loop first saw it ended (a group's counters count moved records twice between a commit
+ * and its drop).
  */
 import type { Logger } from 'pino';
 import { rangesOfGroup, type KeyRangeTable } from '@strata/store';
@@ -89,6 +90,7 @@ export type AutoDecision = AutoCandidate & { at: string };
 export class AutoScaler {
   /** when a hand-over was last seen in flight (or begun here): sizes reported before it ended are not used */
   private busySince = 0;
+  private wasBusy = false;
   private timer: NodeJS.Timeout | null = null;
   private running: Promise<void> | null = null;
   private stopped = false;
@@ -130,6 +132,14 @@ export class AutoScaler {
       return null;
     }
     if (this.deps.busy()) {
+      this.busySince = now;
+      this.wasBusy = true;
+      return null;
+    }
+    if (this.wasBusy) {
+      // the first look that finds the hand-over ended: a round begun before it may have read a group's
+      // size before the drop (the last tick that saw it busy may be older than that round)
+      this.wasBusy = false;
       this.busySince = now;
       return null;
     }
