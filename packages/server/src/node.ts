@@ -384,6 +384,12 @@ export class StrataNode {
     // A group made by a split, opened on every node when shard 0 begins the split (or at start, for
     // one begun earlier): empty until its voters are initialized and seeded (cluster/split/driver.ts).
     let adding = Promise.resolve();
+    // groups are opened and removed one at a time, in the order asked; one that fails does not stop the next
+    const inOrder = (step: () => Promise<void>): Promise<void> => {
+      const run = adding.then(step);
+      adding = run.catch(() => undefined);
+      return run;
+    };
     // The workers of a new group start once the directory routes users to it: before the commit its
     // records are a copy being made (a new leader of shard 0 copies them again), which nothing else may change.
     const waiting = new Map<number, Shard>();
@@ -394,7 +400,7 @@ export class StrataNode {
         startWorkers(shard);
       }
     };
-    const addGroup = (id: number): Promise<void> => (adding = adding.then(async () => {
+    const addGroup = (id: number): Promise<void> => inOrder(async () => {
       if (!open) return;
       if (shards.some((s) => s.id === id)) return startWorkersOnceRouted();
       if (ranges.removed().includes(id)) return;
@@ -406,7 +412,7 @@ export class StrataNode {
       waiting.set(id, shard);
       startWorkersOnceRouted();
       logger.info({ shard: id }, 'shard group opened (a split made it)');
-    }));
+    });
     const startWorkers = (shard: Shard) => {
       if (config.consolidation.enabled) {
         const worker = new ConsolidationWorker({
@@ -427,9 +433,18 @@ export class StrataNode {
     };
     // A retired group removed (cluster.remove_group applied in shard 0): its workers stop, its Raft group
     // closes for good (messages for it are ignored from then on), its log and state are deleted.
-    const removeGroup = (id: number): Promise<void> => (adding = adding.then(async () => {
+    const removeGroup = (id: number): Promise<void> => inOrder(async () => {
+      if (!open) return;
+      const dir = join(config.storage.data_dir, `shard-${id}`);
       const at = shards.findIndex((s) => s.id === id);
-      if (!open || at < 0) return; // not opened here, or removed already
+      if (at < 0) {
+        // not open here: what is left of it on disk (a removal a stop or a crash interrupted) goes
+        if (!existsSync(dir)) return;
+        await cluster.removeShard(id);
+        await rm(dir, { recursive: true, force: true });
+        logger.info({ shard: id }, 'removed group: the rest of its replica deleted');
+        return;
+      }
       const shard = shards[at];
       const own = groupWorkers.get(id) ?? [];
       groupWorkers.delete(id);
@@ -445,13 +460,17 @@ export class StrataNode {
       indexes.get(id)?.release();
       indexes.delete(id);
       await shard.db.close();
-      await rm(join(config.storage.data_dir, `shard-${id}`), { recursive: true, force: true });
+      await rm(dir, { recursive: true, force: true });
       logger.info({ shard: id }, 'retired group removed: its replica is deleted from this node');
-    }));
+    });
     for (const id of ranges.groupIds()) await addGroup(id);
     ranges.onNewGroup((id) => void addGroup(id).catch((err) => logger.error({ err, shard: id }, 'opening a group made by a split failed')));
     ranges.onRemoved((id) => void removeGroup(id).catch((err) => logger.error({ err, shard: id }, 'removing a retired group failed')));
-    for (const id of ranges.removed()) void removeGroup(id); // removed while this node was opening
+    // removed while this node was opening; and every few seconds, so nothing of a removed group stays on disk
+    const sweepRemoved = () => ranges.removed().forEach((id) => void removeGroup(id).catch((err) => logger.error({ err, shard: id }, 'removing a retired group failed')));
+    sweepRemoved();
+    const removedSweep = setInterval(sweepRemoved, 5000);
+    removedSweep.unref();
     const splits = new SplitDriver({
       rt: cluster, meta: router.meta(), ranges, directory, fwd: forwarder, signer: peerSigner, logger, shards: () => shards,
       outboxEmpty: () => placement.outboxEmpty,
@@ -475,6 +494,7 @@ export class StrataNode {
     node.endPeerStreams = () => upgraded.forEach((socket) => socket.destroy());
     node.onStop = async () => {
       open = false;
+      clearInterval(removedSweep);
       readiness.stop();
       removal.stop();
       await mcp?.close();

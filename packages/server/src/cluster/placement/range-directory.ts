@@ -38,10 +38,16 @@ export class KeyRangeDirectory implements UserGroups {
     return dir;
   }
 
+  private reloads = 0;
+
   private async reload(): Promise<void> {
+    // reloads run concurrently (one per applied change): only the last begun may set the lists, or one
+    // that read older state could finish last and bring back a group removed meanwhile
+    const mine = ++this.reloads;
     const [table, splits, drops, aborts, retired, removed] = await Promise.all([
       readKeyRanges(this.db), readKeySplits(this.db), readKeySplitDrops(this.db), readKeySplitAborts(this.db), readRetiredGroups(this.db), readRemovedGroups(this.db),
     ]);
+    if (mine !== this.reloads) return;
     this.recordedTable = table;
     this.inFlight = splits;
     this.dropping = drops;
