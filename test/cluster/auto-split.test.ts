@@ -3,7 +3,7 @@
  * started with the defaults (one group), RF 3, a low split threshold (`cluster.auto_split_records` 200);
  * 24 writers write through every node and the cluster splits its groups by itself until it has at least
  * 4, one hand-over at a time. Once the writes stop it stays as it is (no flapping). The nodes are then
- * restarted one at a time with the default thresholds (100,000 / 20,000): every group but shard 0 is
+ * restarted one at a time with the default threshold and a floor of 20,000 (merges are off by default): every group but shard 0 is
  * now below the floor, and the cluster merges them by itself down to shard 0 and one more. The groups
  * merged away are then removed (docs/cluster.md "Removing a retired group"): no placement record, no
  * replica on any node's disk, not opened by a restarted node. Every acknowledged write is then read back
@@ -104,7 +104,7 @@ describe('automatic splits and merges', () => {
     expect(await decisionsMetric(cluster, 'split')).toBe(splits);
     expect(await decisionsMetric(cluster, 'merge')).toBe(0);
 
-    // the defaults (100,000 / 20,000), one node at a time: every group but shard 0 is below the floor now
+    // the default threshold and a floor of 20,000 (merges are off by default), one node at a time: every group but shard 0 is below the floor now
     for (const n of [1, 2, 3]) {
       await cluster.kill(n, 'SIGTERM');
       const node = cluster.node(n);

@@ -253,7 +253,7 @@ export const CONFIG_SCHEMA = {
       dead_after_s: int(1, 60, 86_400),
       max_moves: int(1, 2, 64),
       auto_split_records: int(0, 100_000),
-      auto_merge_records: int(0, 20_000),
+      auto_merge_records: int(0, 0),
     }),
     raft: section({
       auto_initialize: bool(true),
