@@ -42,10 +42,11 @@ describe('autoCandidates', () => {
 });
 
 describe('the configuration', () => {
-  it('has both on by default, and refuses a floor above a quarter of the threshold (they would undo each other)', () => {
+  it('splits by default, merges only when asked (docs/cluster.md), and refuses a floor above a quarter of the threshold (they would undo each other)', () => {
     const d = loadConfig({ env: {} });
-    expect([d.cluster.auto_split_records, d.cluster.auto_merge_records]).toEqual([100_000, 20_000]);
-    expect(d.cluster.auto_merge_records * 4).toBeLessThanOrEqual(d.cluster.auto_split_records);
+    expect([d.cluster.auto_split_records, d.cluster.auto_merge_records]).toEqual([100_000, 0]);
+    const on = loadConfig({ env: { STRATA__CLUSTER__AUTO_MERGE_RECORDS: '20000' } });
+    expect(on.cluster.auto_merge_records * 4).toBeLessThanOrEqual(on.cluster.auto_split_records);
     expect(() => loadConfig({ env: { STRATA__CLUSTER__AUTO_SPLIT_RECORDS: '1000', STRATA__CLUSTER__AUTO_MERGE_RECORDS: '251' } })).toThrow(/at most a quarter/);
     const off = loadConfig({ env: { STRATA__CLUSTER__AUTO_SPLIT_RECORDS: '0', STRATA__CLUSTER__AUTO_MERGE_RECORDS: '0' } });
     expect([off.cluster.auto_split_records, off.cluster.auto_merge_records]).toEqual([0, 0]);
