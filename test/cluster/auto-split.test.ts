@@ -13,7 +13,7 @@ import { randomUUID } from 'node:crypto';
 import { existsSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { api, TestCluster, sleep, waitFor } from '../helpers/cluster';
-import { checkExactlyOnce, startWriters } from './writers';
+import { checkExactlyOnce, startWriters, stopWritersAndCluster } from './writers';
 import { rangesOf, rangesSettled, replicasCaughtUp } from './ranges';
 
 jest.setTimeout(900_000);
@@ -52,10 +52,7 @@ describe('automatic splits and merges', () => {
       },
     });
   });
-  afterAll(async () => {
-    await writing?.stop();
-    await cluster?.stop();
-  });
+  afterAll(() => stopWritersAndCluster(writing, cluster));
 
   it('splits groups that pass the threshold while written to, stays put when the writes stop, merges them below the floor', async () => {
     await waitFor('the key ranges recorded', async () => (await rangesOf(cluster, 1)).key_ranges.recorded, 60_000, 200);
