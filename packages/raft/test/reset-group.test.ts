@@ -10,6 +10,7 @@ import { RaftHost } from '../src/driver/host';
 import type { RaftGroup } from '../src/driver/group';
 import { LevelStorage } from '../src/storage/level-storage';
 import { LocalTransportHub } from '../src/transport/transport';
+import type { AppliedEntry } from '../src/driver/state-machine';
 import { ListMachine } from './mem-sm';
 
 const G = 5;
@@ -158,6 +159,78 @@ test('a removed group is closed for good: its storage deleted, messages for it i
   } finally {
     for (const x of nodes.values()) await x.host.close();
     for (const x of nodes.values()) await x.storage.close();
+    rmSync(root, { recursive: true, force: true });
+  }
+});
+
+/**
+ * A list machine whose applies of commands wait while held, and whose storage the caller can close
+ * (as the server closes a removed group's StateDb once RaftHost.removeGroup has returned): an apply
+ * that runs on after that fails as LevelDB's would.
+ */
+class ClosableMachine extends ListMachine {
+  held = false;
+  inApply = false;
+  closed = false;
+  readonly events: string[] = [];
+  private release: (() => void)[] = [];
+
+  override async apply(entries: AppliedEntry[]): Promise<unknown[]> {
+    if (this.held && entries.some((e) => e.kind === 'command')) {
+      this.inApply = true;
+      await new Promise<void>((r) => this.release.push(r));
+      this.inApply = false;
+      if (this.closed) throw new Error('Database is not open');
+      this.events.push('apply ended');
+    }
+    return super.apply(entries);
+  }
+
+  let(): void {
+    this.held = false;
+    for (const r of this.release.splice(0)) r();
+  }
+}
+
+test('a removal waits for the group\'s apply in flight: the state machine is never used after it returns, and the node goes on', async () => {
+  // The driver applies a pass's entries while its next passes write (pipelined apply). A removal that
+  // waited only for the pass let the server close the group's StateDb under a running apply: the apply
+  // threw "Database is not open", the host stopped, and the node served no write of any group again
+  // (test/cluster/merge-failover.test.ts: a restarted node applying a removal while catching up).
+  const root = mkdtempSync(join(tmpdir(), 'raft-remove-applying-'));
+  const hub = new LocalTransportHub();
+  const errors: Error[] = [];
+  const storage = await LevelStorage.open(join(root, 'n1'));
+  const host = new RaftHost({ nodeId: 1, selfUrl: 'local://1', storage, transport: hub.transport(1), tickMs: 10, onError: (err) => errors.push(err) });
+  try {
+    const sm = new ClosableMachine();
+    const group = await host.openGroup(G, sm);
+    const other = await host.openGroup(G + 1, new ListMachine());
+    for (const g of [group, other]) await g.initialize([{ id: 1, url: 'local://1' }]);
+    await until('both led', () => group.isLeader() && other.isLeader());
+    for (let i = 0; i < 5; i++) await group.propose(Buffer.from(`a${i}`));
+
+    sm.held = true;
+    const last = group.propose(Buffer.from('held')).catch((err: Error) => err);
+    await until('an apply in flight', () => sm.inApply);
+    const removal = host.removeGroup(G).then(() => {
+      sm.closed = true; // the server closes the group's state once the removal returned
+      sm.events.push('removed');
+    });
+    // the apply is let go once the removal returned, or after a while if the removal waits for it
+    await Promise.race([removal, new Promise((r) => setTimeout(r, 300))]);
+    sm.let();
+    await removal;
+    await last;
+    await until('the apply settled', () => !sm.inApply);
+    expect(sm.events).toEqual(['apply ended', 'removed']);
+    expect(errors).toEqual([]);
+    expect(await keysOf(storage, G)).toBe(0);
+    // the node's other group still takes writes
+    await other.propose(Buffer.from('o'));
+  } finally {
+    await host.close();
+    await storage.close();
     rmSync(root, { recursive: true, force: true });
   }
 });

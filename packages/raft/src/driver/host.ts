@@ -254,7 +254,7 @@ export class RaftHost implements GroupHost {
    * docs/cluster.md "Removing a retired group"); messages for it are ignored from then on. Also for a
    * group not open (its storage left by a removal a crash interrupted). A crash midway leaves a wipe the
    * next load finishes, or the storage as it was (the caller asks again). The state machine's own
-   * storage is the caller's.
+   * storage is the caller's: no apply of the group runs once this has returned.
    */
   async removeGroup(groupId: number): Promise<void> {
     if (this.closed) throw new ClosedError();
@@ -263,6 +263,10 @@ export class RaftHost implements GroupHost {
       this.groups.delete(groupId); // no pass takes a Ready of it from now on...
       this.groupOptions.delete(groupId);
       if (this.flushing) await new Promise<void>((resolve) => this.passEnds.push(resolve)); // ...and the one running has ended
+      // ...and its apply, which runs after its pass (pipelined), and the caller closes the state machine's
+      // storage next. The applies in flight now, not appliesDone(): later passes hold nothing of this
+      // group, and under a steady load a new apply is always in flight.
+      await this.applying?.catch(() => undefined);
       await old.close(new GroupResetError());
     }
     await this.opts.storage.dropGroup(groupId);
