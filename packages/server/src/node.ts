@@ -333,14 +333,17 @@ export class StrataNode {
       forward: (route, ctx, run) => {
         // a removed node's copy is no longer kept current: only its health, metrics and cluster routes answer
         if (removal.isRemoved() && route.tag !== 'operations' && route.tag !== 'cluster') throw removal.refusal();
-        const shard = targetShard(ctx.params, ctx.body, router.groups);
+        // the user's group now (a write asks again before each attempt: a split or merge may hand the user over meanwhile)
+        const groupNow = () => targetShard(ctx.params, ctx.body, router.groups);
+        const shard = groupNow();
         const user = targetUser(ctx.params, ctx.body);
-        // a user whose group is handing it over: answered once the directory names its new group (503 range_moving meanwhile)
+        // a user whose group is handing it over: answered once the directory names its new group (503 range_moving meanwhile);
+        // checked against the group the operation will use (its user's group when it runs)
         const here = user === undefined ? run : () => {
-          fences.check(shard, user, routeWrites(route) ? 'write' : 'read');
+          fences.check(groupNow(), user, routeWrites(route) ? 'write' : 'read');
           return run();
         };
-        if (routeWrites(route)) return forwarder.route(shard, ctx.req, ctx.res, here, { keyed: route.idempotencyKey === true });
+        if (routeWrites(route)) return forwarder.route(groupNow, ctx.req, ctx.res, here, { keyed: route.idempotencyKey === true });
         return user === undefined ? run() : forwarder.read(shard, ctx.req, ctx.res, here);
       },
     });

@@ -138,6 +138,14 @@ export class ClusterRuntime {
     return log.group;
   }
 
+  /**
+   * This node's replica of a group, or null when it has none open: a retired group removed here
+   * (removeShard), or one not opened yet. What a request that named the group a moment ago asks.
+   */
+  findGroup(shardId: number): RaftGroup | null {
+    return this.logs.get(shardId)?.group ?? null;
+  }
+
   shardIds(): number[] {
     return [...this.logs.keys()].sort((a, b) => a - b);
   }
