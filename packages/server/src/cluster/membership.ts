@@ -13,7 +13,7 @@ import {
   settle, unavailable,
   type Command, type HalfCursor, type KeySplit, type RangeFenceSpec,
 } from '@strata/store';
-import type { GroupPlacementRecord } from '@strata/store';
+import type { GroupPlacementRecord, StateDb } from '@strata/store';
 import type { ClusterRuntime } from './runtime';
 import type { Forwarder } from './forward';
 import type { PeerSigner } from './peer-auth';
@@ -154,8 +154,8 @@ export class ClusterService {
     const outboxEmpty = new Map<number, boolean>();
     for (const id of this.rt.shardIds()) {
       const db = retired.has(id) ? this.splits?.shard(id)?.db : undefined;
-      // a replica being wiped or reopened (moved off this node, removed) is briefly not open: not known then
-      if (db) await db.webhookOutbox.keys({ limit: 1 }).all().then((keys) => outboxEmpty.set(id, keys.length === 0), () => undefined);
+      const empty = db ? await outboxEmptyOf(db) : null;
+      if (empty !== null) outboxEmpty.set(id, empty);
     }
     return {
       node_id: this.nodeId,
@@ -198,19 +198,10 @@ export class ClusterService {
     };
   }
 
-  /**
-   * Events and memory units in this node's replica of a group (null when it has not opened it, or the
-   * replica is being wiped or reopened right now: a moved-off or removed replica's store is briefly closed,
-   * and a read of a closed store throws; the status answered 500 then, test/cluster/placement.test.ts).
-   */
+  /** Events and memory units in this node's replica of a group (null when it has not opened it: recordsOfReplica). */
   private recordsOf(groupId: number): number | null {
     const db = this.splits?.shard(groupId)?.db;
-    if (!db) return null;
-    try {
-      return db.counterSync('events') + db.counterSync('units');
-    } catch {
-      return null;
-    }
+    return db ? recordsOfReplica(db) : null;
   }
 
   /**
@@ -537,4 +528,28 @@ export class ClusterService {
 
 function removedConflict(id: number): StrataError {
   return conflict(`Node id ${id} was removed from this cluster and cannot be reused; start the node with a new id and an empty data directory.`);
+}
+
+/**
+ * Events and memory units a replica's store counts; null while the store is not open. A replica being
+ * wiped or reopened (moved off this node) or removed (a retired group) has its store closed for a
+ * moment, and a read of a closed store throws: GET /v1/cluster/status answered 500 then
+ * (test/cluster/placement.test.ts, node 2, in the whole suite).
+ */
+export function recordsOfReplica(db: Pick<StateDb, 'counterSync'>): number | null {
+  try {
+    return db.counterSync('events') + db.counterSync('units');
+  } catch {
+    return null;
+  }
+}
+
+/** Whether a retired group's replica has no webhook delivery queued; null while its store is not open (recordsOfReplica). */
+export async function outboxEmptyOf(db: Pick<StateDb, 'webhookOutbox'>): Promise<boolean | null> {
+  try {
+    // keys() of a closed store throws at once, not through the promise
+    return (await db.webhookOutbox.keys({ limit: 1 }).all()).length === 0;
+  } catch {
+    return null;
+  }
 }
