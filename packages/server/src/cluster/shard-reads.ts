@@ -9,7 +9,7 @@
  * every group is held here (one node, or replication on every node) nothing leaves the node.
  */
 import { setTimeout as sleep } from 'node:timers/promises';
-import { badRequest, MAX_GROUPS, StrataError, unavailable } from '@strata/store';
+import { badRequest, StrataError, unavailable } from '@strata/store';
 import type { ShardRouter } from '../shards';
 import type { Forwarder } from './forward';
 import type { PeerSigner } from './peer-auth';
@@ -85,8 +85,8 @@ export class ShardReads {
    * holds it, and refused for that group otherwise (never answered from a replica that is not there).
    */
   async answer(body: unknown): Promise<{ results: GroupAnswer[] }> {
-    // any group id: ids have gaps once a retired group is removed, and a group not open here is refused below
-    const req = parseShardReadRequest(body, MAX_GROUPS);
+    // ids up to the highest open here: they have gaps once a retired group is removed (one not open here is refused below)
+    const req = parseShardReadRequest(body, Math.max(...this.shards.all().map((s) => s.id)) + 1);
     const args = parseReadArgs(req.query, req.args);
     const results = await Promise.all(req.groups.map(async (group): Promise<GroupAnswer> => {
       if (!this.holds(group)) return { group, ok: false, code: 'no_leader', error: `This node does not hold shard ${group}.` };

@@ -114,5 +114,7 @@ describe('reads over groups with a gap in their ids (a retired group removed)', 
       { group: 2, ok: true, value: ['user-of-2'] },
       { group: 1, ok: false, code: 'no_leader', error: 'This node does not hold shard 1.' },
     ]);
+    // an id past every group of this node is not a group: the body is refused (400)
+    await expect(reads.answer({ query: 'userIds', args: { after: null, limit: 10 }, groups: [3] })).rejects.toMatchObject({ status: 400 });
   });
 });
