@@ -97,6 +97,21 @@ export function nextDrops(current: readonly PlacementDrop[], settled: ReadonlySe
   return [...byNode.values()].sort((a, b) => a.node - b.node);
 }
 
+/**
+ * Pure: whether a node's answer to a drop settles it (docs/cluster.md "Disk reclaimed"). `answer` is null
+ * when the node could not be reached; `silentMs` how long it has not answered. Settled: it dropped its
+ * replica or is a member again; or it left the cluster and has no such group at all (404: it never opened
+ * it — a group a split placed on it while it was being removed, whose begin it never applied, as its
+ * shard 0 no longer receives anything; it answered 404 every round, so the drop stayed for good and the
+ * placement never settled, test/cluster/elastic.test.ts), or it left and has been silent for `deadAfterMs`.
+ */
+export function dropSettled(answer: { status: number; body: unknown } | null, inCluster: boolean, silentMs: number, deadAfterMs: number): boolean {
+  if (answer === null) return !inCluster && silentMs >= deadAfterMs;
+  const status = answer.status === 200 ? (answer.body as { status?: string } | null)?.status : undefined;
+  if (status === 'dropped' || status === 'member') return true;
+  return answer.status === 404 && !inCluster;
+}
+
 export interface ExecutorDeps {
   rt: ClusterRuntime;
   meta: Shard;
@@ -279,8 +294,9 @@ export class PlacementExecutor {
 
   /**
    * Asks a node to drop its replica of a group (docs/cluster.md "Disk reclaimed"). True when that is
-   * settled: the node answered `dropped` or `member`, or it left the cluster (not in shard 0's node set)
-   * and has not answered for `cluster.dead_after_s` (its data directory is the operator's to delete).
+   * settled (dropSettled): the node answered `dropped` or `member`, or it left the cluster (not in shard
+   * 0's node set) and has no such group, or has not answered for `cluster.dead_after_s` (its data
+   * directory is the operator's to delete).
    */
   private async askDrop(group: number, drop: PlacementDrop, nodes: readonly number[], now: number): Promise<boolean> {
     const { fwd, signer, rt } = this.deps;
@@ -288,19 +304,17 @@ export class PlacementExecutor {
     const body = { index: drop.index };
     const url = rt.urlOf(drop.node, 0) ?? this.leaving.get(drop.node) ?? drop.url;
     const timeout = Math.max(500, Math.min(2000, rt.config.cluster.placement_interval_ms));
+    const deadAfterMs = rt.config.cluster.dead_after_s * 1000;
     try {
       const r = await fwd.call(url, 'post', path, signer.sign(drop.node, 'POST', path, body), body, Date.now() + timeout);
-      const status = r.status === 200 ? (r.body as { status?: string }).status : undefined;
       this.dropUnanswered.delete(drop.node);
-      if (status === 'dropped' || status === 'member') {
-        this.deps.logger.info({ shard: group, node: drop.node, removed_at: drop.index, status }, 'replica drop settled');
-        return true;
-      }
-      return false;
+      const settled = dropSettled(r, nodes.includes(drop.node), 0, deadAfterMs);
+      if (settled) this.deps.logger.info({ shard: group, node: drop.node, removed_at: drop.index, status: r.status === 200 ? (r.body as { status?: string }).status : r.status }, 'replica drop settled');
+      return settled;
     } catch {
       const since = this.dropUnanswered.get(drop.node) ?? now;
       this.dropUnanswered.set(drop.node, since);
-      return !nodes.includes(drop.node) && now - since >= rt.config.cluster.dead_after_s * 1000;
+      return dropSettled(null, nodes.includes(drop.node), now - since, deadAfterMs);
     }
   }
 
