@@ -7,7 +7,7 @@ import { statusOf } from '../helpers/placement';
 
 export interface RangesStatus {
   shards: { shard_id: number; role: string; leader: number | null; commit_index: number; applied_index: number; holds: boolean }[];
-  key_ranges: KeyRangeTable & { recorded: boolean; splits: KeySplit[]; dropping: KeySplit[]; aborting: KeySplit[]; retired: number[] };
+  key_ranges: KeyRangeTable & { recorded: boolean; splits: KeySplit[]; dropping: KeySplit[]; aborting: KeySplit[]; retired: number[]; removed?: number[] };
   placement: { groups: { group_id: number; voters: number[]; leader: number | null }[] };
   splits: { split: KeySplit; step: string; error: string | null }[];
 }
@@ -39,8 +39,12 @@ export async function replicasCaughtUp(cluster: TestCluster, timeoutMs = 60_000)
   }
   await waitFor('every replica caught up with its leader', async () => {
     for (const n of cluster.live()) {
-      for (const s of (await rangesOf(cluster, n.id)).shards) {
-        if (s.holds && s.applied_index < (target.get(s.shard_id) ?? Infinity)) return false;
+      const status = await rangesOf(cluster, n.id);
+      for (const s of status.shards) {
+        // thrown, not false: a timeout then says which replica was behind (waitFor shows the last error)
+        if (s.holds && s.applied_index < (target.get(s.shard_id) ?? Infinity)) {
+          throw new Error(`node ${n.id}'s replica of group ${s.shard_id} applied ${s.applied_index} of ${target.get(s.shard_id) ?? 'no leader seen'} (role ${s.role}, leader ${s.leader}; removed groups ${JSON.stringify(status.key_ranges.removed ?? [])})`);
+        }
       }
     }
     return true;

@@ -10,6 +10,7 @@ import { RaftHost } from '../src/driver/host';
 import type { RaftGroup } from '../src/driver/group';
 import { LevelStorage } from '../src/storage/level-storage';
 import { LocalTransportHub } from '../src/transport/transport';
+import type { AppliedEntry } from '../src/driver/state-machine';
 import { ListMachine } from './mem-sm';
 
 const G = 5;
@@ -111,6 +112,125 @@ test('a wipe interrupted after its first synced batch is finished by the next lo
     expect(kept.offset + kept.entries.length).toBeGreaterThanOrEqual(26);
     await storage.close();
   } finally {
+    rmSync(root, { recursive: true, force: true });
+  }
+});
+
+test('a removed group is closed for good: its storage deleted, messages for it ignored, the other groups untouched', async () => {
+  const root = mkdtempSync(join(tmpdir(), 'raft-remove-'));
+  const hub = new LocalTransportHub();
+  const nodes = new Map<number, { host: RaftHost; storage: LevelStorage; sm: ListMachine; group: RaftGroup }>();
+  try {
+    for (const id of [1, 2, 3]) {
+      const storage = await LevelStorage.open(join(root, `n${id}`));
+      const host = new RaftHost({ nodeId: id, selfUrl: `local://${id}`, storage, transport: hub.transport(id), tickMs: 10, group: { snapshotEvery: 20, compactionMargin: 5 } });
+      const sm = new ListMachine();
+      nodes.set(id, { host, storage, sm, group: await host.openGroup(G, sm) });
+    }
+    const n = (id: number) => nodes.get(id)!;
+    const other = await n(3).host.openGroup(G + 1, new ListMachine());
+    await other.initialize([{ id: 3, url: 'local://3' }]);
+    await n(1).group.initialize([1, 2, 3].map((id) => ({ id, url: `local://${id}` })));
+    await until('a leader', () => [...nodes.values()].some((x) => x.group.isLeader()));
+    const leader = () => [...nodes.values()].find((x) => x.group.isLeader())!.group;
+    for (let i = 0; i < 40; i++) await leader().propose(Buffer.from(`a${i}`));
+    await until('node 3 applied everything', () => n(3).sm.items.length === 40);
+    await until('other leads', () => other.isLeader());
+    for (let i = 0; i < 5; i++) await other.propose(Buffer.from(`o${i}`));
+    expect(existsSync(n(3).storage.snapshots.dir(G))).toBe(true);
+
+    await n(3).host.removeGroup(G);
+    expect(n(3).host.groups.has(G)).toBe(false);
+    expect(await keysOf(n(3).storage, G)).toBe(0);
+    expect(existsSync(n(3).storage.snapshots.dir(G))).toBe(false);
+    // the others go on, and what their leader sends node 3 for the group is ignored: nothing comes back
+    if (leader() === n(3).group) await until('a leader among 1 and 2', () => n(1).group.isLeader() || n(2).group.isLeader());
+    const live = () => (n(1).group.isLeader() ? n(1).group : n(2).group);
+    for (let i = 0; i < 30; i++) await live().propose(Buffer.from(`b${i}`));
+    await new Promise((r) => setTimeout(r, 300));
+    expect(n(3).host.groups.has(G)).toBe(false);
+    expect(await keysOf(n(3).storage, G)).toBe(0);
+    expect(n(3).sm.items).toHaveLength(40);
+    // the node's other group is untouched; removing again (a removal a crash interrupted) is harmless
+    await other.propose(Buffer.from('o5'));
+    expect(await keysOf(n(3).storage, G + 1)).toBeGreaterThan(0);
+    await n(3).host.removeGroup(G);
+    expect(await keysOf(n(3).storage, G)).toBe(0);
+  } finally {
+    for (const x of nodes.values()) await x.host.close();
+    for (const x of nodes.values()) await x.storage.close();
+    rmSync(root, { recursive: true, force: true });
+  }
+});
+
+/**
+ * A list machine whose applies of commands wait while held, and whose storage the caller can close
+ * (as the server closes a removed group's StateDb once RaftHost.removeGroup has returned): an apply
+ * that runs on after that fails as LevelDB's would.
+ */
+class ClosableMachine extends ListMachine {
+  held = false;
+  inApply = false;
+  closed = false;
+  readonly events: string[] = [];
+  private release: (() => void)[] = [];
+
+  override async apply(entries: AppliedEntry[]): Promise<unknown[]> {
+    if (this.held && entries.some((e) => e.kind === 'command')) {
+      this.inApply = true;
+      await new Promise<void>((r) => this.release.push(r));
+      this.inApply = false;
+      if (this.closed) throw new Error('Database is not open');
+      this.events.push('apply ended');
+    }
+    return super.apply(entries);
+  }
+
+  let(): void {
+    this.held = false;
+    for (const r of this.release.splice(0)) r();
+  }
+}
+
+test('a removal waits for the group\'s apply in flight: the state machine is never used after it returns, and the node goes on', async () => {
+  // The driver applies a pass's entries while its next passes write (pipelined apply). A removal that
+  // waited only for the pass let the server close the group's StateDb under a running apply: the apply
+  // threw "Database is not open", the host stopped, and the node served no write of any group again
+  // (test/cluster/merge-failover.test.ts: a restarted node applying a removal while catching up).
+  const root = mkdtempSync(join(tmpdir(), 'raft-remove-applying-'));
+  const hub = new LocalTransportHub();
+  const errors: Error[] = [];
+  const storage = await LevelStorage.open(join(root, 'n1'));
+  const host = new RaftHost({ nodeId: 1, selfUrl: 'local://1', storage, transport: hub.transport(1), tickMs: 10, onError: (err) => errors.push(err) });
+  try {
+    const sm = new ClosableMachine();
+    const group = await host.openGroup(G, sm);
+    const other = await host.openGroup(G + 1, new ListMachine());
+    for (const g of [group, other]) await g.initialize([{ id: 1, url: 'local://1' }]);
+    await until('both led', () => group.isLeader() && other.isLeader());
+    for (let i = 0; i < 5; i++) await group.propose(Buffer.from(`a${i}`));
+
+    sm.held = true;
+    const last = group.propose(Buffer.from('held')).catch((err: Error) => err);
+    await until('an apply in flight', () => sm.inApply);
+    const removal = host.removeGroup(G).then(() => {
+      sm.closed = true; // the server closes the group's state once the removal returned
+      sm.events.push('removed');
+    });
+    // the apply is let go once the removal returned, or after a while if the removal waits for it
+    await Promise.race([removal, new Promise((r) => setTimeout(r, 300))]);
+    sm.let();
+    await removal;
+    await last;
+    await until('the apply settled', () => !sm.inApply);
+    expect(sm.events).toEqual(['apply ended', 'removed']);
+    expect(errors).toEqual([]);
+    expect(await keysOf(storage, G)).toBe(0);
+    // the node's other group still takes writes
+    await other.propose(Buffer.from('o'));
+  } finally {
+    await host.close();
+    await storage.close();
     rmSync(root, { recursive: true, force: true });
   }
 });

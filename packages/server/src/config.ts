@@ -91,6 +91,10 @@ export interface Config {
     dead_after_s: number;
     /** replica moves in flight cluster-wide at most (each streams a snapshot to its new member) */
     max_moves: number;
+    /** a group storing more records (events and memory units) than this is split by the cluster itself; 0: never (docs/cluster.md "Automatic splits and merges") */
+    auto_split_records: number;
+    /** two adjacent groups each storing fewer records than this are merged by the cluster itself; 0: never; at most a quarter of auto_split_records */
+    auto_merge_records: number;
   };
   raft: {
     auto_initialize: boolean; bootstrap_seed_node_id: number | null; tick_ms: number; election_ticks: number; heartbeat_ticks: number;
@@ -248,6 +252,8 @@ export const CONFIG_SCHEMA = {
       placement_interval_ms: int(50, 1000, 60_000),
       dead_after_s: int(1, 60, 86_400),
       max_moves: int(1, 2, 64),
+      auto_split_records: int(0, 100_000),
+      auto_merge_records: int(0, 0),
     }),
     raft: section({
       auto_initialize: bool(true),
@@ -433,6 +439,10 @@ export function validateConfig(raw: Raw, sources = new Map<string, string>()): C
   }
   if (config.cluster.peers.length > 0 && !config.cluster.peers.some((p) => p.id === config.cluster.node_id)) {
     throw new ConfigError(`Invalid configuration: 'cluster.node_id' ${config.cluster.node_id} is not one of the ids in 'cluster.peers' (STRATA_PEERS)`);
+  }
+  const { auto_split_records: splitAbove, auto_merge_records: mergeBelow } = config.cluster;
+  if (splitAbove > 0 && mergeBelow * 4 > splitAbove) {
+    throw new ConfigError(`Invalid configuration: 'cluster.auto_merge_records' (${mergeBelow}) must be at most a quarter of 'cluster.auto_split_records' (${splitAbove}): a merged group must stay well below the split threshold, or the two would undo each other`);
   }
   if (config.cluster.peers.length > 1 && !config.cluster.secret) {
     throw new ConfigError(`Invalid configuration: 'cluster.secret' (STRATA_CLUSTER_SECRET) is required when 'cluster.peers' lists more than one node`);

@@ -60,6 +60,11 @@ export class Metrics {
     labelNames: ['kind', 'outcome'] as const, registers: [this.registry],
   });
 
+  readonly autoscaleDecisions = new Counter({
+    name: 'strata_autoscale_decisions_total', help: 'Splits and merges the cluster began by itself (cluster.auto_split_records, cluster.auto_merge_records; on the leader of shard 0), by kind',
+    labelNames: ['kind'] as const, registers: [this.registry],
+  });
+
   constructor() {
     collectDefaultMetrics({ register: this.registry, prefix: 'strata_' });
   }

@@ -1,4 +1,5 @@
 import { existsSync, mkdirSync, readFileSync, writeFileSync } from 'node:fs';
+import { rm } from 'node:fs/promises';
 import { createServer, type IncomingMessage, type RequestListener, type Server } from 'node:http';
 import type { Duplex } from 'node:stream';
 import type { AddressInfo } from 'node:net';
@@ -70,6 +71,7 @@ import type { Services } from './services';
 import { ShardRouter, type Shard } from './shards';
 import { GroupFences } from './cluster/split/fences';
 import { SplitDriver } from './cluster/split/driver';
+import { AutoScaler } from './cluster/split/auto';
 import { Validator } from './validation';
 
 /**
@@ -179,13 +181,23 @@ export class StrataNode {
       observeAll(cluster.group(id), [latencyObserver(id, metrics), traceObserver(id, tracing)]);
       return { ...shard, log: new InstrumentedLog(shard.log, id, metrics, tracing) };
     };
-    for (let id = 0; id < config.cluster.shards; id++) shards.push(await openGroup(id));
+    shards.push(await openGroup(0));
     registerRaftMetrics(metrics.registry, {
       shardIds: () => cluster.shardIds(), group: (id) => cluster.group(id),
       hostStats: () => cluster.host.stats, transportStats: () => cluster.transportStats(),
     });
     // users to groups: the key-range directory in shard 0 (its initial table until recorded: start.ts records it)
     const ranges = await KeyRangeDirectory.open(shards[0], config.cluster.shards);
+    // A retired group removed from the cluster is not opened; one whose removal a stop or a crash
+    // interrupted here (its directory is still on disk) is finished first (docs/cluster.md "Removing a retired group").
+    for (const id of ranges.removed()) {
+      const dir = join(config.storage.data_dir, `shard-${id}`);
+      if (!existsSync(dir)) continue;
+      await cluster.removeShard(id);
+      await rm(dir, { recursive: true, force: true });
+      logger.info({ shard: id }, 'removed group: the rest of its replica deleted');
+    }
+    for (let id = 1; id < config.cluster.shards; id++) if (!ranges.removed().includes(id)) shards.push(await openGroup(id));
     const router = new ShardRouter(shards, ranges);
     // Derived indexes per shard, kept current by each state machine's applied-command listener. A
     // Raft snapshot install replaces the whole state: the shard then gets a fresh manager (built
@@ -321,14 +333,17 @@ export class StrataNode {
       forward: (route, ctx, run) => {
         // a removed node's copy is no longer kept current: only its health, metrics and cluster routes answer
         if (removal.isRemoved() && route.tag !== 'operations' && route.tag !== 'cluster') throw removal.refusal();
-        const shard = targetShard(ctx.params, ctx.body, router.groups);
+        // the user's group now (a write asks again before each attempt: a split or merge may hand the user over meanwhile)
+        const groupNow = () => targetShard(ctx.params, ctx.body, router.groups);
+        const shard = groupNow();
         const user = targetUser(ctx.params, ctx.body);
-        // a user whose group is handing it over: answered once the directory names its new group (503 range_moving meanwhile)
+        // a user whose group is handing it over: answered once the directory names its new group (503 range_moving meanwhile);
+        // checked against the group the operation will use (its user's group when it runs)
         const here = user === undefined ? run : () => {
-          fences.check(shard, user, routeWrites(route) ? 'write' : 'read');
+          fences.check(groupNow(), user, routeWrites(route) ? 'write' : 'read');
           return run();
         };
-        if (routeWrites(route)) return forwarder.route(shard, ctx.req, ctx.res, here, { keyed: route.idempotencyKey === true });
+        if (routeWrites(route)) return forwarder.route(groupNow, ctx.req, ctx.res, here, { keyed: route.idempotencyKey === true });
         return user === undefined ? run() : forwarder.read(shard, ctx.req, ctx.res, here);
       },
     });
@@ -364,9 +379,20 @@ export class StrataNode {
       shard, meta: router.meta(), poster: webhookSender, logger, metrics: webhookMetrics, settings: dispatcherSettings(config),
     }));
     for (const dispatcher of dispatchers) dispatcher.start();
+    // each group's workers, so a removed group's stop (removeGroup below)
+    const groupWorkers = new Map<number, { stop(): Promise<void> }[]>();
+    const ownWorkers = (id: number, ...list: ({ stop(): Promise<void> } | undefined)[]) =>
+      groupWorkers.set(id, [...(groupWorkers.get(id) ?? []), ...list.filter((w): w is { stop(): Promise<void> } => w !== undefined)]);
+    shards.forEach((shard, i) => ownWorkers(shard.id, workers[i], pruners[i], dispatchers[i]));
     // A group made by a split, opened on every node when shard 0 begins the split (or at start, for
     // one begun earlier): empty until its voters are initialized and seeded (cluster/split/driver.ts).
     let adding = Promise.resolve();
+    // groups are opened and removed one at a time, in the order asked; one that fails does not stop the next
+    const inOrder = (step: () => Promise<void>): Promise<void> => {
+      const run = adding.then(step);
+      adding = run.catch(() => undefined);
+      return run;
+    };
     // The workers of a new group start once the directory routes users to it: before the commit its
     // records are a copy being made (a new leader of shard 0 copies them again), which nothing else may change.
     const waiting = new Map<number, Shard>();
@@ -377,10 +403,10 @@ export class StrataNode {
         startWorkers(shard);
       }
     };
-    const addGroup = (id: number): Promise<void> => (adding = adding.then(async () => {
+    const addGroup = (id: number): Promise<void> => inOrder(async () => {
       if (!open) return;
       if (shards.some((s) => s.id === id)) return startWorkersOnceRouted();
-      if (id !== shards.length) throw new Error(`group ${id} would leave a gap after ${shards.length - 1}`);
+      if (ranges.removed().includes(id)) return;
       const shard = await openGroup(id);
       shards.push(shard);
       await wireShard(shard);
@@ -389,7 +415,7 @@ export class StrataNode {
       waiting.set(id, shard);
       startWorkersOnceRouted();
       logger.info({ shard: id }, 'shard group opened (a split made it)');
-    }));
+    });
     const startWorkers = (shard: Shard) => {
       if (config.consolidation.enabled) {
         const worker = new ConsolidationWorker({
@@ -397,6 +423,7 @@ export class StrataNode {
           intervalMs: config.consolidation.interval_ms, batchSize: config.consolidation.batch_size, metrics, tracing,
         });
         workers.push(worker);
+        ownWorkers(shard.id, worker);
         worker.start();
       }
       const pruner = new PruningWorker({ shard, logger, ...pruningSettings(config) });
@@ -405,18 +432,72 @@ export class StrataNode {
       const dispatcher = new WebhookDispatcher({ shard, meta: router.meta(), poster: webhookSender, logger, metrics: webhookMetrics, settings: dispatcherSettings(config) });
       dispatchers.push(dispatcher);
       dispatcher.start();
+      ownWorkers(shard.id, pruner, dispatcher);
     };
+    // A retired group removed (cluster.remove_group applied in shard 0): its workers stop, its Raft group
+    // closes for good (messages for it are ignored from then on), its log and state are deleted.
+    const removeGroup = (id: number): Promise<void> => inOrder(async () => {
+      if (!open) return;
+      const dir = join(config.storage.data_dir, `shard-${id}`);
+      const at = shards.findIndex((s) => s.id === id);
+      if (at < 0) {
+        // not open here: what is left of it on disk (a removal a stop or a crash interrupted) goes
+        if (!existsSync(dir)) return;
+        await cluster.removeShard(id);
+        await rm(dir, { recursive: true, force: true });
+        logger.info({ shard: id }, 'removed group: the rest of its replica deleted');
+        return;
+      }
+      const shard = shards[at];
+      const own = groupWorkers.get(id) ?? [];
+      groupWorkers.delete(id);
+      await Promise.all(own.map((w) => w.stop()));
+      for (const list of [workers, pruners, dispatchers] as { stop(): Promise<void> }[][]) {
+        for (let i = list.length - 1; i >= 0; i--) if (own.includes(list[i])) list.splice(i, 1);
+      }
+      waiting.delete(id);
+      await cluster.removeShard(id);
+      shards.splice(at, 1);
+      const queued = backlog.findIndex((b) => b.shard === id);
+      if (queued >= 0) backlog.splice(queued, 1);
+      indexes.get(id)?.release();
+      indexes.delete(id);
+      await shard.db.close();
+      await rm(dir, { recursive: true, force: true });
+      logger.info({ shard: id }, 'retired group removed: its replica is deleted from this node');
+    });
     for (const id of ranges.groupIds()) await addGroup(id);
     ranges.onNewGroup((id) => void addGroup(id).catch((err) => logger.error({ err, shard: id }, 'opening a group made by a split failed')));
+    ranges.onRemoved((id) => void removeGroup(id).catch((err) => logger.error({ err, shard: id }, 'removing a retired group failed')));
+    // removed while this node was opening; and every few seconds, so nothing of a removed group stays on disk
+    const sweepRemoved = () => ranges.removed().forEach((id) => void removeGroup(id).catch((err) => logger.error({ err, shard: id }, 'removing a retired group failed')));
+    sweepRemoved();
+    const removedSweep = setInterval(sweepRemoved, 5000);
+    removedSweep.unref();
     const splits = new SplitDriver({
       rt: cluster, meta: router.meta(), ranges, directory, fwd: forwarder, signer: peerSigner, logger, shards: () => shards,
+      outboxEmpty: () => placement.outboxEmpty,
     });
     clusterService.splits = splits;
     splits.start();
+    const autoscaler = new AutoScaler({
+      settings: { splitAbove: config.cluster.auto_split_records, mergeBelow: config.cluster.auto_merge_records },
+      isLeader: () => router.meta().log.isLeader(),
+      busy: () => ranges.splits().length + ranges.drops().length + ranges.aborts().length > 0,
+      table: () => ranges.table(),
+      sizes: () => placement.sizes,
+      split: (group) => clusterService.autoSplit(group),
+      merge: async (group, donor) => void (await clusterService.merge(group, donor)),
+      logger,
+      onDecision: (d) => metrics.autoscaleDecisions.inc({ kind: d.kind }),
+    }, Math.max(100, config.cluster.placement_interval_ms));
+    clusterService.autoscaler = autoscaler;
+    autoscaler.start();
     const node = new StrataNode(config, logger, services, server);
     node.endPeerStreams = () => upgraded.forEach((socket) => socket.destroy());
     node.onStop = async () => {
       open = false;
+      clearInterval(removedSweep);
       readiness.stop();
       removal.stop();
       await mcp?.close();
@@ -428,6 +509,7 @@ export class StrataNode {
       await Promise.all([...indexes.values()].map((ix) => ix.idle()));
       await providers.close();
       await placement.stop();
+      await autoscaler.stop();
       await splits.stop();
       await adding;
       await clusterStart.stop();

@@ -35,7 +35,14 @@ export class ShardRouter {
   }
 
   forUser(userId: string): Shard {
-    return this.shards[this.groups.groupOf(userId)];
+    return this.byId(this.groups.groupOf(userId))!; // a range never routes to a removed group
+  }
+
+  /** The group of this id open on this node (undefined: removed, or not opened yet). */
+  byId(id: number): Shard | undefined {
+    // ids are dense but for removed groups: the index first, else a search
+    const at = this.shards[id];
+    return at?.id === id ? at : this.shards.find((s) => s.id === id);
   }
 
   /** The group that holds accounts, API keys and other service-wide records. */

@@ -444,6 +444,19 @@ export interface KeySplitCommand {
   split: KeySplit;
 }
 
+/**
+ * Removes a group merged away (retired) once its records are dropped and its webhook outbox is empty
+ * (docs/cluster.md "Removing a retired group"), in shard 0: the group is listed as removed (never opened
+ * again; its id stays retired, never given to a new group) and its placement record goes. Every node
+ * wipes its replica when it applies this. `already_removed` on a retry; 409 for a group not retired, or
+ * one a split or merge not finished names.
+ */
+export interface RemoveGroupCommand {
+  type: 'cluster.remove_group';
+  at: string;
+  group: number;
+}
+
 /** One record of a state machine's LevelDB, by sublevel name (a half of a group's state, range-split.ts). */
 export type RangeRecord = [sublevel: string, key: string, value: unknown];
 
@@ -556,6 +569,7 @@ export type Command = CommandTrace & (
   | PlacementCommand
   | KeyRangesCommand
   | KeySplitCommand
+  | RemoveGroupCommand
   | RangeFenceCommand
   | RangeUnfenceCommand
   | RangeSeedCommand

@@ -18,6 +18,6 @@ export * from './raft-log';
 export * from './webhooks';
 export { deliveryId } from './apply/webhooks';
 export { readPlacement } from './apply/placement';
-export { readKeyRanges, readKeySplitAborts, readKeySplitDrops, readKeySplits, readRetiredGroups } from './apply/key-ranges';
+export { readKeyRanges, readKeySplitAborts, readKeySplitDrops, readKeySplits, readRemovedGroups, readRetiredGroups } from './apply/key-ranges';
 export * from './range-split';
 export * from './key-ranges';

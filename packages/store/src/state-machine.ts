@@ -8,7 +8,7 @@ import { applyL3Plan, applyTaskStatus } from './apply/l3';
 import { applyEdgeAdd, applyMemoryDelete, applySemanticExecute, applySemanticPlan } from './apply/maintenance';
 import { applyConsolidate, applyConsolidationFailed, applyInsights, indexPendingByUser } from './apply/memory';
 import { applyPlacement } from './apply/placement';
-import { applyKeyRanges, applyKeySplit } from './apply/key-ranges';
+import { applyKeyRanges, applyKeySplit, applyRemoveGroup } from './apply/key-ranges';
 import { applyRangeClear, applyRangeDrop, applyRangeFence, applyRangeReceive, applyRangeSeed, applyRangeUnfence, fenceRefusal } from './range-split';
 import { applyUserOrg } from './apply/users';
 import { AssetReferenceChanges } from './apply/assets';
@@ -54,6 +54,7 @@ const HANDLERS = {
   'cluster.placement': applyPlacement,
   'cluster.ranges': applyKeyRanges,
   'cluster.split': applyKeySplit,
+  'cluster.remove_group': applyRemoveGroup,
   'range.fence': applyRangeFence,
   'range.unfence': applyRangeUnfence,
   'range.seed': applyRangeSeed,

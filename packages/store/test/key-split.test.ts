@@ -8,7 +8,7 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import {
   StateDb, StateMachine, fnv1a32, freeGroupId, groupOfUser, initialRanges, invalidSplit, keySpaceEnd, middleOf, movingRange, rangeKey,
-  rangesOfGroup, readKeyRanges, readKeySplitAborts, readKeySplitDrops, readKeySplits, readRetiredGroups, splitTable, invalidMerge, mergeTable, medianPoint,
+  rangesOfGroup, readKeyRanges, readKeySplitAborts, readKeySplitDrops, readKeySplits, readRemovedGroups, readRetiredGroups, readPlacement, splitTable, invalidMerge, mergeTable, medianPoint,
   type KeyRangeTable, type KeySplit,
 } from '../src';
 
@@ -168,6 +168,36 @@ describe('cluster.split apply', () => {
     // a retired id is never a new group again
     expect(await apply('begin', { group: 0, point: keySpaceEnd(2) / 8, new_group: 2 })).toMatchObject({ error: { code: 'conflict' } });
     expect(freeGroupId(merged, await readRetiredGroups(db))).toBe(3);
+  });
+
+  it('removes a retired group once its merge is dropped: listed as removed, its placement record gone, its id still never given again', async () => {
+    const remove = (group: number) => sm.apply(++index, { type: 'cluster.remove_group', at, group });
+    const record = (group: number) => ({ group_id: group, voters: [1, 2, 3], learners: [], leader: 1, move: null });
+    expect(await sm.apply(++index, { type: 'cluster.placement', at, groups: [record(1), record(2)] })).toEqual({ groups: 2 });
+    expect(await remove(0)).toMatchObject({ error: { code: 'invalid_command' } });
+    expect(await remove(1.5)).toMatchObject({ error: { code: 'invalid_command' } });
+    expect(await remove(1)).toMatchObject({ error: { code: 'conflict' } }); // not retired
+    expect(await remove(2)).toEqual({ status: 'removed' });
+    expect(await remove(2)).toEqual({ status: 'already_removed' });
+    expect(await readRemovedGroups(db)).toEqual([2]);
+    expect((await readPlacement(db)).map((g) => g.group_id)).toEqual([1]);
+    expect(await readRetiredGroups(db)).toEqual([2]);
+    // a placement round begun before the removal may name it still: not stored again
+    expect(await sm.apply(++index, { type: 'cluster.placement', at, groups: [record(2), record(1)] })).toEqual({ groups: 2 });
+    expect((await readPlacement(db)).map((g) => g.group_id)).toEqual([1]);
+    // group 1 merged into 0: retired at the commit, but not removed while its merge is still dropping
+    const table = (await readKeyRanges(db))!;
+    const one = rangesOfGroup(table, 1)[0];
+    const merge: KeySplit = { group: 1, point: one.start, new_group: 0, merge: { end: one.end } };
+    expect(await apply('begin', merge)).toMatchObject({ status: 'begun' });
+    expect(await apply('commit', merge)).toMatchObject({ status: 'committed' });
+    expect(await remove(1)).toMatchObject({ error: { code: 'conflict' } });
+    expect(await readPlacement(db)).toHaveLength(1);
+    expect(await apply('dropped', merge)).toEqual({ status: 'dropped' });
+    expect(await remove(1)).toEqual({ status: 'removed' });
+    expect(await readRemovedGroups(db)).toEqual([1, 2]);
+    expect(await readPlacement(db)).toEqual([]);
+    expect(freeGroupId((await readKeyRanges(db))!, await readRetiredGroups(db))).toBe(3);
   });
 });
 

@@ -250,6 +250,29 @@ export class RaftHost implements GroupHost {
   }
 
   /**
+   * Stops a group for good and deletes its log, hard state and snapshot files (a retired group removed:
+   * docs/cluster.md "Removing a retired group"); messages for it are ignored from then on. Also for a
+   * group not open (its storage left by a removal a crash interrupted). A crash midway leaves a wipe the
+   * next load finishes, or the storage as it was (the caller asks again). The state machine's own
+   * storage is the caller's: no apply of the group runs once this has returned.
+   */
+  async removeGroup(groupId: number): Promise<void> {
+    if (this.closed) throw new ClosedError();
+    const old = this.groups.get(groupId);
+    if (old) {
+      this.groups.delete(groupId); // no pass takes a Ready of it from now on...
+      this.groupOptions.delete(groupId);
+      if (this.flushing) await new Promise<void>((resolve) => this.passEnds.push(resolve)); // ...and the one running has ended
+      // ...and its apply, which runs after its pass (pipelined), and the caller closes the state machine's
+      // storage next. The applies in flight now, not appliesDone(): later passes hold nothing of this
+      // group, and under a steady load a new apply is always in flight.
+      await this.applying?.catch(() => undefined);
+      await old.close(new GroupResetError());
+    }
+    await this.opts.storage.dropGroup(groupId);
+  }
+
+  /**
    * Reads the bytes of each Snap message of a Ready from the group's snapshot file (one chunk each).
    * A message whose snapshot file is gone (replaced by a newer snapshot) is dropped: the leader sends
    * the newer one when the follower answers or at the next heartbeat.

@@ -104,11 +104,18 @@ export class Forwarder {
    * `keyed`: the route stores a request once per Idempotency-Key: one carrying the header is sent again
    * to the new leader when the one it went to died before answering (outcome unknown), as the client
    * would, until the deadline.
+   * `target`: the shard, or how to find it (the user's group in the key-range directory): asked again
+   * before each attempt. A split or merge committed while the request waits hands its user to another
+   * group; the old group's leader then refuses it (not stored) on every attempt, and asking that group
+   * again until the deadline answered 503 for a write the new group would take, and asked a retired
+   * group's leader until the group was removed from this node.
    */
-  async route(shard: number, req: Request, res: Response, local: () => Promise<void>, opts: { keyed?: boolean } = {}): Promise<void> {
+  async route(target: number | (() => number), req: Request, res: Response, local: () => Promise<void>, opts: { keyed?: boolean } = {}): Promise<void> {
     // counted afresh after a "not stored" answer (a new leader committed meanwhile; LeaderDeadline)
     const deadline = new LeaderDeadline(this.opts.timeoutMs);
     const { view } = this.opts;
+    const shardNow = typeof target === 'number' ? () => target : target;
+    let shard = shardNow();
     let viaDirectory = !this.holds(shard);
     if (req.headers[HOP_HEADER] !== undefined) {
       // The sender believed this node leads the shard; if it no longer does, say so rather than loop,
@@ -123,6 +130,13 @@ export class Forwarder {
       viaDirectory = false;
     }
     for (let failed = 0; ; ) {
+      const current = shardNow();
+      if (current !== shard) {
+        // the user's range was handed to another group meanwhile: nothing was stored, that group's leader takes it
+        shard = current;
+        failed = 0;
+        viaDirectory = !this.holds(shard);
+      }
       const leader = viaDirectory && failed > 0 ? this.anotherReplica(shard, failed) ?? await this.leaderOf(shard, deadline.at) : await this.leaderOf(shard, deadline.at);
       if (leader === 'self') {
         if (await this.runLocal(req, res, local, deadline)) return;

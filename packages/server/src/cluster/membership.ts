@@ -13,7 +13,7 @@ import {
   settle, unavailable,
   type Command, type HalfCursor, type KeySplit, type RangeFenceSpec,
 } from '@strata/store';
-import type { GroupPlacementRecord } from '@strata/store';
+import type { GroupPlacementRecord, StateDb } from '@strata/store';
 import type { ClusterRuntime } from './runtime';
 import type { Forwarder } from './forward';
 import type { PeerSigner } from './peer-auth';
@@ -23,6 +23,7 @@ import type { GroupRouting } from './placement/routing';
 import { ReplicaDrops, replicaView } from './replica-drop';
 import type { KeyRangeDirectory } from './placement/range-directory';
 import { readFenced, type SplitDriver } from './split/driver';
+import type { AutoScaler } from './split/auto';
 
 export const JOIN_SIG_HEADER = 'x-strata-join-sig';
 export const JOIN_TS_HEADER = 'x-strata-join-ts';
@@ -123,6 +124,8 @@ export class ClusterService {
   ranges: KeyRangeDirectory | null = null;
   /** set once the node has built its split driver (split/driver.ts) */
   splits: SplitDriver | null = null;
+  /** set once the node has built its automatic splits and merges (split/auto.ts) */
+  autoscaler: AutoScaler | null = null;
   /** this node's replicas moved away, wiped when the placement loop asks (replica-drop.ts) */
   private readonly drops: ReplicaDrops;
 
@@ -146,7 +149,14 @@ export class ClusterService {
     return this.rt.config.cluster.node_id;
   }
 
-  status() {
+  async status() {
+    const retired = new Set(this.ranges?.retired() ?? []);
+    const outboxEmpty = new Map<number, boolean>();
+    for (const id of this.rt.shardIds()) {
+      const db = retired.has(id) ? this.splits?.shard(id)?.db : undefined;
+      const empty = db ? await outboxEmptyOf(db) : null;
+      if (empty !== null) outboxEmpty.set(id, empty);
+    }
     return {
       node_id: this.nodeId,
       shards: this.rt.shardIds().map((id) => {
@@ -156,6 +166,10 @@ export class ClusterService {
           shard_id: id, leader: s.leader, term: s.term, role: learner ? 'learner' : s.role === 'pre_candidate' ? 'candidate' : s.role,
           commit_index: s.commitIndex, applied_index: s.appliedIndex, holds: this.routing.holds(id),
           members: s.members.map((m) => ({ node_id: m.id, url: m.url, voter: m.voter, match_index: m.matchIndex })),
+          // what automatic splits and merges weigh (split/auto.ts): the records this replica stores
+          records: this.recordsOf(id),
+          // a retired group's: whether its queued webhook deliveries are all sent (it is removed then)
+          ...(outboxEmpty.has(id) ? { outbox_empty: outboxEmpty.get(id) } : {}),
         };
       }),
       // node ids removed from the cluster (shard 0's applied membership changes): a removed node that
@@ -170,10 +184,37 @@ export class ClusterService {
       // which group holds each range of user keys (store/key-ranges.ts); `recorded` once in shard 0
       key_ranges: this.ranges ? {
         recorded: this.ranges.recorded(), ...this.ranges.table(), splits: this.ranges.splits(), dropping: this.ranges.drops(), aborting: this.ranges.aborts(), retired: this.ranges.retired(),
+        removed: this.ranges.removed(),
       } : null,
       // on the leader of shard 0: how far each split it drives has got
       splits: this.splits ? [...this.splits.progress.values()] : [],
+      // automatic splits and merges: the thresholds, and on the leader of shard 0 what it decided lately
+      autoscale: {
+        split_above_records: this.rt.config.cluster.auto_split_records,
+        merge_below_records: this.rt.config.cluster.auto_merge_records,
+        decisions: this.autoscaler?.decisions ?? [],
+        skipped: this.autoscaler?.skipped ?? [],
+      },
     };
+  }
+
+  /** Events and memory units in this node's replica of a group (null when it has not opened it: recordsOfReplica). */
+  private recordsOf(groupId: number): number | null {
+    const db = this.splits?.shard(groupId)?.db;
+    return db ? recordsOfReplica(db) : null;
+  }
+
+  /**
+   * An automatic split (split/auto.ts): at the median of the group's users' keys; false, and nothing
+   * begun, when the group has fewer than two users (no point would move any: a hot user stays whole).
+   */
+  async autoSplit(groupId: number): Promise<boolean> {
+    const range = rangesOfGroup(this.rangeDirectory().table(), groupId)[0];
+    if (!range) return false;
+    const median = await this.usersMedian(groupId, range);
+    if (median.users < 2 || median.point === null) return false;
+    await this.split(groupId, median.point);
+    return true;
   }
 
   /**
@@ -487,4 +528,28 @@ export class ClusterService {
 
 function removedConflict(id: number): StrataError {
   return conflict(`Node id ${id} was removed from this cluster and cannot be reused; start the node with a new id and an empty data directory.`);
+}
+
+/**
+ * Events and memory units a replica's store counts; null while the store is not open. A replica being
+ * wiped or reopened (moved off this node) or removed (a retired group) has its store closed for a
+ * moment, and a read of a closed store throws: GET /v1/cluster/status answered 500 then
+ * (test/cluster/placement.test.ts, node 2, in the whole suite).
+ */
+export function recordsOfReplica(db: Pick<StateDb, 'counterSync'>): number | null {
+  try {
+    return db.counterSync('events') + db.counterSync('units');
+  } catch {
+    return null;
+  }
+}
+
+/** Whether a retired group's replica has no webhook delivery queued; null while its store is not open (recordsOfReplica). */
+export async function outboxEmptyOf(db: Pick<StateDb, 'webhookOutbox'>): Promise<boolean | null> {
+  try {
+    // keys() of a closed store throws at once, not through the promise
+    return (await db.webhookOutbox.keys({ limit: 1 }).all()).length === 0;
+  } catch {
+    return null;
+  }
 }

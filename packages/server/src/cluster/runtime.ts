@@ -123,10 +123,27 @@ export class ClusterRuntime {
     log.replaceGroup(await this.host.resetGroup(id, log.applier));
   }
 
+  /**
+   * Stops this node's replica of a removed group for good and deletes its log (open or not: a removal
+   * interrupted by a crash is finished at the next start); the caller deletes the state's directory.
+   */
+  async removeShard(id: number): Promise<void> {
+    await this.host.removeGroup(id);
+    this.logs.delete(id);
+  }
+
   group(shardId: number): RaftGroup {
     const log = this.logs.get(shardId);
     if (!log) throw new Error(`no shard ${shardId}`);
     return log.group;
+  }
+
+  /**
+   * This node's replica of a group, or null when it has none open: a retired group removed here
+   * (removeShard), or one not opened yet. What a request that named the group a moment ago asks.
+   */
+  findGroup(shardId: number): RaftGroup | null {
+    return this.logs.get(shardId)?.group ?? null;
   }
 
   shardIds(): number[] {

@@ -85,7 +85,8 @@ export class ShardReads {
    * holds it, and refused for that group otherwise (never answered from a replica that is not there).
    */
   async answer(body: unknown): Promise<{ results: GroupAnswer[] }> {
-    const req = parseShardReadRequest(body, this.shards.all().length);
+    // ids up to the highest open here: they have gaps once a retired group is removed (one not open here is refused below)
+    const req = parseShardReadRequest(body, Math.max(...this.shards.all().map((s) => s.id)) + 1);
     const args = parseReadArgs(req.query, req.args);
     const results = await Promise.all(req.groups.map(async (group): Promise<GroupAnswer> => {
       if (!this.holds(group)) return { group, ok: false, code: 'no_leader', error: `This node does not hold shard ${group}.` };
@@ -101,7 +102,9 @@ export class ShardReads {
   }
 
   private async runLocal<N extends ReadName>(group: number, name: N, args: ReadArgs<N>, linearizable: boolean): Promise<ReadResult<N>> {
-    const shard = this.shards.all()[group];
+    // by id, not position: a removed group leaves a gap; one removed a moment ago is not here (503, another replica may have it)
+    const shard = this.shards.byId(group);
+    if (!shard) throw unavailable(`This node does not hold shard ${group}.`, 'no_leader');
     if (linearizable) await shard.log.readBarrier();
     return runRead(name, shard.db, args);
   }

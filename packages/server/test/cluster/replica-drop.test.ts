@@ -9,7 +9,7 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { LevelStorage, LocalTransportHub, RaftHost, type RaftGroup } from '@strata/raft';
 import { RaftApplier, StateDb, StateMachine, type PlacementDrop } from '@strata/store';
-import { nextDrops } from '../../src/cluster/placement/executor';
+import { dropSettled, nextDrops } from '../../src/cluster/placement/executor';
 import { dropDecision, ReplicaDrops, replicaView, type ReplicaView } from '../../src/cluster/replica-drop';
 
 const conf = (voters: number[], learners: number[] = []) => ({ voters, learners, addrs: {} });
@@ -159,4 +159,16 @@ describe('on real replicas', () => {
     expect(await drops(3).drop(G, again)).toEqual({ status: 'dropped' });
     expect(await userCount(3)).toBe(0);
   });
+});
+
+test('a drop is settled by the node dropping or being a member; a node that left the cluster also by having no such group, or by silence', () => {
+  const ok = (status: string) => ({ status: 200, body: { shard_id: 5, status } });
+  const notFound = { status: 404, body: { error: 'No shard 5 in this cluster.', code: 'not_found' } };
+  expect([dropSettled(ok('dropped'), true, 0, 30_000), dropSettled(ok('member'), true, 0, 30_000), dropSettled(ok('not_yet'), true, 0, 30_000)]).toEqual([true, true, false]);
+  // a node still in the cluster that does not know the group (yet: it may not have opened it) is asked again
+  expect(dropSettled(notFound, true, 0, 30_000)).toBe(false);
+  // one removed from the cluster never opens it now (its shard 0 receives nothing): nothing of it is there
+  expect(dropSettled(notFound, false, 0, 30_000)).toBe(true);
+  expect([dropSettled(null, false, 29_999, 30_000), dropSettled(null, false, 30_000, 30_000), dropSettled(null, true, 90_000, 30_000)]).toEqual([false, true, false]);
+  expect(dropSettled({ status: 503, body: null }, false, 0, 30_000)).toBe(false);
 });

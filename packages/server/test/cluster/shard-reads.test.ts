@@ -3,9 +3,13 @@
  * cluster/read-queries.ts): what the asking node sends parses back to the same arguments, and anything
  * else is a 400 naming the field (the multi-process side is test/cluster/placement-reads.test.ts).
  */
-import { StrataError } from '@strata/store';
+import { mkdtempSync, rmSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { StateDb, StateMachine, StrataError, type CommandLog } from '@strata/store';
 import { parseReadArgs, READ_QUERIES, type ReadName } from '../../src/cluster/read-queries';
-import { parseShardReadRequest } from '../../src/cluster/shard-reads';
+import { parseShardReadRequest, ShardReads } from '../../src/cluster/shard-reads';
+import { ShardRouter, type Shard } from '../../src/shards';
 
 const PLAN = '6f1e2d3c-4b5a-4697-8877-665544332211';
 const query = { q: 'tide', contributor: null, source_type: null, sort: 'contributions_desc', limit: 5, cursor: { sort: 'contributions_desc', key: [3, '2026-01-01T00:00:00.000Z'], id: PLAN } };
@@ -73,5 +77,44 @@ describe('shard-read requests', () => {
       ['orgKnowledgeItem', { org_id: 'acme' }], ['webhookDeliveries', { webhook_id: PLAN, limit: 0 }], ['semanticPlanOwner', { plan_id: null }],
     ];
     for (const [name, args] of bad) expect([name, JSON.stringify(args), status(() => parseReadArgs(name, args))]).toEqual([name, JSON.stringify(args), 400]);
+  });
+});
+
+describe('reads over groups with a gap in their ids (a retired group removed)', () => {
+  let dir: string;
+  const dbs: StateDb[] = [];
+  beforeAll(() => {
+    dir = mkdtempSync(join(tmpdir(), 'strata-shard-reads-'));
+  });
+  afterAll(async () => {
+    for (const db of dbs) await db.close();
+    rmSync(dir, { recursive: true, force: true });
+  });
+
+  it('reads group 2 from its own replica, answers it when another node asks, and refuses a group not open here (503, not 500)', async () => {
+    const at = '2026-01-01T00:00:00.000Z';
+    const shards: Shard[] = [];
+    for (const id of [0, 2]) {
+      const db = await StateDb.open(join(dir, `shard-${id}`));
+      dbs.push(db);
+      const sm = await StateMachine.open(db);
+      const user = `user-of-${id}`;
+      await sm.apply(1, {
+        type: 'events.ingest', user_id: user, stream_id: 's', at, idempotency: null, assets: [],
+        events: [{ event_id: `e${id}`, user_id: user, stream_id: 's', content: 'hi', content_type: 'text', role: 'user', ts: at, metadata: {}, org_id: null }],
+      } as never);
+      shards.push({ id, db, sm, log: {} as CommandLog });
+    }
+    // group 1 was merged into 0 and removed: this node holds groups 0 and 2
+    const reads = new ShardReads(new ShardRouter(shards, { groupOf: () => 0 }), 1000);
+    expect(await reads.each('userIds', { after: null, limit: 10 })).toEqual([['user-of-0'], ['user-of-2']]);
+    expect(await reads.one(2, 'userIds', { after: null, limit: 10 })).toEqual(['user-of-2']);
+    const asked = await reads.answer({ query: 'userIds', args: { after: null, limit: 10 }, groups: [2, 1] });
+    expect(asked.results).toEqual([
+      { group: 2, ok: true, value: ['user-of-2'] },
+      { group: 1, ok: false, code: 'no_leader', error: 'This node does not hold shard 1.' },
+    ]);
+    // an id past every group of this node is not a group: the body is refused (400)
+    await expect(reads.answer({ query: 'userIds', args: { after: null, limit: 10 }, groups: [3] })).rejects.toMatchObject({ status: 400 });
   });
 });

@@ -11,6 +11,7 @@ import { join } from 'node:path';
 import { StateDb, StateMachine, StrataError, fnv1a32, keySpaceEnd, middleOf, rangeKey, type KeySplit, type RangeFenceSpec } from '@strata/store';
 import { KeyRangeDirectory } from '../../src/cluster/placement/range-directory';
 import { GroupFences } from '../../src/cluster/split/fences';
+import { removableGroups } from '../../src/cluster/split/driver';
 import { parseGroupId, parseRangeCommand, parseRangeMedian, parseRangeRead } from '../../src/cluster/split/wire';
 import type { Shard } from '../../src/shards';
 
@@ -93,6 +94,22 @@ test('the directory names the new group at the begin, routes to it from the comm
   await until(() => ranges.retired().length === 1);
   expect(USERS.every((u) => ranges.groupOf(u) === 0)).toBe(true);
   expect([ranges.table().ranges, ranges.retired(), ranges.claimed(), ranges.groupIds()]).toEqual([[{ start: 0, group: 0 }], [1], [1], [0, 1]]);
+
+  // removing it: not while its merge is dropping, nor before its leader reported an empty outbox; then
+  // every node is told (onRemoved), it is no longer opened, and its id stays claimed
+  expect(removableGroups(ranges, new Set([1]))).toEqual([]);
+  await meta.sm.apply(++i, { type: 'cluster.split', at, phase: 'dropped', split: merge });
+  await until(() => ranges.drops().length === 0);
+  expect(removableGroups(ranges, new Set())).toEqual([]);
+  expect(removableGroups(ranges, new Set([1]))).toEqual([1]);
+  const removed: number[] = [];
+  ranges.onRemoved((id) => removed.push(id));
+  expect(await meta.sm.apply(++i, { type: 'cluster.remove_group', at, group: 1 })).toEqual({ status: 'removed' });
+  await until(() => ranges.removed().length === 1);
+  expect([ranges.removed(), removed, ranges.groupIds(), ranges.claimed()]).toEqual([[1], [1], [0], [1]]);
+  expect(removableGroups(ranges, new Set([1]))).toEqual([]);
+  const reopened = await KeyRangeDirectory.open(meta, 1);
+  expect([reopened.removed(), reopened.groupIds()]).toEqual([[1], [0]]);
 });
 
 test("a group's fences: writes refused while the range moves, reads too once it moved, nothing after an abort", async () => {

@@ -1,5 +1,6 @@
 import type { ApplyContext } from '../apply-context';
-import type { KeyRangesCommand, KeySplitCommand } from '../commands';
+import type { KeyRangesCommand, KeySplitCommand, RemoveGroupCommand } from '../commands';
+import { placementKey, REMOVED_GROUPS_KEY } from './placement';
 import type { StateDb } from '../db';
 import { conflict, failure, StrataError, type ApplyFailure } from '../errors';
 import { invalidMerge, invalidSplit, invalidTable, mergeTable, rangesOfGroup, splitTable, type KeyRangeTable, type KeySplit } from '../key-ranges';
@@ -29,6 +30,8 @@ const DROPS_KEY = 'key_split_drops';
 const ABORTS_KEY = 'key_split_aborts';
 /** `meta` key of the groups merged away: they own no range and their ids are never given again (their replicas may still hold state). */
 const RETIRED_KEY = 'key_retired_groups';
+/** `meta` key of the retired groups removed (`cluster.remove_group`): no node opens them again. */
+const REMOVED_KEY = REMOVED_GROUPS_KEY;
 
 const sameSplit = (a: KeySplit, b: KeySplit): boolean => a.group === b.group && a.point === b.point && a.new_group === b.new_group;
 
@@ -134,4 +137,24 @@ export async function readKeySplitAborts(db: StateDb): Promise<KeySplit[]> {
 /** The groups merged away (never given again). */
 export async function readRetiredGroups(db: StateDb): Promise<number[]> {
   return ((await db.meta.get(RETIRED_KEY)) as number[] | undefined) ?? [];
+}
+
+/** The retired groups removed (no node opens them; their replicas are wiped). */
+export async function readRemovedGroups(db: StateDb): Promise<number[]> {
+  return ((await db.meta.get(REMOVED_KEY)) as number[] | undefined) ?? [];
+}
+
+/** `cluster.remove_group` (RemoveGroupCommand): a retired group listed as removed, its placement record deleted. */
+export async function applyRemoveGroup(db: StateDb, ctx: ApplyContext, cmd: RemoveGroupCommand): Promise<{ status: 'removed' | 'already_removed' } | ApplyFailure> {
+  const g = cmd.group;
+  if (!Number.isSafeInteger(g) || g <= 0) return failure(new StrataError('invalid_command', 'cluster.remove_group: group must be a positive integer'));
+  const removed = ((await ctx.get(db.meta, REMOVED_KEY)) as number[] | undefined) ?? [];
+  if (removed.includes(g)) return { status: 'already_removed' };
+  const retired = ((await ctx.get(db.meta, RETIRED_KEY)) as number[] | undefined) ?? [];
+  if (!retired.includes(g)) return failure(conflict(`cluster.remove_group: group ${g} is not retired (only a group merged away is removed)`));
+  const unfinished = await Promise.all([SPLITS_KEY, DROPS_KEY, ABORTS_KEY].map(async (k) => ((await ctx.get(db.meta, k)) as KeySplit[] | undefined) ?? []));
+  if (unfinished.flat().some((x) => x.group === g || x.new_group === g)) return failure(conflict(`cluster.remove_group: group ${g} is in a split or merge not finished yet`));
+  ctx.put(db.meta, REMOVED_KEY, [...removed, g].sort((a, b) => a - b));
+  ctx.del(db.meta, placementKey(g));
+  return { status: 'removed' };
 }

@@ -8,6 +8,9 @@ export function placementKey(groupId: number): string {
   return `placement\x00${String(groupId).padStart(6, '0')}`;
 }
 
+/** `meta` key of the retired groups removed (`cluster.remove_group`, apply/key-ranges.ts): their records are never stored again. */
+export const REMOVED_GROUPS_KEY = 'key_removed_groups';
+
 const ids = (v: unknown): v is number[] => Array.isArray(v) && v.every((n) => Number.isSafeInteger(n) && n > 0);
 
 /** Pure: why a record cannot be stored (a proposer bug, refused deterministically), or null. */
@@ -28,7 +31,10 @@ export async function applyPlacement(db: StateDb, ctx: ApplyContext, cmd: Placem
     const why = invalid(g);
     if (why) return failure(new StrataError('invalid_command', `cluster.placement: group ${String(g.group_id)}: ${why}`));
   }
+  // a removed group is never placed again (a round that began before the removal may still name it)
+  const removed = ((await ctx.get(db.meta, REMOVED_GROUPS_KEY)) as number[] | undefined) ?? [];
   for (const g of cmd.groups) {
+    if (removed.includes(g.group_id)) continue;
     // drops only when there are some: a record without them is stored as before they existed
     const drops = g.drops?.length ? { drops: g.drops.map((d) => ({ node: d.node, index: d.index, url: d.url })) } : {};
     ctx.put(db.meta, placementKey(g.group_id), { group_id: g.group_id, voters: g.voters, learners: g.learners, leader: g.leader, move: g.move, ...drops });

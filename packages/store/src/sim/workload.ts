@@ -14,7 +14,7 @@ import { encodeVector, type StateDb } from '../db';
 import type { EventConsolidation, ExportRecord } from '../export-format';
 import { prefixRange, SEP } from '../keys';
 import { fnv1a32, freeGroupId, initialRanges, middleOf, rangeKey, rangesOfGroup } from '../key-ranges';
-import { readKeyRanges } from '../apply/key-ranges';
+import { readKeyRanges, readRetiredGroups } from '../apply/key-ranges';
 import { readHalf } from '../range-split';
 import { RELATIONS, TASK_STATUSES, type Edge, type Goal, type L3Task, type MemoryUnit, type TaskStatus } from '../types';
 import { WEBHOOK_KINDS, isLiveWebhook, outboxPage, type WebhookAttempt, type WebhookFilterKind } from '../webhooks';
@@ -41,7 +41,7 @@ const WEIGHTS: [CommandKind, number][] = [
   ['l3.plan', 6], ['l3.task_status', 8], ['graph.add_edge', 5], ['memory.delete', 3], ['semantic.plan', 3],
   ['semantic.execute', 3], ['memory.reinforce', 5], ['memory.prune', 3], ['user.set_org', 3], ['auth.bootstrap', 1],
   ['auth.set_password', 1], ['apikey.create', 2], ['apikey.revoke', 1], ['import.records', 4], ['webhook.create', 2],
-  ['webhook.delete', 1], ['webhook.advance', 5], ['cluster.placement', 1], ['cluster.ranges', 1], ['cluster.split', 2],
+  ['webhook.delete', 1], ['webhook.advance', 5], ['cluster.placement', 1], ['cluster.ranges', 1], ['cluster.split', 2], ['cluster.remove_group', 1],
   ['range.fence', 1], ['range.unfence', 2], ['range.seed', 1], ['range.drop', 1], ['range.receive', 1], ['range.clear', 1], ['retry', 3],
 ];
 const TOTAL = WEIGHTS.reduce((s, [, w]) => s + w, 0);
@@ -221,6 +221,12 @@ export class Workload {
           return { type: 'cluster.split', at, phase, split: { group, point: ranges[0].start, new_group: table.ranges[left - 1].group, merge: { end } } };
         }
         return { type: 'cluster.split', at, phase, split: { group, point, new_group: newGroup } };
+      }
+      case 'cluster.remove_group': {
+        // a retired group (when one is) or any group: mostly refused (not retired), sometimes out of range
+        const retired = await readRetiredGroups(db);
+        const group = retired.length && d.chance(0.7) ? d.pick(retired) : d.chance(0.1) ? 0 : d.int(8) + 1;
+        return { type: 'cluster.remove_group', at, group };
       }
       case 'range.fence':
       case 'range.unfence':

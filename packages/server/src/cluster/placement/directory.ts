@@ -4,7 +4,7 @@
  * `cluster.placement` commands. A group not recorded yet (just initialized) falls back to the initial
  * placement computed from the configured peers, the same on every node that has them.
  */
-import { readPlacement, type GroupPlacementRecord, type StateMachine, type StateDb } from '@strata/store';
+import { readPlacement, readRemovedGroups, type GroupPlacementRecord, type StateMachine, type StateDb } from '@strata/store';
 import { initialPlacement } from './initial';
 
 /** Pure: the initial placement of groups 1..shards−1 over `nodes` (group 0 is on every node). */
@@ -16,6 +16,7 @@ export function initialUserGroups(shards: number, nodes: readonly number[], rf: 
 export class PlacementDirectory {
   private readonly groups = new Map<number, GroupPlacementRecord>();
   private readonly initial = new Map<number, GroupPlacementRecord>();
+  private readonly removed = new Set<number>();
 
   private constructor(private readonly db: StateDb, initial: GroupPlacementRecord[]) {
     for (const g of initial) this.initial.set(g.group_id, g);
@@ -26,8 +27,9 @@ export class PlacementDirectory {
     const dir = new PlacementDirectory(meta.db, initial);
     await dir.reload();
     meta.sm.onApplied((_index, command, result) => {
+      if (command.type === 'cluster.remove_group' && (result as { status?: string } | null)?.status === 'removed') dir.forget(command.group);
       if (command.type !== 'cluster.placement' || (result as { groups?: number } | null)?.groups === undefined) return;
-      for (const g of command.groups) dir.groups.set(g.group_id, g);
+      for (const g of command.groups) if (!dir.removed.has(g.group_id)) dir.groups.set(g.group_id, g); // as the apply does
     });
     meta.sm.onRestored(() => void dir.reload());
     return dir;
@@ -37,6 +39,14 @@ export class PlacementDirectory {
     const stored = await readPlacement(this.db);
     this.groups.clear();
     for (const g of stored) this.groups.set(g.group_id, g);
+    for (const id of await readRemovedGroups(this.db)) this.forget(id);
+  }
+
+  /** A removed group (a retired one, `cluster.remove_group`): no record, not even its initial one. */
+  private forget(groupId: number): void {
+    this.removed.add(groupId);
+    this.groups.delete(groupId);
+    this.initial.delete(groupId);
   }
 
   /** The recorded placement of a group (else its initial one; null when neither is known). */

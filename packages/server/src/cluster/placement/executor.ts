@@ -25,6 +25,10 @@ export interface ReportedShard {
   role: string;
   commit_index: number;
   members: { node_id: number; url: string | null; voter: boolean; match_index: number | null }[];
+  /** records (events and memory units) in the reporting node's replica; absent from nodes before this field */
+  records?: number | null;
+  /** of a retired group only: whether the replica's webhook outbox is empty (it may then be removed) */
+  outbox_empty?: boolean;
 }
 
 /** A member this many entries behind the leader's commit index still counts as caught up (writes go on while it is sampled). */
@@ -43,6 +47,24 @@ export function observedGroup(groupId: number, reports: readonly ReportedShard[]
     .filter((m) => m.node_id !== best!.leader && (m.match_index === null || commit - m.match_index > LAG_SLACK))
     .map((m) => m.node_id);
   return { leader: best.leader, voters: ids(true), learners: ids(false), lagging };
+}
+
+/** Pure: each group's report by its leader (the report of the highest term that claims leadership). */
+export function leaderReports(reports: readonly (ReportedShard[] | null)[]): Map<number, ReportedShard> {
+  const best = new Map<number, ReportedShard>();
+  for (const shards of reports) {
+    for (const s of shards ?? []) {
+      if (s.role !== 'leader') continue;
+      const had = best.get(s.shard_id);
+      if (!had || s.term > had.term) best.set(s.shard_id, s);
+    }
+  }
+  return best;
+}
+
+/** Pure: each group's records as its leader reports them. */
+export function reportedSizes(reports: readonly (ReportedShard[] | null)[]): Map<number, number> {
+  return new Map([...leaderReports(reports)].flatMap(([g, s]) => (typeof s.records === 'number' ? [[g, s.records] as [number, number]] : [])));
 }
 
 /** Pure: the recorded move if it is still under way in the observed membership, else null. */
@@ -75,6 +97,21 @@ export function nextDrops(current: readonly PlacementDrop[], settled: ReadonlySe
   return [...byNode.values()].sort((a, b) => a.node - b.node);
 }
 
+/**
+ * Pure: whether a node's answer to a drop settles it (docs/cluster.md "Disk reclaimed"). `answer` is null
+ * when the node could not be reached; `silentMs` how long it has not answered. Settled: it dropped its
+ * replica or is a member again; or it left the cluster and has no such group at all (404: it never opened
+ * it — a group a split placed on it while it was being removed, whose begin it never applied, as its
+ * shard 0 no longer receives anything; it answered 404 every round, so the drop stayed for good and the
+ * placement never settled, test/cluster/elastic.test.ts), or it left and has been silent for `deadAfterMs`.
+ */
+export function dropSettled(answer: { status: number; body: unknown } | null, inCluster: boolean, silentMs: number, deadAfterMs: number): boolean {
+  if (answer === null) return !inCluster && silentMs >= deadAfterMs;
+  const status = answer.status === 200 ? (answer.body as { status?: string } | null)?.status : undefined;
+  if (status === 'dropped' || status === 'member') return true;
+  return answer.status === 404 && !inCluster;
+}
+
 export interface ExecutorDeps {
   rt: ClusterRuntime;
   meta: Shard;
@@ -82,7 +119,7 @@ export interface ExecutorDeps {
   fwd: Forwarder;
   signer: PeerSigner;
   /** this node's own report (what `GET /v1/cluster/status` answers) */
-  localStatus: () => { shards: ReportedShard[] };
+  localStatus: () => Promise<{ shards: ReportedShard[] }>;
   logger: Logger;
   onStep?: (step: Step, outcome: 'done' | 'failed') => void;
 }
@@ -106,6 +143,10 @@ export class PlacementExecutor {
   private running: Promise<void> | null = null;
   private stopped = false;
   last: PlacementRound | null = null;
+  /** the groups' sizes their leaders reported in the last round (automatic splits and merges read them: split/auto.ts) */
+  sizes: { at: number; records: Map<number, number> } | null = null;
+  /** retired groups whose leader reported an empty webhook outbox in the last round (they may be removed: split/driver.ts) */
+  outboxEmpty = new Set<number>();
 
   constructor(private readonly deps: ExecutorDeps) {}
 
@@ -134,10 +175,13 @@ export class PlacementExecutor {
     const { rt, meta } = this.deps;
     // every group this node has opened (a split adds groups while the cluster runs)
     const groupIds = rt.shardIds().filter((g) => g !== 0);
-    if (!meta.log.isLeader() || groupIds.length === 0) {
+    // with shard 0 alone there is nothing to place: the nodes are asked only for the sizes automatic splits read
+    if (!meta.log.isLeader() || (groupIds.length === 0 && rt.config.cluster.auto_split_records === 0)) {
       this.downSince.clear(); // a future term as leader starts from fresh observations
       this.leaving.clear();
       this.last = null;
+      this.sizes = null;
+      this.outboxEmpty = new Set();
       return;
     }
     // The node set is shard 0's voters. A node removed from it that still holds replicas of other
@@ -147,6 +191,12 @@ export class PlacementExecutor {
     const leaving = [...this.leaving.keys()].filter((id) => !nodes.includes(id));
     const polled = [...nodes, ...leaving];
     const reports = await Promise.all(polled.map((id) => this.report(id, now)));
+    this.sizes = { at: now, records: reportedSizes(reports) };
+    this.outboxEmpty = new Set([...leaderReports(reports)].filter(([, s]) => s.outbox_empty === true).map(([g]) => g));
+    if (groupIds.length === 0) {
+      this.last = null; // only shard 0 (a cluster started with the defaults): nothing to place, the sizes are what was asked
+      return;
+    }
     const nodeStatus: NodeStatus[] = polled.map((id) => ({ id, down_since: this.downSince.get(id) ?? null, draining: !nodes.includes(id) }));
     this.leaving.clear();
     for (const shards of reports) {
@@ -225,7 +275,7 @@ export class PlacementExecutor {
     const { rt, fwd, signer } = this.deps;
     let shards: ReportedShard[] | null = null;
     if (nodeId === rt.config.cluster.node_id) {
-      shards = this.deps.localStatus().shards;
+      shards = (await this.deps.localStatus()).shards;
     } else {
       const url = this.urlOf(nodeId);
       const path = '/v1/cluster/status';
@@ -244,8 +294,9 @@ export class PlacementExecutor {
 
   /**
    * Asks a node to drop its replica of a group (docs/cluster.md "Disk reclaimed"). True when that is
-   * settled: the node answered `dropped` or `member`, or it left the cluster (not in shard 0's node set)
-   * and has not answered for `cluster.dead_after_s` (its data directory is the operator's to delete).
+   * settled (dropSettled): the node answered `dropped` or `member`, or it left the cluster (not in shard
+   * 0's node set) and has no such group, or has not answered for `cluster.dead_after_s` (its data
+   * directory is the operator's to delete).
    */
   private async askDrop(group: number, drop: PlacementDrop, nodes: readonly number[], now: number): Promise<boolean> {
     const { fwd, signer, rt } = this.deps;
@@ -253,19 +304,17 @@ export class PlacementExecutor {
     const body = { index: drop.index };
     const url = rt.urlOf(drop.node, 0) ?? this.leaving.get(drop.node) ?? drop.url;
     const timeout = Math.max(500, Math.min(2000, rt.config.cluster.placement_interval_ms));
+    const deadAfterMs = rt.config.cluster.dead_after_s * 1000;
     try {
       const r = await fwd.call(url, 'post', path, signer.sign(drop.node, 'POST', path, body), body, Date.now() + timeout);
-      const status = r.status === 200 ? (r.body as { status?: string }).status : undefined;
       this.dropUnanswered.delete(drop.node);
-      if (status === 'dropped' || status === 'member') {
-        this.deps.logger.info({ shard: group, node: drop.node, removed_at: drop.index, status }, 'replica drop settled');
-        return true;
-      }
-      return false;
+      const settled = dropSettled(r, nodes.includes(drop.node), 0, deadAfterMs);
+      if (settled) this.deps.logger.info({ shard: group, node: drop.node, removed_at: drop.index, status: r.status === 200 ? (r.body as { status?: string }).status : r.status }, 'replica drop settled');
+      return settled;
     } catch {
       const since = this.dropUnanswered.get(drop.node) ?? now;
       this.dropUnanswered.set(drop.node, since);
-      return !nodes.includes(drop.node) && now - since >= rt.config.cluster.dead_after_s * 1000;
+      return dropSettled(null, nodes.includes(drop.node), now - since, deadAfterMs);
     }
   }
 

@@ -6,7 +6,7 @@
  * is the initial table of the data directory's group count, which routes exactly as the recorded one will.
  */
 import {
-  groupOfUser, initialRanges, readKeyRanges, readKeySplitAborts, readKeySplitDrops, readKeySplits, readRetiredGroups, type KeyRangeTable, type KeySplit, type StateDb, type StateMachine,
+  groupOfUser, initialRanges, readKeyRanges, readKeySplitAborts, readKeySplitDrops, readKeySplits, readRemovedGroups, readRetiredGroups, type KeyRangeTable, type KeySplit, type StateDb, type StateMachine,
 } from '@strata/store';
 import type { UserGroups } from '../../shards';
 
@@ -16,7 +16,9 @@ export class KeyRangeDirectory implements UserGroups {
   private dropping: KeySplit[] = [];
   private aborting: KeySplit[] = [];
   private retiredIds: number[] = [];
+  private removedIds: number[] = [];
   private readonly newGroupListeners: ((id: number) => void)[] = [];
+  private readonly removedListeners: ((id: number) => void)[] = [];
 
   private constructor(private readonly initial: KeyRangeTable, private readonly db: StateDb) {}
 
@@ -27,6 +29,7 @@ export class KeyRangeDirectory implements UserGroups {
     meta.sm.onApplied((_index, command, result) => {
       const status = (result as { status?: string } | null)?.status;
       if (command.type === 'cluster.ranges' && status === 'recorded') dir.recordedTable = command.table;
+      if (command.type === 'cluster.remove_group' && status === 'removed') void dir.reload();
       if (command.type !== 'cluster.split' || status === undefined) return;
       // the answers that changed something; the lists are read again (small) so this copy is the stored one
       if (['begun', 'committed', 'aborted', 'cleared', 'dropped'].includes(status)) void dir.reload();
@@ -35,16 +38,34 @@ export class KeyRangeDirectory implements UserGroups {
     return dir;
   }
 
+  private reloads = 0;
+
   private async reload(): Promise<void> {
-    const [table, splits, drops, aborts, retired] = await Promise.all([
-      readKeyRanges(this.db), readKeySplits(this.db), readKeySplitDrops(this.db), readKeySplitAborts(this.db), readRetiredGroups(this.db),
+    // reloads run concurrently (one per applied change): only the last begun may set the lists, or one
+    // that read older state could finish last and bring back a group removed meanwhile
+    const mine = ++this.reloads;
+    const [table, splits, drops, aborts, retired, removed] = await Promise.all([
+      readKeyRanges(this.db), readKeySplits(this.db), readKeySplitDrops(this.db), readKeySplitAborts(this.db), readRetiredGroups(this.db), readRemovedGroups(this.db),
     ]);
+    if (mine !== this.reloads) return;
     this.recordedTable = table;
     this.inFlight = splits;
     this.dropping = drops;
     this.aborting = aborts;
     this.retiredIds = retired;
+    this.removedIds = removed;
     for (const id of this.groupIds()) for (const l of this.newGroupListeners) l(id);
+    for (const id of removed) for (const l of this.removedListeners) l(id);
+  }
+
+  /** Called with every removed group id (again on each change: the listener skips those it has removed). */
+  onRemoved(listener: (id: number) => void): void {
+    this.removedListeners.push(listener);
+  }
+
+  /** Retired groups removed (`cluster.remove_group`): no node opens them; their ids stay retired. */
+  removed(): number[] {
+    return this.removedIds;
   }
 
   /** Called with every group id the directory names (again on each change: the listener skips those it has). */
@@ -94,11 +115,13 @@ export class KeyRangeDirectory implements UserGroups {
 
   /**
    * Every group id named by the table, by a split or merge not finished (both of its groups), or retired
-   * (a merged-away group keeps running: its queued webhook deliveries are still sent from it), in order.
+   * (a merged-away group keeps running until it is removed: its queued webhook deliveries are still sent
+   * from it), in order; never a removed one.
    */
   groupIds(): number[] {
     const busy = [...this.inFlight, ...this.dropping, ...this.aborting].flatMap((s) => [s.group, s.new_group]);
     const ids = new Set([...this.table().ranges.map((r) => r.group), ...busy, ...this.retiredIds]);
+    for (const id of this.removedIds) ids.delete(id);
     return [...ids].sort((a, b) => a - b);
   }
 

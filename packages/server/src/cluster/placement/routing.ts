@@ -15,8 +15,13 @@ export class GroupRouting implements LeaderView {
     return this.rt.config.cluster.node_id;
   }
 
+  /**
+   * A group may leave this node while a request that named it is still looking for its leader (a
+   * retired group removed after a merge: docs/cluster.md "Removing a retired group"): not led here then,
+   * not held, and no leader known, never an error (a request forwarded meanwhile answered 500).
+   */
   isLeader(shard: number): boolean {
-    return this.rt.group(shard).isLeader();
+    return this.rt.findGroup(shard)?.isLeader() ?? false;
   }
 
   /**
@@ -25,7 +30,7 @@ export class GroupRouting implements LeaderView {
    * up holds only part of the data).
    */
   holds(shard: number): boolean {
-    if (!this.rt.group(shard).isVoter()) return false;
+    if (!this.rt.findGroup(shard)?.isVoter()) return false;
     if (shard === 0) return true;
     const placed = this.directory.get(shard);
     return placed === null || placed.voters.includes(this.nodeId);
@@ -33,7 +38,7 @@ export class GroupRouting implements LeaderView {
 
   /** The leader as this node's replica knows it when it holds the group, else as the directory names it. */
   leaderId(shard: number): number | null {
-    if (this.holds(shard)) return this.rt.group(shard).leaderId();
+    if (this.holds(shard)) return this.rt.findGroup(shard)!.leaderId();
     const placed = this.directory.get(shard);
     if (!placed) return null;
     return placed.leader ?? placed.voters.find((v) => v !== this.nodeId) ?? null;

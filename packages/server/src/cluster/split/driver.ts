@@ -53,6 +53,8 @@ export interface SplitDriverDeps {
   signer: PeerSigner;
   logger: Logger;
   shards: () => Shard[];
+  /** retired groups whose leader reported an empty webhook outbox in the placement loop's last round */
+  outboxEmpty: () => ReadonlySet<number>;
 }
 
 /** A split's progress on this node (status): which step it is at. */
@@ -76,6 +78,14 @@ export function movingOf(table: KeyRangeTable, split: KeySplit): { start: number
 /** Pure: the fence of a split: the moving half of the old group's range, under the table's base. */
 export function fenceOf(base: number, split: KeySplit, end: number): RangeFenceSpec {
   return { base, start: split.point, end, new_group: split.new_group };
+}
+
+/** Pure: the retired groups that may be removed: not removed yet, named by no split or merge unfinished, their outbox reported empty. */
+export function removableGroups(
+  ranges: Pick<KeyRangeDirectory, 'retired' | 'removed' | 'splits' | 'drops' | 'aborts'>, outboxEmpty: ReadonlySet<number>,
+): number[] {
+  const busy = new Set([...ranges.splits(), ...ranges.drops(), ...ranges.aborts()].flatMap((s) => [s.group, s.new_group]));
+  return ranges.retired().filter((g) => !ranges.removed().includes(g) && !busy.has(g) && outboxEmpty.has(g));
 }
 
 export class SplitDriver {
@@ -116,6 +126,25 @@ export class SplitDriver {
       if (this.running.has(key)) continue;
       const aborted = this.deps.ranges.aborts().some((s) => keyOf(s) === key);
       this.running.set(key, (aborted ? this.putBack(split) : this.drive(split)).finally(() => this.running.delete(key)));
+    }
+    for (const group of removableGroups(this.deps.ranges, this.deps.outboxEmpty())) {
+      const key = `remove/${group}`;
+      if (this.running.has(key)) continue;
+      this.running.set(key, this.removeRetired(group).finally(() => this.running.delete(key)));
+    }
+  }
+
+  /**
+   * A retired group whose records are dropped and whose webhook outbox is empty is removed (docs/cluster.md
+   * "Removing a retired group"): `cluster.remove_group` in shard 0; every node wipes its replica when it
+   * applies it (node.ts). Refused (and tried again next round) while a split or merge names it.
+   */
+  private async removeRetired(group: number): Promise<void> {
+    try {
+      const answer = settle(await this.deps.meta.log.propose({ type: 'cluster.remove_group', at: new Date().toISOString(), group })) as { status: string };
+      this.deps.logger.info({ shard: group, status: answer.status }, 'retired group removed: every node wipes its replica');
+    } catch (err) {
+      this.deps.logger.info({ shard: group, err: (err as Error).message }, 'removing a retired group not done; trying again');
     }
   }
 
