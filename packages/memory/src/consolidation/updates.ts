@@ -108,14 +108,6 @@ const KEEPS_PART = /\bsame (?:date|day|time|place|venue|address|price|room|hotel
 const RESCHEDULE = /\b(?:pushed|moved|rescheduled|postponed|brought forward|delayed|bumped|shifted|now on|now at|changed to)\b/i;
 const FIRST_PERSON = /\b(?:i|i'm|i've|i'll|i'd|me|my|we|we're|our|us)\b/i;
 
-/** Shared content stems of two statements (speaker prefixes, cue words and stopwords aside). */
-export function sharedStems(a: string, b: string): number {
-  const x = objectStems(a);
-  let n = 0;
-  for (const w of objectStems(b)) if (x.has(w)) n++;
-  return n;
-}
-
 /** Shared content stems that both statements write as a name (capitalized past their first word). */
 function sharedNames(a: string, b: string): number {
   const names = (t: string) => new Set(capitalizedWords(withoutSpeakerPrefix(t)).map((w) => stemPlural(w.toLowerCase())));
@@ -127,10 +119,8 @@ function sharedNames(a: string, b: string): number {
   return n;
 }
 
-/** 1 when a statement's owner is named in both (as a word of each), else 0. */
-function sharedOwner(next: { text: string; owner: string }, old: { text: string; owner: string }): number {
-  const a = objectStems(next.text);
-  const b = objectStems(old.text);
+/** 1 when a statement's owner is named in both (`a`, `b`: their object stems), else 0. */
+function sharedOwner(next: { owner: string }, old: { owner: string }, a: ReadonlySet<string>, b: ReadonlySet<string>): number {
   for (const owner of new Set([next.owner, old.owner])) {
     const o = stemPlural(owner.toLowerCase());
     if (a.has(o) && b.has(o)) return 1;
@@ -158,7 +148,10 @@ export function updatesTopic(next: { text: string; owner: string }, old: { text:
   if (KEEPS_PART.test(next.text)) return false;
   const personal = FIRST_PERSON.test(next.text) || FIRST_PERSON.test(old.text);
   if (personal && next.owner !== old.owner) return false;
-  const shared = sharedStems(next.text, old.text);
+  const stemsNext = objectStems(next.text);
+  const stemsOld = objectStems(old.text);
+  let shared = 0;
+  for (const w of stemsOld) if (stemsNext.has(w)) shared++;
   const was = typedValues(old.text);
   const now = typedValues(next.text);
   // an amount in a unit both give ("metformin 500 mg" / "metformin, 1000 mg"): one measure, two values
@@ -167,7 +160,7 @@ export function updatesTopic(next: { text: string; owner: string }, old: { text:
   // a person both statements name ("now on July 3, for both you and Adam" / "my son Adam, he's 9")
   // (the owner's own name is a person too, wherever it stands: "Maya moved to Quito" moved no plan of
   // "Maya's cat is called Miso")
-  const thing = shared - sharedNames(next.text, old.text) - sharedOwner(next, old);
+  const thing = shared - sharedNames(next.text, old.text) - sharedOwner(next, old, stemsNext, stemsOld);
   if (!(shared >= 2 || (thing >= 1 && (RESCHEDULE.test(next.text) || sameMeasure)))) return false;
   // A new value replaces an old one of its kind: a date another date, an amount another amount of its
   // unit, a code another code. "He's 9" is no new value for "the flight is now on July 3".

@@ -121,7 +121,7 @@ export function kindFactorBeyond(kind: AnswerKind, content: string, names: Reado
   // tomasz covering as EM"): that a statement names no one else is known only from one who capitalizes
   if (WRITES_SMALL.test(withoutSpeakerPrefix(content))) return f;
   for (const n of names) if (!known.has(n)) return 1;
-  if (kind === 'place' && (PLACE_AFTER_PREPOSITION.test(withoutSpeakerPrefix(content)) || /\bat home\b/i.test(content))) return 1;
+  if (kind === 'place' && saysPlaceInWords(content)) return 1;
   return KIND_FACTOR;
 }
 
@@ -144,7 +144,12 @@ const PLACE_AFTER_PREPOSITION = /\b(?:in|at|from|near|around|outside|(?:mov\w*|w
 
 /** Does the statement say where: a name (Porto, Bunker Studios) or a lowercase place after a preposition? */
 export function saysWhere(content: string): boolean {
-  return namesSomeone(content) || PLACE_AFTER_PREPOSITION.test(withoutSpeakerPrefix(content)) || /\bat home\b/i.test(content);
+  return namesSomeone(content) || saysPlaceInWords(content);
+}
+
+/** A place said without a name: a lowercase place after a preposition, or "at home". */
+function saysPlaceInWords(content: string): boolean {
+  return PLACE_AFTER_PREPOSITION.test(withoutSpeakerPrefix(content)) || /\bat home\b/i.test(content);
 }
 
 /** Bounded demotions of an answer's form (see the header); 1 when the statement has what is asked. */
