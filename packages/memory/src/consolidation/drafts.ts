@@ -103,13 +103,13 @@ export function draftEvent(event: EventRecord, names: ReadonlySet<string>, textO
     let s = resolvePronoun(joined, about);
     // A short reply to the question before it ("8.1%" after "What was your HbA1c at diagnosis?") says
     // nothing alone: the question it answers goes with it.
-    if (i === 0 && asked && asked.speaker !== who.speaker && isShortAnswer(s)) s = `${s} (asked: ${asked.text})`;
+    if (i === 0 && asked && asked.speaker !== who.speaker && leansOnQuestion(s)) s = `${s} (asked: ${asked.text})`;
     about = openingName(joined, known) ?? (s === joined ? null : about);
     drafts.push({ ...base, text: cut(s), memoryType: classifyMemoryType(event, s), assets: et.assets });
   }
   discourse?.lastSubject.set(event.stream_id, about);
   const last = statements[statements.length - 1]?.trim() ?? '';
-  discourse?.lastQuestion.set(event.stream_id, /\?$/.test(last) && last.split(/\s+/).length >= 3 ? { speaker: who.speaker, text: last } : null);
+  discourse?.lastQuestion.set(event.stream_id, /\?$/.test(last) && last.split(/\s+/).length >= 2 ? { speaker: who.speaker, text: last } : null);
   // A photo shared with a text turn (LoCoMo's `blip_caption`, a client's `caption`) is memory of its own.
   const caption = mediaDescription(event.metadata);
   if (caption) {
@@ -133,6 +133,17 @@ function isShortAnswer(statement: string): boolean {
   if (statement.split(/\s+/).filter((w) => /[\p{L}\p{N}]/u.test(w)).length > 6) return false;
   const head = statement.split(',')[0];
   return isFragment(statement) || (head !== statement && head.split(/\s+/).length <= 3 && isFragment(head));
+}
+
+/**
+ * A reply whose topic is in the question it answers: a short answer, or a short sentence giving a
+ * number ("We try to keep it around €80 a week" after "Roughly how much do you spend on groceries?",
+ * "staying at 10:15" after "standup time?"). Without the question neither says what the value is of.
+ */
+function leansOnQuestion(statement: string): boolean {
+  if (isShortAnswer(statement)) return true;
+  const count = statement.split(/\s+/).filter((w) => /[\p{L}\p{N}]/u.test(w)).length;
+  return count <= 10 && /\d/.test(statement);
 }
 
 function firstUrl(v: unknown): string | null {

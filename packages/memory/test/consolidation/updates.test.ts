@@ -221,6 +221,23 @@ describe('turn-level discourse', () => {
       '7.2% this morning (2024-10-14)', // the question before it was the same speaker's own
     ]);
   });
+
+  it('keeps the question beside a short reply that gives a value, not beside a longer one', async () => {
+    const { run } = setup();
+    const p = await run([
+      event('Roughly how much do you spend on groceries each week?', { ...at('2024-10-14', 1), role: 'assistant' }),
+      event('We try to keep it around €80 a week.', at('2024-10-14', 2)),
+      event('Ravi: standup time?', at('2024-10-14', 3)),
+      event('Dana: staying at 10:15 for now', at('2024-10-14', 4)),
+      event('Which gym do you go to?', { ...at('2024-10-14', 5), role: 'assistant' }),
+      event('I have been going to the gym on Mill Road three times a week since 2019.', at('2024-10-14', 6)),
+    ]);
+    expect(p.units.map((u) => u.unit.content)).toEqual([
+      'We try to keep it around €80 a week. (asked: Roughly how much do you spend on groceries each week?)',
+      'Dana: staying at 10:15 for now (asked: standup time?)',
+      'I have been going to the gym on Mill Road three times a week since 2019.',
+    ]);
+  });
 });
 
 describe('typedValues: weekdays', () => {
