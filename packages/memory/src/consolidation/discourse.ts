@@ -174,3 +174,17 @@ export function assistantChatter(statement: string, people: ReadonlySet<string> 
   if (named.length > 0 && rest.split(/\s+/).length >= 4) return null;
   return 'an assistant remark without information about the user';
 }
+
+/**
+ * A short reply with the question it answers beside it ("8.1% (asked: What was your HbA1c at
+ * diagnosis?)"): the question gives the reply its topic, for search and for updates.
+ */
+export function withQuestion(reply: string, question: string): string {
+  return `${reply} (asked: ${question})`;
+}
+
+/** The reply alone, without the question `withQuestion` put beside it: the values it gives are its own. */
+export function withoutQuestion(text: string): string {
+  const at = text.lastIndexOf(' (asked: ');
+  return at >= 0 && text.endsWith(')') ? text.slice(0, at) : text;
+}

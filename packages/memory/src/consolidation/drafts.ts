@@ -8,7 +8,7 @@ import { classifyNoise } from './noise';
 import { splitStatements } from './split';
 import { resolveSpeaker } from './speaker';
 import { classifyMemoryType, hasStepMarkers, isHowTo } from './classify';
-import { assistantChatter, isFragment, joinFragments, namesUsedIn, openingName, resolvePronoun, stripLeadIn } from './discourse';
+import { assistantChatter, isFragment, joinFragments, namesUsedIn, openingName, resolvePronoun, stripLeadIn, withQuestion } from './discourse';
 
 export interface StatementDraft {
   event: EventRecord;
@@ -103,7 +103,7 @@ export function draftEvent(event: EventRecord, names: ReadonlySet<string>, textO
     let s = resolvePronoun(joined, about);
     // A short reply to the question before it ("8.1%" after "What was your HbA1c at diagnosis?") says
     // nothing alone: the question it answers goes with it.
-    if (i === 0 && asked && asked.speaker !== who.speaker && leansOnQuestion(s)) s = `${s} (asked: ${asked.text})`;
+    if (i === 0 && asked && asked.speaker !== who.speaker && leansOnQuestion(s)) s = withQuestion(s, asked.text);
     about = openingName(joined, known) ?? (s === joined ? null : about);
     drafts.push({ ...base, text: cut(s), memoryType: classifyMemoryType(event, s), assets: et.assets });
   }

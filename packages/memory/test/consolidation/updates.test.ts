@@ -76,6 +76,29 @@ describe('updates said in passing', () => {
     ]);
   });
 
+  it('one thing in common and a new value of its kind retire the old statement; a month or the question a reply carries is no such thing', async () => {
+    const { run, current } = setup();
+    await run([
+      event('How far does the knee bend now?', { ...at('2025-02-19'), role: 'assistant' }),
+      event('118 degrees today.', at('2025-02-19', 1)),
+      event('Jonah: the baby is due August 20', { ...at('2025-02-19', 2), metadata: { speaker: 'Jonah' } }),
+      event('Roughly how much do you spend on groceries a week, and when do you shop?', { ...at('2025-02-19', 3), role: 'assistant' }),
+      event('We keep it around €80 a week.', at('2025-02-19', 4)),
+    ]);
+    await run([
+      event('The bend is up to 130 now.', at('2025-06-26')),
+      event('Jonah: Carl is moving out end of August now, so the room is free', { ...at('2025-06-26', 1), metadata: { speaker: 'Jonah' } }),
+      event("Oh, and I've moved the shop to Thursdays now, home delivery from Albert Heijn.", at('2025-06-26', 2)),
+    ]);
+    expect(current()).toEqual([
+      "Jonah: Carl is moving out end of August now, so the room is free",
+      'Jonah: the baby is due August 20 (2025-08-20)',
+      "Oh, and I've moved the shop to Thursdays now, home delivery from Albert Heijn.",
+      'The bend is up to 130 now.',
+      'We keep it around €80 a week. (asked: Roughly how much do you spend on groceries a week, and when do you shop?)',
+    ]);
+  });
+
   it('a change retires only a value of its own kind, said by its own subject', async () => {
     const { run, current } = setup();
     const by = (speaker: string, day: string, i = 0) => ({ ...at(day, i), metadata: { speaker } });
