@@ -99,6 +99,15 @@ describe('updates said in passing', () => {
     ]);
   });
 
+  it('an amount updated, cut or raised to a new value retires the old one', async () => {
+    const { run, current } = setup();
+    await run([event('Our food budget is €80 a week.', at('2025-01-10'))]);
+    await run([event('We updated the budget to €110 per week.', at('2025-01-20'))]);
+    expect(current()).toEqual(['We updated the budget to €110 per week.']);
+    await run([event('Cut the budget to €95 a week from March.', at('2025-03-01'))]);
+    expect(current()).toEqual(['Cut the budget to €95 a week from March.']);
+  });
+
   it('a change retires only a value of its own kind, said by its own subject', async () => {
     const { run, current } = setup();
     const by = (speaker: string, day: string, i = 0) => ({ ...at(day, i), metadata: { speaker } });
