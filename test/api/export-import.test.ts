@@ -227,6 +227,8 @@ describe('export and import between two nodes', () => {
       expect(res.status).toBe(400);
       expect(res.body).toMatchObject({ code: 'invalid_json', details: [{ path: '/line/6' }] });
       expect(res.body.error).toContain('Line 6');
+      // the answer says what of the file is stored: line 5 was waiting in the next chunk
+      expect(res.body.error).toContain('Every line before line 5 is stored: 3 records imported (3 events). Importing the file again (corrected) is safe');
       expect(await zoeEvents()).toEqual(['z1', 'z2', 'z3']);
       // the corrected file imports the rest; what was applied is skipped
       const fixed = await importInto(dst, ndjson(lines.filter((l) => typeof l !== 'string')));

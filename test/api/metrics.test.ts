@@ -72,6 +72,8 @@ describe('metrics of a single node', () => {
     expect(m.value('strata_raft_peer_send_errors_total')).toBe(0);
     expect(m.value('strata_raft_synced_writes_total')).toBeGreaterThan(0);
     expect(m.types.get('strata_raft_proposals_total')).toBe('counter');
+    // late ticks (a loop blocked or starved for an election timeout): counted, whatever this machine did meanwhile
+    expect(m.types.get('strata_raft_tick_stalls_total')).toBe('counter');
     expect(m.types.get('strata_raft_commit_index')).toBe('gauge');
     // every ingest was proposed here and committed: one commit latency each (at least); the applied
     // batches hold the ingests and at most every entry the shard applied

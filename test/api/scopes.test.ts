@@ -4,12 +4,16 @@
  * route is called with every kind of key (read/write/admin × unscoped/user-scoped/org-scoped/both) on
  * targets inside and outside the key's scope. Each answer must have the expected status, and no answer
  * may carry a marker word of a user or org outside the key's scope. A route without an entry in
- * EXPECTATIONS fails the suite, so a new route cannot skip it.
+ * EXPECTATIONS fails the suite, so a new route cannot skip it. The routes between nodes (signed with the
+ * cluster secret) are called without credentials and with every kind of key: none opens them. Webhook
+ * subscriptions also with filters naming each user and org (made within the key's scope only), and
+ * every kind of key against subscriptions of every reach (listed, shown, deleted only when covered).
  *
  * The MCP tools the same way: the tools are read from the node's own tool list (the SDK client's
  * tools/list), and each is called through the SDK's Streamable HTTP client with every kind of key, on
  * every user, naming each org where the tool takes one, and through a session whose default user is
- * outside most keys' scope. A tool without an entry in MCP_EXPECTATIONS fails the suite.
+ * outside most keys' scope. A tool without an entry in MCP_EXPECTATIONS fails the suite. A session is
+ * used only by the key that opened it (every other key, one of the same scope included: 404).
  *
  * Then one test per attack seen in issue 11 (batch org_id, user keys naming orgs, org keys on users of
  * no org, keys wider than their maker, the pending backlog), and the user → org record itself.
@@ -62,7 +66,8 @@ const unscoped = (k: KeyKind) => k.org_id === null && k.user_ids === null;
 /** Marker words that must never reach this key. */
 const forbiddenMarkers = (k: KeyKind) => USERS.filter((u) => !coversUser(k, u)).map((u) => MARKER[u]);
 
-type Scope = 'public' | 'user' | 'org' | 'service' | 'scoped';
+/** `internal`: between nodes only (signed with the cluster secret): no credentials of any kind open it */
+type Scope = 'public' | 'internal' | 'user' | 'org' | 'service' | 'scoped';
 interface Target {
   user: string;
   org: string;
@@ -148,31 +153,31 @@ const EXPECTATIONS: Record<string, Expectation> = {
   'POST /v1/cluster/initialize': { scope: 'service', request: () => ({ path: '/v1/cluster/initialize' }) },
   'DELETE /v1/cluster/nodes/{node_id}': { scope: 'service', request: () => ({ path: '/v1/cluster/nodes/99' }), ok: 404 },
   'GET /v1/cluster/status': { scope: 'service', request: () => ({ path: '/v1/cluster/status' }) },
-  // between nodes only (signed with the cluster secret): no credentials open them
+  // between nodes only (signed with the cluster secret): no credentials open them, an admin key neither
   'POST /v1/cluster/groups/{group_id}/propose': {
-    scope: 'public', request: () => ({ path: '/v1/cluster/groups/0/propose', ndjson: '{"type":"import.records","at":"2026-01-01T00:00:00.000Z"}\n' }), ok: 401,
+    scope: 'internal', request: () => ({ path: '/v1/cluster/groups/0/propose', ndjson: '{"type":"import.records","at":"2026-01-01T00:00:00.000Z"}\n' }), ok: 401,
   },
-  'GET /v1/cluster/groups/{group_id}/records': { scope: 'public', request: () => ({ path: '/v1/cluster/groups/0/records' }), ok: 401 },
+  'GET /v1/cluster/groups/{group_id}/records': { scope: 'internal', request: () => ({ path: '/v1/cluster/groups/0/records' }), ok: 401 },
   // between nodes only (cluster secret): no credentials of any kind open it
-  'POST /v1/cluster/shard-reads': { scope: 'public', request: () => ({ path: '/v1/cluster/shard-reads', body: { query: 'pending', args: { scope: { org_id: null, user_ids: null } }, groups: [0] } }), ok: 401 },
+  'POST /v1/cluster/shard-reads': { scope: 'internal', request: () => ({ path: '/v1/cluster/shard-reads', body: { query: 'pending', args: { scope: { org_id: null, user_ids: null } }, groups: [0] } }), ok: 401 },
   // between nodes only: a request signed with the cluster secret; no key of any kind opens them
   'POST /v1/cluster/groups/{group_id}/initialize': {
-    scope: 'public', request: () => ({ path: '/v1/cluster/groups/0/initialize', body: { members: [{ id: 1, url: 'http://127.0.0.1:1' }] } }), ok: 401,
+    scope: 'internal', request: () => ({ path: '/v1/cluster/groups/0/initialize', body: { members: [{ id: 1, url: 'http://127.0.0.1:1' }] } }), ok: 401,
   },
   'POST /v1/cluster/groups/{group_id}/steps': {
-    scope: 'public', request: () => ({ path: '/v1/cluster/groups/0/steps', body: { kind: 'remove', node: 1, url: 'http://127.0.0.1:1' } }), ok: 401,
+    scope: 'internal', request: () => ({ path: '/v1/cluster/groups/0/steps', body: { kind: 'remove', node: 1, url: 'http://127.0.0.1:1' } }), ok: 401,
   },
   'POST /v1/cluster/groups/{group_id}/drop': {
-    scope: 'public', request: () => ({ path: '/v1/cluster/groups/0/drop', body: { index: 1 } }), ok: 401,
+    scope: 'internal', request: () => ({ path: '/v1/cluster/groups/0/drop', body: { index: 1 } }), ok: 401,
   },
   'POST /v1/cluster/groups/{group_id}/range-command': {
-    scope: 'public', request: () => ({ path: '/v1/cluster/groups/0/range-command', body: { command: { type: 'range.unfence', at: '2026-01-01T00:00:00.000Z', fence: { base: 1, start: 1, end: 2, new_group: 1 } } } }), ok: 401,
+    scope: 'internal', request: () => ({ path: '/v1/cluster/groups/0/range-command', body: { command: { type: 'range.unfence', at: '2026-01-01T00:00:00.000Z', fence: { base: 1, start: 1, end: 2, new_group: 1 } } } }), ok: 401,
   },
   'POST /v1/cluster/groups/{group_id}/range-records': {
-    scope: 'public', request: () => ({ path: '/v1/cluster/groups/0/range-records', body: { fence: { base: 1, start: 1, end: 2, new_group: 1 }, cursor: { sub: 0, after: null } } }), ok: 401,
+    scope: 'internal', request: () => ({ path: '/v1/cluster/groups/0/range-records', body: { fence: { base: 1, start: 1, end: 2, new_group: 1 }, cursor: { sub: 0, after: null } } }), ok: 401,
   },
   'POST /v1/cluster/groups/{group_id}/range-median': {
-    scope: 'public', request: () => ({ path: '/v1/cluster/groups/0/range-median', body: { base: 1, start: 0, end: 2 } }), ok: 401,
+    scope: 'internal', request: () => ({ path: '/v1/cluster/groups/0/range-median', body: { base: 1, start: 0, end: 2 } }), ok: 401,
   },
   // the operator's splits and merges: on a group that owns no range (a 404 proves the credentials passed, and changes nothing)
   'POST /v1/cluster/groups/{group_id}/split': { scope: 'service', request: () => ({ path: '/v1/cluster/groups/9/split', body: {} }), ok: 404 },
@@ -185,9 +190,17 @@ const EXPECTATIONS: Record<string, Expectation> = {
   'GET /v1/users/{user_id}/export': { scope: 'user', request: (t) => ({ path: userPath(t, '/export') }) },
   'GET /v1/export': { scope: 'service', request: () => ({ path: '/v1/export' }) },
   'POST /v1/import': {
-    // a file naming the target user and no org: importing it writes nothing (a user line without an org is skipped)
-    scope: 'user',
-    request: (t) => ({ path: '/v1/import', ndjson: `{"kind":"header","format":"strata-export","version":1}\n${JSON.stringify({ kind: 'user', user_id: t.user, org_id: null })}\n` }),
+    // a file naming the target user: a user line without an org (skipped on import), and an event
+    // naming the org asked for (a new one each time, consolidated already: it makes no memory)
+    scope: 'user', namesOrg: true,
+    request: (t) => ({ path: '/v1/import', ndjson: [
+      { kind: 'header', format: 'strata-export', version: 1 },
+      { kind: 'user', user_id: t.user, org_id: null },
+      {
+        kind: 'event', event_id: randomUUID(), user_id: t.user, stream_id: S, content: 'An imported note.', content_type: 'text', ...orgField(t),
+        valid_time: '2026-01-01T00:00:00.000Z', transaction_time: '2026-01-01T00:00:00.000Z', consolidation: { state: 'consolidated' },
+      },
+    ].map((l) => JSON.stringify(l) + '\n').join('') }),
   },
   // webhooks: a subscription is made within the key's own scope (a filter is optional); an unknown one is 404.
   // The address is public (documentation range) and the kind never fires here, so nothing is sent.
@@ -303,9 +316,13 @@ describe('scopes: every route × every kind of key × targets in and out of scop
       const exp = EXPECTATIONS[`${route.method} ${route.path}`];
       if (!exp) continue; // reported by the test above
       const ok = exp.ok ?? 200;
-      if (exp.scope === 'public') {
+      if (exp.scope === 'public' || exp.scope === 'internal') {
         const req = exp.request({ user: 'ana', org: ACME, named: null });
         cases.push({ label: `${route.method} ${route.path} without credentials`, call: { method: route.method, ...req, key: null }, expected: ok, markers: Object.values(MARKER) });
+        // a route between nodes answers every key as it answers no credentials: only the cluster's signature opens it
+        if (exp.scope === 'internal') {
+          for (const k of KINDS) cases.push({ label: `${route.method} ${route.path} as ${k.name}`, call: { method: route.method, ...req, key: as(k.name) }, expected: ok, markers: Object.values(MARKER) });
+        }
         continue;
       }
       const named = exp.namesOrg ? [null, ACME, GLOBEX] : [null];
@@ -348,6 +365,83 @@ describe('scopes: every route × every kind of key × targets in and out of scop
     expect(failures).toEqual([]);
   }, 120_000);
 
+  describe('webhooks with filters', () => {
+    const HOOK = 'http://203.0.113.7/hook';
+    /** What a subscription can see (its filter, made by the unscoped admin here). */
+    interface Reach {
+      org_id: string | null;
+      user_ids: string[] | null;
+    }
+    /** The model of CONTRACT §13: a subscription is visible to credentials whose scope covers all it can see. */
+    const sees = (k: KeyKind, w: Reach) => {
+      if (k.org_id !== null && w.org_id !== k.org_id) return false;
+      if (k.user_ids !== null && (w.user_ids === null || !w.user_ids.every((u) => k.user_ids!.includes(u)))) return false;
+      return !(k.org_id === null && k.user_ids !== null && w.org_id !== null);
+    };
+    const create = (filter: Reach, key?: string) => call<{ webhook_id: string }>({
+      method: 'POST', path: '/v1/webhooks', key,
+      body: { url: HOOK, events: ['consolidation.failed'], ...(filter.org_id ? { org_id: filter.org_id } : {}), ...(filter.user_ids ? { user_ids: filter.user_ids } : {}) },
+    });
+
+    it('lists, shows and deletes a subscription only for keys whose scope covers all it can see (404 otherwise)', async () => {
+      const filters: Reach[] = [
+        { org_id: null, user_ids: null },
+        ...USERS.map((u) => ({ org_id: null, user_ids: [u] })),
+        { org_id: null, user_ids: ['ana', 'uma'] },
+        { org_id: ACME, user_ids: null },
+        { org_id: GLOBEX, user_ids: null },
+        { org_id: ACME, user_ids: ['ana'] },
+      ];
+      const seeded: (Reach & { id: string })[] = [];
+      for (const f of filters) {
+        const r = await create(f);
+        expect(r.status).toBe(200);
+        seeded.push({ ...f, id: r.body.webhook_id });
+      }
+      const failures: string[] = [];
+      for (const k of KINDS) {
+        const listed = await call<{ webhooks: { webhook_id: string }[] }>({ method: 'GET', path: '/v1/webhooks', key: as(k.name) });
+        const ids = new Set(listed.body.webhooks.map((w) => w.webhook_id));
+        for (const w of seeded) {
+          const label = `subscription ${JSON.stringify({ org_id: w.org_id, user_ids: w.user_ids })} as ${k.name}`;
+          const visible = sees(k, w);
+          if (ids.has(w.id) !== visible) failures.push(`${label}: listed ${ids.has(w.id)} (expected ${visible})`);
+          const deliveries = await call({ method: 'GET', path: `/v1/webhooks/${w.id}/deliveries`, key: as(k.name) });
+          if (deliveries.status !== (visible ? 200 : 404)) failures.push(`${label}: deliveries ${deliveries.status}`);
+          // deleting one it may not see is an unknown id (and deletes nothing); one it sees is not deleted here
+          if (!visible) {
+            const del = await call({ method: 'DELETE', path: `/v1/webhooks/${w.id}`, key: as(k.name) });
+            if (del.status !== (RANK[k.role] < RANK.write ? 403 : 404)) failures.push(`${label}: delete ${del.status} ${JSON.stringify(del.body)}`);
+          }
+        }
+      }
+      expect(failures).toEqual([]);
+      const left = (await call<{ webhooks: { webhook_id: string }[] }>({ method: 'GET', path: '/v1/webhooks' })).body.webhooks.map((w) => w.webhook_id);
+      expect(seeded.filter((w) => !left.includes(w.id))).toEqual([]);
+    }, 120_000);
+
+    it('creates a subscription only for users and orgs within the key\'s scope', async () => {
+      const failures: string[] = [];
+      for (const k of KINDS) {
+        const filters: { filter: Reach; inScope: boolean }[] = [
+          ...USERS.map((u) => ({ filter: { org_id: null, user_ids: [u] }, inScope: coversUser(k, u) })),
+          ...[ACME, GLOBEX].map((o) => ({ filter: { org_id: o, user_ids: null }, inScope: mayName(k, o) })),
+        ];
+        for (const { filter, inScope } of filters) {
+          const r = await create(filter, as(k.name));
+          const expected = RANK[k.role] < RANK.write || !inScope ? 403 : 200;
+          if (r.status !== expected) failures.push(`${JSON.stringify(filter)} as ${k.name}: ${r.status} (expected ${expected}) ${JSON.stringify(r.body).slice(0, 200)}`);
+          // made within the key's scope, it is visible to the key that made it
+          if (r.status === 200) {
+            const own = await call({ method: 'GET', path: `/v1/webhooks/${r.body.webhook_id}/deliveries`, key: as(k.name) });
+            if (own.status !== 200) failures.push(`${JSON.stringify(filter)} as ${k.name}: its own subscription answered ${own.status}`);
+          }
+        }
+      }
+      expect(failures).toEqual([]);
+    }, 120_000);
+  });
+
   describe('MCP tools', () => {
     const sessions: Client[] = [];
     const connect = async (headers: Record<string, string>) => {
@@ -373,6 +467,52 @@ describe('scopes: every route × every kind of key × targets in and out of scop
     it('opens no session without credentials', async () => {
       await expect(connectMcp(server.url, {})).rejects.toThrow(/401|unauthenticated/i);
     });
+
+    it('keeps every session to the credentials that opened it: any other key, even of the same scope, is answered 404', async () => {
+      const rpc = (key: string, method: 'POST' | 'GET' | 'DELETE', session?: string, body?: unknown) => fetch(`${server.url}/mcp`, {
+        method,
+        headers: { 'x-api-key': key, accept: 'application/json, text/event-stream', ...(body ? { 'content-type': 'application/json' } : {}), ...(session ? { 'mcp-session-id': session } : {}) },
+        body: body ? JSON.stringify(body) : undefined,
+      });
+      const init = { jsonrpc: '2.0', id: 1, method: 'initialize', params: { protocolVersion: '2025-03-26', capabilities: {}, clientInfo: { name: 'scopes', version: '1' } } };
+      const toolCall = { jsonrpc: '2.0', id: 2, method: 'tools/call', params: { name: 'list_tasks', arguments: { user_id: 'ana' } } };
+      // a session for every kind of key, and a second key of each kind (same role and scope) that did not open it
+      const owners = [...KINDS.map((k) => ({ name: k.name, key: as(k.name) })), { name: 'the admin key', key: ADMIN_KEY }];
+      const twins = new Map<string, string>();
+      for (const k of KINDS) twins.set(k.name, (await admin.createApiKey({ name: `${k.name} twin`, role: k.role, org_id: k.org_id ?? undefined, user_ids: k.user_ids ?? undefined })).key);
+      const sessions = new Map<string, string>();
+      for (const o of owners) {
+        const opened = await rpc(o.key, 'POST', undefined, init);
+        await opened.text();
+        expect([o.name, opened.status]).toEqual([o.name, 200]);
+        sessions.set(o.name, opened.headers.get('mcp-session-id')!);
+      }
+      const failures: string[] = [];
+      const intruders = [...KINDS.map((k) => ({ name: k.name, key: as(k.name) })), ...KINDS.map((k) => ({ name: `${k.name} twin`, key: twins.get(k.name)! }))];
+      for (const o of owners) {
+        for (const i of intruders) {
+          if (i.name === o.name) continue;
+          for (const [method, body] of [['POST', toolCall], ['GET', undefined], ['DELETE', undefined]] as const) {
+            const res = await rpc(i.key, method, sessions.get(o.name), body);
+            if (res.status === 404) {
+              await res.text();
+              continue;
+            }
+            // taken: a GET would hold the session's event stream open, so its body is not read
+            await res.body?.cancel();
+            failures.push(`${method} on the session of ${o.name} as ${i.name}: ${res.status}`);
+          }
+        }
+      }
+      // none of those closed a session: each still answers its own key
+      for (const o of owners) {
+        const res = await rpc(o.key, 'POST', sessions.get(o.name), { jsonrpc: '2.0', id: 3, method: 'tools/list', params: {} });
+        await res.text();
+        if (res.status !== 200) failures.push(`the session of ${o.name} answered its own key ${res.status} afterwards`);
+        await (await rpc(o.key, 'DELETE', sessions.get(o.name))).text();
+      }
+      expect(failures).toEqual([]);
+    }, 120_000);
 
     it('answers every tool × every kind of key with a refusal or data of the key\'s scope only', async () => {
       const cases: { label: string; client: Client; tool: string; args: Record<string, unknown>; expected: string; markers: string[] }[] = [];

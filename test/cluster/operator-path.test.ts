@@ -109,7 +109,8 @@ describe("the operator's path", () => {
         for (;;) {
           attempts++;
           const r = await api(lb.url, 'POST', `/v1/users/${w.user}/streams/${w.stream}/events`, { content }, { 'idempotency-key': key }, 15_000)
-            .catch((err: Error) => ({ status: 0, body: { error: err.message } as Record<string, unknown> }));
+            // what failed under fetch's "fetch failed" (a reset, a socket closed, a timeout) is in its cause
+            .catch((err: Error & { cause?: { code?: string; message?: string } }) => ({ status: 0, body: { error: `${err.message}${err.cause ? ` (${err.cause.code ?? err.cause.message})` : ''}` } as Record<string, unknown> }));
           if (r.status === 200) {
             w.acked.set(content, (r.body as { event_id: string }).event_id);
             break;

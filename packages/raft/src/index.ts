@@ -7,7 +7,7 @@ export { majority, quorumIndex } from './core/quorum';
 export { applyConfChange, encodeConf, decodeConf } from './core/conf';
 export { InvariantError } from './core/assert';
 export * from './errors';
-export { RaftHost, type RaftHostOptions } from './driver/host';
+export { RaftHost, type RaftHostOptions, type TickStall } from './driver/host';
 export { seededRandom } from './core/random';
 export type { GroupHost } from './driver/group-host';
 export {

@@ -258,7 +258,7 @@ export const CONFIG_SCHEMA = {
     raft: section({
       auto_initialize: bool(true),
       bootstrap_seed_node_id: { type: ['integer', 'null'], minimum: 1, default: null },
-      tick_ms: int(5, 50),
+      tick_ms: int(5, 100),
       election_ticks: int(2, 10),
       heartbeat_ticks: int(1, 1),
       max_pending_proposals: int(1, 8192),

@@ -12,7 +12,7 @@ import type { CommandLog, LogStatus } from './command-log';
 import type { Command } from './commands';
 import type { BatchEntry, CommandAnswer } from './state-machine';
 import type { StateDb } from './db';
-import { StrataError, conflict, notFound, unavailable } from './errors';
+import { StrataError, conflict, notFound, unavailable, type ErrorDetail } from './errors';
 import { jsonCopy } from './json-copy';
 
 /** What RaftApplier needs from Strata's StateMachine. */
@@ -122,8 +122,8 @@ export class NotLeaderStrataError extends StrataError {
 export class NotStoredError extends StrataError {
   /** the response header that tells another node (and a client) that nothing was stored */
   static readonly HEADER = 'x-strata-not-stored';
-  constructor(message = 'The leader changed before the write committed (it was not stored); retry.') {
-    super('no_leader', message, undefined, 1);
+  constructor(message = 'The leader changed before the write committed (it was not stored); retry.', details?: ErrorDetail[]) {
+    super('no_leader', message, details, 1);
   }
 }
 

@@ -10,7 +10,7 @@ import { randomBytes } from 'node:crypto';
 import { invariant } from '../core/assert';
 import { canSendBeforePersist } from '../core/raft';
 import { seededRandom } from '../core/random';
-import { MsgType, type Message, type RaftConfig, type Ready } from '../core/types';
+import { DEFAULT_CONFIG, MsgType, type Message, type RaftConfig, type Ready } from '../core/types';
 import { ClosedError, GroupResetError } from '../errors';
 import type { BatchOp, LevelStorage } from '../storage/level-storage';
 import type { GroupMessage } from '../transport/codec';
@@ -38,6 +38,22 @@ export interface RaftHostOptions {
   /** random source for election timeouts (default: seeded from crypto) */
   random?: () => number;
   onError?: (err: Error) => void;
+  /**
+   * A tick came at least a minimum election timeout (electionTick ticks) after the one before: the event
+   * loop was blocked or the process starved of CPU that long. Followers of the groups this node leads
+   * heard nothing meanwhile, and may have elected another leader (`leading`: how many it led then).
+   */
+  onTickStall?: (stall: TickStall) => void;
+}
+
+/** A late tick (RaftHostOptions.onTickStall). */
+export interface TickStall {
+  /** milliseconds since the tick before */
+  gapMs: number;
+  /** the minimum election timeout, in milliseconds (electionTick × tickMs) */
+  electionMs: number;
+  /** groups this node led when the tick came */
+  leading: number;
 }
 
 export class RaftHost implements GroupHost {
@@ -64,8 +80,13 @@ export class RaftHost implements GroupHost {
   /** each group's own options, as opened (a reset group opens again with them) */
   private readonly groupOptions = new Map<number, Partial<GroupOptions>>();
   private readonly random: () => number;
-  /** counters for metrics and the benchmark */
-  stats = { flushes: 0, syncedWrites: 0, entriesWritten: 0, messagesOut: 0 };
+  /**
+   * counters for metrics and the benchmark; `tickStalls`: ticks that came a minimum election timeout
+   * or more after the one before (onTickStall)
+   */
+  stats = { flushes: 0, syncedWrites: 0, entriesWritten: 0, messagesOut: 0, tickStalls: 0 };
+  /** when the last tick ran (0: none yet) */
+  private lastTickAt = 0;
 
   constructor(readonly opts: RaftHostOptions) {
     this.nodeId = opts.nodeId;
@@ -93,8 +114,26 @@ export class RaftHost implements GroupHost {
   }
 
   private tick(): void {
+    this.noteStall(Date.now());
     for (const g of this.groups.values()) g.tick(Date.now());
     this.schedule();
+  }
+
+  /**
+   * Ticks are timer callbacks: a loop blocked (or a process starved of CPU) for a while runs one late
+   * tick, not the missed ones. A gap of a whole election timeout means this node's followers heard
+   * nothing from it for that long: counted, and told (the node logs it), since elections follow.
+   */
+  private noteStall(now: number): void {
+    const gapMs = now - this.lastTickAt;
+    const electionMs = (this.opts.raft?.electionTick ?? DEFAULT_CONFIG.electionTick) * this.tickMs;
+    if (this.lastTickAt > 0 && gapMs >= electionMs) {
+      this.stats.tickStalls++;
+      let leading = 0;
+      for (const g of this.groups.values()) if (g.core.role === 'leader') leading++;
+      this.opts.onTickStall?.({ gapMs, electionMs, leading });
+    }
+    this.lastTickAt = now;
   }
 
   receive(from: number, fromUrl: string | null, msgs: GroupMessage[]): void {
@@ -324,6 +363,7 @@ export class RaftHost implements GroupHost {
   async close(): Promise<void> {
     if (this.ticker) clearInterval(this.ticker);
     this.ticker = null;
+    this.lastTickAt = 0; // a stopped ticker is no stall
     // let an in-progress write finish before closing storage
     for (let i = 0; i < 200 && this.flushing; i++) await new Promise((r) => setTimeout(r, 5));
     this.closed = true;

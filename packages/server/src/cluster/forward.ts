@@ -12,7 +12,7 @@ import type { Agent, Dispatcher } from 'undici';
 let undiciModule: typeof import('undici') | null = null;
 const undici = (): typeof import('undici') => (undiciModule ??= require('undici') as typeof import('undici'));
 
-import { NotStoredError, StrataError, unavailable } from '@strata/store';
+import { NotStoredError, StrataError, unavailable, type ErrorDetail } from '@strata/store';
 import { sendJson } from '../http/json-reply';
 import type { RouteSpec } from '../http/route';
 import type { UserGroups } from '../shards';
@@ -314,8 +314,9 @@ export class Forwarder {
       }
       throw err;
     }
-    // nothing stored there: route() looks for the leader again, or answers this 503 after the deadline
-    if (answer.status === 503 && answer.headers[NotStoredError.HEADER] !== undefined) throw new NotStoredError();
+    // nothing stored there: route() looks for the leader again, or answers this 503 (the leader's
+    // sentence: an import's says where the file stopped) after the deadline
+    if (answer.status === 503 && answer.headers[NotStoredError.HEADER] !== undefined) throw new NotStoredError(...said(answer.body));
     for (const name of ['retry-after', 'allow']) {
       const v = answer.headers[name];
       if (v !== undefined) res.setHeader(name, v);
@@ -363,6 +364,13 @@ function hasKey(req: Request): boolean {
 function replayable(req: Request): boolean {
   const declared = req.headers['transfer-encoding'] !== undefined || Number(req.headers['content-length'] ?? 0) > 0;
   return !declared || req.body !== undefined;
+}
+
+/** The message and details of a peer's error envelope, when it has them (else the default sentence). */
+function said(body: unknown): [string?, ErrorDetail[]?] {
+  const envelope = body as { error?: unknown; details?: unknown } | null;
+  if (typeof envelope?.error !== 'string') return [];
+  return [envelope.error, Array.isArray(envelope.details) ? (envelope.details as ErrorDetail[]) : undefined];
 }
 
 /** A request whose body was not read here (a raw route reads its own): it must be streamed on, not re-serialized. */

@@ -8,7 +8,7 @@ import type { IncomingMessage, ServerResponse } from 'node:http';
 import type { Duplex } from 'node:stream';
 import { join } from 'node:path';
 import type { Logger } from 'pino';
-import { HttpTransport, LevelStorage, RaftHost, type RaftGroup, type Transport } from '@strata/raft';
+import { HttpTransport, LevelStorage, RaftHost, type RaftGroup, type TickStall, type Transport } from '@strata/raft';
 import { RaftApplier, RaftCommandLog, type ReplicatedState } from '@strata/store';
 import type { GroupPlacementRecord } from '@strata/store';
 import type { Config } from '../config';
@@ -52,6 +52,29 @@ class OverridingTransport implements Transport {
   close(): Promise<void> {
     return this.inner.close();
   }
+}
+
+/**
+ * A Raft tick a whole election timeout late: this node's event loop was blocked, or the process starved
+ * of CPU, that long; the groups it led sent no heartbeat meanwhile and their followers may elect. Logged
+ * at most every 10 s (with how many were not logged), as a warning while it leads groups.
+ */
+export function tickStallLog(logger: Logger, everyMs = 10_000): (stall: TickStall) => void {
+  let lastAt = 0;
+  let unlogged = 0;
+  return ({ gapMs, electionMs, leading }) => {
+    const now = Date.now();
+    if (now - lastAt < everyMs) {
+      unlogged++;
+      return;
+    }
+    lastAt = now;
+    const fields = { gap_ms: gapMs, election_timeout_ms: electionMs, leading, not_logged_since: unlogged };
+    unlogged = 0;
+    const msg = 'raft ticks stalled for an election timeout or more (event loop blocked or CPU starved); followers of the groups this node leads may elect another leader';
+    if (leading > 0) logger.warn(fields, msg);
+    else logger.info(fields, msg);
+  };
 }
 
 export class ClusterRuntime {
@@ -100,6 +123,7 @@ export class ClusterRuntime {
         compactionMargin: config.raft.compaction_margin, compactionMarginBytes: config.raft.compaction_margin_bytes,
       },
       onError: (err) => logger.fatal({ err }, 'raft storage or apply failed; this node stops serving writes'),
+      onTickStall: tickStallLog(logger),
     });
     return new ClusterRuntime(config, selfUrl, secret, storage, transport, host, overrides);
   }

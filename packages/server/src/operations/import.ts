@@ -7,9 +7,10 @@
  * memory holds at most a chunk per shard whatever the file's size. A chunk is proposed on its shard's
  * leader: here when this node leads it, else sent to it (cluster/remote-groups.ts). A bad line stops the import there:
  * nothing from it on is proposed (chunks proposed before it stay, and importing the corrected file
- * again skips them, since apply skips every record whose id is stored).
+ * again skips them, since apply skips every record whose id is stored); so does a chunk that cannot be
+ * stored. Either answer says where the file stopped and what of it is stored (import-stop.ts).
  */
-import { encodeVector, conflict, recordOrgs, settle, StrataError, EXPORT_KINDS, type ExportKind, type ExportRecord, type ImportCommand } from '@strata/store';
+import { encodeVector, conflict, recordOrgs, settle, StrataError, EXPORT_KINDS, type ExportKind, type ExportRecord, type ImportAnswer, type ImportCommand } from '@strata/store';
 import { once } from 'node:events';
 import { createReadStream, createWriteStream } from 'node:fs';
 import { mkdtemp, rm } from 'node:fs/promises';
@@ -18,6 +19,7 @@ import type { Principal } from '../auth/principal';
 import { isUnscoped, requireNamedOrgs } from '../auth/scope';
 import type { Services } from '../services';
 import type { Shard } from '../shards';
+import { chunkFailed, lineRefused, type ImportCounts, type ImportProgress } from './import-stop';
 import { LineParser, ndjsonLines, type ParsedHeader } from './export-lines';
 
 export interface ImportInput {
@@ -31,7 +33,7 @@ export interface ImportInput {
 }
 
 const PLURAL: Record<ExportKind, string> = { event: 'events', asset: 'assets', unit: 'units', edge: 'edges', goal: 'goals', task: 'tasks', user: 'users' };
-export type ImportCounts = Record<string, number>;
+export type { ImportCounts } from './import-stop';
 
 export interface ImportOutput {
   status: 'imported';
@@ -44,6 +46,9 @@ export interface ImportOutput {
 interface Chunk {
   records: ExportRecord[];
   bytes: number;
+  /** the file's lines its records came from, the first and the last */
+  firstLine: number;
+  lastLine: number;
 }
 
 const zero = (): ImportCounts => Object.fromEntries(EXPORT_KINDS.map((k) => [PLURAL[k], 0]));
@@ -57,6 +62,16 @@ export async function importFile(services: Services, principal: Principal, input
   const chunks = new Map<Shard, Chunk>();
   let header: ParsedHeader | null = null;
   const started = Date.now();
+  /** the last line read, and the last one taken into a chunk (the header's, 1, before any) */
+  let lineRead = 0;
+  let lineTaken = 0;
+  /** the answer of a chunk that could not be stored (it already says what of the file is) */
+  let stopped: StrataError | null = null;
+  /** how far the file got: every line taken is stored unless it waits in a chunk (or is in `failed`) */
+  const progress = (failed?: Chunk): ImportProgress => {
+    const waiting = [...chunks.values(), ...(failed ? [failed] : [])].map((c) => c.firstLine);
+    return { line: lineRead, firstUnstored: Math.min(...waiting, lineTaken + 1), counts, skipped };
+  };
 
   /** Vectors of another embedder than this node's, made again here (only with `reembed`). */
   const reembedded = async (records: ExportRecord[]): Promise<ExportRecord[]> => {
@@ -76,8 +91,17 @@ export async function importFile(services: Services, principal: Principal, input
     const records = input.reembed ? await reembedded(chunk.records) : chunk.records;
     const command: ImportCommand = { type: 'import.records', at: new Date().toISOString(), records };
     const local = async () => settle(await shard.log.propose(command));
-    // on the group's leader, wherever it is (placement: this node may neither hold nor lead the group)
-    const answer = services.groups ? await services.groups.proposeImport(shard.id, command, local) : await local();
+    let answer: ImportAnswer;
+    try {
+      // on the group's leader, wherever it is (placement: this node may neither hold nor lead the group)
+      answer = services.groups ? await services.groups.proposeImport(shard.id, command, local) : await local();
+    } catch (err) {
+      if (!(err instanceof StrataError)) throw err;
+      const stop = progress(chunk);
+      services.logger.warn({ shard: shard.id, line: stop.line, first_unstored: stop.firstUnstored, counts, skipped, err: err.message }, 'import stopped: a chunk was not stored');
+      stopped = chunkFailed(err, { shard: shard.id, firstLine: chunk.firstLine, lastLine: chunk.lastLine, records: records.length }, stop);
+      throw stopped;
+    }
     for (const kind of EXPORT_KINDS) {
       counts[PLURAL[kind]] += answer.imported[kind];
       skipped[PLURAL[kind]] += answer.skipped[kind];
@@ -113,17 +137,20 @@ export async function importFile(services: Services, principal: Principal, input
   try {
     const body = spool ? await spool.firstPass(input.body, limits.max_line_bytes, authorizer(false)) : input.body;
     for await (const line of ndjsonLines(body, limits.max_line_bytes)) {
+      lineRead = line.number;
       if (header === null) {
         header = parser.header(line);
         refuseOtherEmbedder(header, embedder, input.reembed);
+        lineTaken = line.number;
         continue;
       }
       const record = parser.record(line);
       await authorize(record, line.number);
       const shard = services.shards.forUser(record.user_id);
       let chunk = chunks.get(shard);
-      if (!chunk) chunks.set(shard, (chunk = { records: [], bytes: 0 }));
+      if (!chunk) chunks.set(shard, (chunk = { records: [], bytes: 0, firstLine: line.number, lastLine: line.number }));
       chunk.records.push(record);
+      chunk.lastLine = lineTaken = line.number;
       chunk.bytes += Buffer.byteLength(line.text, 'utf8');
       if (chunk.records.length >= limits.chunk_records || chunk.bytes >= limits.chunk_bytes) await flush(shard);
     }
@@ -133,6 +160,9 @@ export async function importFile(services: Services, principal: Principal, input
     for (const shard of [...chunks.keys()].sort((a, b) => a.id - b.id)) await flush(shard);
     services.logger.info({ counts, skipped, ms: Date.now() - started }, 'import done');
     return { status: 'imported', counts, skipped };
+  } catch (err) {
+    // a line refused (or the body over its limit) after chunks were stored: the answer says so
+    throw err instanceof StrataError && err !== stopped ? lineRefused(err, progress()) : err;
   } finally {
     await spool?.remove();
   }

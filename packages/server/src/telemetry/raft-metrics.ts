@@ -11,7 +11,7 @@ export interface RaftSource {
   shardIds(): number[];
   group(shardId: number): RaftGroup;
   /** the driver's flush loop counters (RaftHost.stats) */
-  hostStats(): { flushes: number; syncedWrites: number; entriesWritten: number; messagesOut: number };
+  hostStats(): { flushes: number; syncedWrites: number; entriesWritten: number; messagesOut: number; tickStalls: number };
   /** the peer transport's counters (HttpTransport.stats) */
   transportStats(): { sendErrors: number; requestsSent: number; requestsReceived: number; rejected: number; busy: number };
 }
@@ -95,6 +95,11 @@ export function registerRaftMetrics(registry: Registry, source: RaftSource): voi
     });
   hostCounter('strata_raft_flushes_total', 'Flush loops of the Raft driver (all shards together)', () => source.hostStats().flushes);
   hostCounter('strata_raft_synced_writes_total', 'Synced (fsync) writes of the Raft log (group commit: one per flush that appends)', () => source.hostStats().syncedWrites);
+  hostCounter(
+    'strata_raft_tick_stalls_total',
+    'Raft ticks that came a minimum election timeout or more late (event loop blocked or CPU starved): followers of the groups led here may have elected',
+    () => source.hostStats().tickStalls,
+  );
   hostCounter('strata_raft_entries_written_total', 'Log entries written to disk here (all shards)', () => source.hostStats().entriesWritten);
   hostCounter('strata_raft_peer_send_errors_total', 'Raft peer requests that failed (peer down, refused, timed out)', () => source.transportStats().sendErrors);
   hostCounter('strata_raft_peer_requests_received_total', 'Signed Raft peer requests accepted', () => source.transportStats().requestsReceived);
