@@ -164,7 +164,7 @@ export class ClusterService {
         const learner = s.members.some((m) => m.id === s.nodeId && !m.voter);
         return {
           shard_id: id, leader: s.leader, term: s.term, role: learner ? 'learner' : s.role === 'pre_candidate' ? 'candidate' : s.role,
-          commit_index: s.commitIndex, applied_index: s.appliedIndex, holds: this.routing.holds(id),
+          commit_index: s.commitIndex, applied_index: s.appliedIndex, conf_index: s.confIndex, holds: this.routing.holds(id),
           members: s.members.map((m) => ({ node_id: m.id, url: m.url, voter: m.voter, match_index: m.matchIndex })),
           // what automatic splits and merges weigh (split/auto.ts): the records this replica stores
           records: this.recordsOf(id),
