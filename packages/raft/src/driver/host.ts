@@ -11,7 +11,7 @@ import { invariant } from '../core/assert';
 import { canSendBeforePersist } from '../core/raft';
 import { seededRandom } from '../core/random';
 import { MsgType, type Message, type RaftConfig, type Ready } from '../core/types';
-import { ClosedError, GroupResetError } from '../errors';
+import { ClosedError, GroupResetError, HostStoppedError } from '../errors';
 import type { BatchOp, LevelStorage } from '../storage/level-storage';
 import type { GroupMessage } from '../transport/codec';
 import type { Transport } from '../transport/transport';
@@ -52,6 +52,8 @@ export class RaftHost implements GroupHost {
   private scheduled = false;
   private closed = false;
   private stopped = false;
+  /** the failure that stopped this host (a synced write or an apply), null while it runs */
+  private failedWith: Error | null = null;
   /** resolved when the flush loop's current pass ends (resetGroup waits for a pass that may hold a group's Ready) */
   private passEnds: (() => void)[] = [];
   /**
@@ -207,8 +209,12 @@ export class RaftHost implements GroupHost {
   private stop(err: Error): void {
     if (this.stopped) return;
     this.stopped = true;
+    this.failedWith = err;
     this.opts.onError?.(err);
-    for (const g of this.groups.values()) g.fail(err);
+    // every waiter, and every later call, learns that this node stopped (a 503 to a client: another
+    // replica serves), the failure itself being the cause (the node's log names it)
+    const stopped = new HostStoppedError(err);
+    for (const g of this.groups.values()) g.fail(stopped);
     this.closed = true;
     if (this.ticker) clearInterval(this.ticker);
   }
@@ -216,6 +222,11 @@ export class RaftHost implements GroupHost {
   /** Committed entries handed to the state machines and not yet applied (and their bytes). */
   applyBacklog(): { entries: number; bytes: number } {
     return { ...this.behind };
+  }
+
+  /** The failure that stopped this host (no group applies or acknowledges anything since), or null. */
+  failure(): Error | null {
+    return this.failedWith;
   }
 
   /** Waits for the apply in flight, if any (its failure was handled by stop). */
