@@ -245,7 +245,7 @@ export class RaftHost implements GroupHost {
    * leaves either the old replica (the state comes back from the log: the caller asks again) or a wipe
    * the next load finishes. The new group keeps no membership: it is a member again only if a leader adds it.
    */
-  async resetGroup(groupId: number, sm: RaftStateMachine): Promise<RaftGroup> {
+  async resetGroup(groupId: number, sm: RaftStateMachine, removedAt = 0): Promise<RaftGroup> {
     const old = this.groups.get(groupId);
     invariant(old, () => `group ${groupId} is not open`);
     invariant(sm.reset, 'a group reset needs a state machine that can reset');
@@ -260,7 +260,9 @@ export class RaftHost implements GroupHost {
     await old.close(new GroupResetError());
     // the state first: a crash after it finds the log intact and rebuilds the state from it
     await sm.reset();
-    await this.opts.storage.dropGroup(groupId);
+    // `removedAt`: the removal it is wiped after; the blank replica keeps it and has no say in the group
+    // until the group's log past it reaches it (RawNode.removedAt)
+    await this.opts.storage.dropGroup(groupId, removedAt);
     const stored = await this.opts.storage.load(groupId);
     const g = await RaftGroup.open(this, groupId, sm, stored, { ...this.opts.raft, id: this.nodeId, random: this.random }, { ...this.opts.group, ...this.groupOptions.get(groupId) });
     g.inheritFrom(old);

@@ -140,7 +140,7 @@ export class ClusterService {
     this.joins = new JoinSigner(rt.config.cluster.secret, rt.config.cluster.peer_clock_skew_s * 1000);
     this.drops = new ReplicaDrops({
       view: (g) => replicaView(this.nodeId, rt.group(g), rt.logs.get(g)!.applier),
-      wipe: (g) => rt.resetShard(g),
+      wipe: (g, removedAt) => rt.resetShard(g, removedAt),
       onWiped: (g, removedAt) => onWiped?.(g, removedAt),
     });
   }
