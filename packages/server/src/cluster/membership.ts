@@ -9,7 +9,7 @@ import { setTimeout as sleep } from 'node:timers/promises';
 import { createHmac, randomBytes, timingSafeEqual } from 'node:crypto';
 import { ReplayGuard } from '@strata/raft';
 import {
-  MAX_GROUPS, NotLeaderStrataError, StrataError, badRequest, conflict, freeGroupId, invalidMerge, invalidSplit, isErrorCode, medianOfUsers, middleOf, notFound, rangesOfGroup,
+  MAX_GROUPS, NotLeaderStrataError, StrataError, badRequest, conflict, freeGroupId, fromRaftError, invalidMerge, invalidSplit, isErrorCode, medianOfUsers, middleOf, notFound, rangesOfGroup,
   settle, unavailable,
   type Command, type HalfCursor, type KeySplit, type RangeFenceSpec,
 } from '@strata/store';
@@ -498,7 +498,10 @@ export class ClusterService {
       if (leader === 'self') {
         try {
           return await local();
-        } catch (err) {
+        } catch (raw) {
+          // Raft's own errors as the contract's: a join's catch-up wait that loses the leadership throws a
+          // plain NotLeaderError, which answered 500 (the join is asked again of the new leader instead)
+          const err = fromRaftError(raw);
           if (!(err instanceof Moved || err instanceof NotLeaderStrataError) || Date.now() >= deadline) throw err;
           continue;
         }
