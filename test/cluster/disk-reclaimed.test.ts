@@ -5,7 +5,7 @@
  * recorded and asked again every round). The dead node comes back: it wipes those replicas, and the
  * balancing that gives it its share moves replicas off the others, which wipe theirs. At the end every
  * replica a node does not hold is gone from its disk (read with the nodes stopped: no state record,
- * no Raft key, no snapshot file) and every acknowledged write is on every voter of its group exactly once.
+ * no Raft key but the removal's index, no snapshot file) and every acknowledged write is on every voter of its group exactly once.
  */
 import { existsSync } from 'node:fs';
 import { join } from 'node:path';
@@ -95,7 +95,9 @@ describe(`disk reclaimed: ${SHARDS} groups, replication ${RF}`, () => {
         if (g.voters.includes(id)) {
           expect([id, g.group_id, disk.records > 0, disk.raftKeys > 0]).toEqual([id, g.group_id, true, true]);
         } else {
-          expect([id, g.group_id, disk]).toEqual([id, g.group_id, { records: 0, raftKeys: 0, snapshots: false }]);
+          // of its Raft keys at most one is left: the removal's index, which keeps a wiped replica out of the
+          // group's elections until it is added back (packages/raft/test/wiped-votes.test.ts)
+          expect([id, g.group_id, disk.records, disk.raftKeys <= 1, disk.snapshots]).toEqual([id, g.group_id, 0, true, false]);
           wiped.push(`${id}/${g.group_id}`);
         }
       }

@@ -178,6 +178,8 @@ export interface ClusterMemberView { node_id: number; url: string | null; voter:
 export interface ClusterShardView {
   shard_id: number; leader: number | null; term: number; role: 'leader' | 'follower' | 'candidate' | 'learner';
   commit_index: number; applied_index: number;
+  /** the index of the membership in force (its entry, or the snapshot's index once that was compacted away) */
+  conf_index: number;
   /** this node is a voter of the group and serves its reads (placement: a group lives on replication_factor nodes) */
   holds: boolean;
   members: ClusterMemberView[];

@@ -3,7 +3,7 @@
  * Callers decide on the class and its typed fields (`code`, `leaderId`, `reason`), never on the message,
  * which is for people and may be reworded.
  */
-export type RaftErrorCode = 'not_leader' | 'no_quorum' | 'proposal_dropped' | 'conf_change_refused' | 'transfer_in_progress' | 'closed' | 'overloaded' | 'reset';
+export type RaftErrorCode = 'not_leader' | 'no_quorum' | 'proposal_dropped' | 'conf_change_refused' | 'transfer_in_progress' | 'closed' | 'overloaded' | 'reset' | 'stopped';
 
 export class RaftError extends Error {
   override name = 'RaftError';
@@ -91,5 +91,20 @@ export class GroupResetError extends RaftError {
   override name = 'GroupResetError';
   constructor() {
     super('the raft group was reset on this node (its replica was wiped)', 'reset');
+  }
+}
+
+/**
+ * This node's Raft host stopped after a failed synced write or apply (RaftHost): no group on it applies
+ * or acknowledges anything again until the process restarts. What waited on it, and every later call,
+ * gets this; `cause` is the failure (in the node's log). The cluster's other replicas are unaffected:
+ * retry on another node.
+ */
+export class HostStoppedError extends RaftError {
+  override name = 'HostStoppedError';
+  override readonly cause: Error;
+  constructor(cause: Error) {
+    super(`this node stopped serving after a storage or apply failure: ${cause.message}`, 'stopped');
+    this.cause = cause;
   }
 }

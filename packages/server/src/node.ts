@@ -265,6 +265,7 @@ export class StrataNode {
     // /readyz for a load balancer: most groups served, one group electing takes no node out (cluster/readiness.ts).
     const readiness = new Readiness({
       open: () => open,
+      failed: () => (cluster.host.failure() ? 'it stopped serving after a storage or apply failure (its log names it); restart it.' : null),
       notMember: () => {
         if (removal.isRemoved()) return 'it was removed from the cluster.';
         return cluster.group(0).status().members.some((m) => m.id === config.cluster.node_id) ? null : 'it is not initialized or joined yet.';

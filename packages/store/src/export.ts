@@ -136,10 +136,14 @@ export async function nextUserInSnapshot(db: StateDb, after: string | null, snap
   return candidates.length === 0 ? null : candidates.sort(compareKeys)[0];
 }
 
-/** Every record of every user of the shard, user after user in key order. */
-export async function* shardRecords(db: StateDb, snapshot: ExportSnapshot): AsyncGenerator<ExportRecord> {
+/**
+ * Every record of every user of the shard, user after user in key order; only the users `keep` accepts
+ * (an export of every user keeps those the key-range directory assigns to the group: between a
+ * hand-over's copy and its drop, both groups hold the moved users' records).
+ */
+export async function* shardRecords(db: StateDb, snapshot: ExportSnapshot, keep: (userId: string) => boolean = () => true): AsyncGenerator<ExportRecord> {
   const recent = new RecentIds(RECENT_ASSETS);
   for (let user = await nextUserInSnapshot(db, null, snapshot); user !== null; user = await nextUserInSnapshot(db, user, snapshot)) {
-    yield* userRecords(db, user, snapshot, recent);
+    if (keep(user)) yield* userRecords(db, user, snapshot, recent);
   }
 }

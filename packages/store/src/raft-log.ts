@@ -5,7 +5,7 @@
  * and membership entries also keep the member list and the removed node ids in the replicated state).
  */
 import {
-  ClosedError, ConfChangeError, decodeConf, GroupResetError, NoQuorumError, NotLeaderError, OverloadedError, ProposalDroppedError, TransferInProgressError,
+  ClosedError, ConfChangeError, decodeConf, GroupResetError, HostStoppedError, NoQuorumError, NotLeaderError, OverloadedError, ProposalDroppedError, TransferInProgressError,
   type AppliedEntry, type ConfState, type RaftGroup, type RaftStateMachine, type SnapshotPoint, type SnapshotReader, type SnapshotWriter,
 } from '@strata/raft';
 import type { CommandLog, LogStatus } from './command-log';
@@ -141,6 +141,7 @@ export function fromRaftError(err: unknown): unknown {
   if (err instanceof ProposalDroppedError || err instanceof TransferInProgressError) return new NotStoredError();
   if (err instanceof GroupResetError) return unavailable('This node no longer holds the shard (its replica was wiped); retry on another node.');
   if (err instanceof ClosedError) return unavailable('The node is shutting down; retry on another node.');
+  if (err instanceof HostStoppedError) return unavailable('This node stopped serving after a storage or apply failure (its log says which; it serves again once restarted); retry on another node.');
   if (err instanceof OverloadedError) return unavailable('Too many writes are waiting to commit in this shard; retry shortly (nothing was stored).', 'overloaded');
   if (err instanceof ConfChangeError) {
     return err.reason === 'unknown_node' ? notFound(err.message) : conflict(err.message);

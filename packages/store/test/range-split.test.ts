@@ -277,6 +277,42 @@ describe('a merge: the receiving group', () => {
     expect(await checkState(receiver.db)).toEqual([]);
   });
 
+  it('copies a semantic plan with its expiry in every chunk, so a copy cut off between chunks is cleared whole', async () => {
+    // sim-split seeds 50720 and 51213: a chunk ended between a plan's expiry (copied first) and the plan; the
+    // split was aborted there, and range.clear, which finds an expiry's user through its plan, left the
+    // expiry behind in the receiving group (an expiry with no plan)
+    const donor = await machine('donor-plans');
+    const receiver = await machine('receiver-plans');
+    for (let i = 0; i < 6; i++) {
+      const user = donorUsers[i % donorUsers.length];
+      await donor.apply(ingest(user, i, null));
+      await donor.apply({
+        type: 'semantic.plan', at,
+        record: { plan_id: `00000000-0000-4000-8000-00000000000${i}`, user_id: user, org_id: null, created_at: at, expires_at: `2026-03-0${i + 1}T00:00:00.000Z`, plan: { kind: 'forget', unit_ids: [] } },
+      } as Command);
+    }
+    const before = await allRecords(receiver.db);
+    const received = (await receiver.apply({ type: 'range.receive', at, fence, span: 100 })) as { shift: number };
+    // one record at a time: every cut; each chunk with an expiry holds its plan
+    let cursor: Parameters<typeof readHalf>[2] | null = { sub: 0, after: null };
+    let expiries = 0;
+    while (cursor) {
+      const { records, next } = await readHalf(donor.db, fence, cursor, 1);
+      for (const [sub, , value] of records) {
+        if (sub !== 'plan_expiry') continue;
+        expiries++;
+        expect(records.some(([s, k]) => s === 'semantic_plans' && k === value)).toBe(true);
+      }
+      // cut off right after the first chunk with an expiry: the abort clears it all
+      await receiver.apply({ type: 'range.seed', at, seq_floor: 0, seq_shift: received.shift, records });
+      cursor = expiries > 0 ? null : next;
+    }
+    expect(expiries).toBe(1);
+    for (let done = false; !done;) done = ((await receiver.apply({ type: 'range.clear', at, fence, limit: 7 })) as { done: boolean }).done;
+    expect(await checkState(receiver.db)).toEqual([]);
+    expect(await allRecords(receiver.db)).toEqual(before);
+  });
+
   it('clears an aborted copy (whole users), and gives a range it had given away back to itself', async () => {
     const donor = await machine('donor-2');
     const receiver = await machine('receiver-2');

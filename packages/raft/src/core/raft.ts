@@ -98,6 +98,17 @@ export class RawNode {
   applied: number;
   private prevHardState: HardState;
   private prevSoftState: SoftState;
+  /**
+   * The replica was wiped after the membership entry at this index removed it (0: never). Until its log
+   * reaches that index it has no say in the group: a blank replica has lost its term, its vote and its
+   * log, so it would vote for anyone and take any leader's entries, and a member that missed the changes
+   * since (its old membership still naming this node) could win an election with such votes and
+   * overwrite what the group committed (test/cluster/elastic.test.ts lost acknowledged writes that way).
+   * So it grants no vote, never campaigns, and takes entries and snapshots only from a leader whose
+   * commit index reached the removal (`commit` of App and Snap): the leader of the group that added it
+   * back. A zombie leader's log ends before the removal (it never saw it).
+   */
+  removedAt: number;
 
   constructor(cfg: Partial<RaftConfig> & Pick<RaftConfig, 'id' | 'random'>, init: InitialState) {
     this.cfg = { ...DEFAULT_CONFIG, ...cfg };
@@ -126,7 +137,13 @@ export class RawNode {
     this.applied = applied;
     this.prevHardState = { term: this.term, vote: this.vote, commit: this.log.committed };
     this.prevSoftState = this.softState();
+    this.removedAt = init.removedAt ?? 0;
     this.resetRandomizedElectionTimeout();
+  }
+
+  /** Wiped after its removal and not given the group's log past it yet (removedAt). */
+  private tombstoned(): boolean {
+    return this.removedAt > this.log.lastIndex() && this.pendingRestore === null;
   }
 
   // ---------------------------------------------------------------- queries
@@ -350,7 +367,7 @@ export class RawNode {
   // ---------------------------------------------------------------- ticks and elections
 
   private promotable(): boolean {
-    return this.isVoter() && this.pendingRestore === null;
+    return this.isVoter() && this.pendingRestore === null && !this.tombstoned();
   }
 
   private tickElection(): void {
@@ -490,6 +507,19 @@ export class RawNode {
   step(m: Message): void {
     invariant(m.to === this.id, () => `message for ${m.to} delivered to ${this.id}`);
     if (m.from === this.id) return;
+    if (this.tombstoned()) {
+      // a wiped replica (removedAt): no vote; entries and snapshots only from a leader past its removal
+      if (m.type === MsgType.Vote || m.type === MsgType.PreVote) {
+        this.send({ type: m.type === MsgType.Vote ? MsgType.VoteResp : MsgType.PreVoteResp, to: m.from, term: Math.max(m.term, this.term), reject: true });
+        return;
+      }
+      if (m.type === MsgType.Heartbeat) {
+        // answered (a leader adding it back probes again on the answer), nothing taken from it, no read confirmed
+        this.send({ type: MsgType.HeartbeatResp, to: m.from, term: m.term });
+        return;
+      }
+      if ((m.type === MsgType.App || m.type === MsgType.Snap) && (m.commit ?? 0) < this.removedAt) return;
+    }
     if (m.term > this.term) {
       if (m.type === MsgType.Vote || m.type === MsgType.PreVote) {
         // A node that hears a live leader ignores elections (CheckQuorum's lease), unless the leader
@@ -793,7 +823,8 @@ export class RawNode {
     const total = snap.size;
     const offset = Math.min(pr.snapOffset, total);
     const length = Math.min(total, offset + this.cfg.snapshotChunkSize) - offset;
-    this.send({ type: MsgType.Snap, to, snap: { meta: snap.meta, offset, total, length } });
+    // with the commit index: a replica wiped after its removal takes a snapshot only from a leader past it (removedAt)
+    this.send({ type: MsgType.Snap, to, snap: { meta: snap.meta, offset, total, length }, commit: this.log.committed });
   }
 
   private handleApp(m: Message): void {

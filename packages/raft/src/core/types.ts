@@ -207,6 +207,11 @@ export interface InitialState {
   entries: Entry[];
   /** the application's applied index: committed entries after it are handed out again */
   applied: number;
+  /**
+   * The index of the membership entry that removed this node from the group, when its replica was wiped
+   * since (0: never wiped). See RawNode.removedAt.
+   */
+  removedAt?: number;
 }
 
 export function emptyConf(): ConfState {

@@ -75,6 +75,12 @@ export interface GroupStatus {
   commitIndex: number;
   appliedIndex: number;
   lastIndex: number;
+  /**
+   * The index of the membership in force (its entry; the snapshot's index once that entry was compacted
+   * away). Committed when at most commitIndex: on a leader, every node it does not name was removed at
+   * or before it (the placement loop asks such a node to drop its replica: docs/cluster.md "Disk reclaimed").
+   */
+  confIndex: number;
   members: MemberStatus[];
 }
 
@@ -367,6 +373,7 @@ export class RaftGroup {
       commitIndex: c.log.committed,
       appliedIndex: c.applied,
       lastIndex: c.log.lastIndex(),
+      confIndex: c.lastConfIndex() || c.log.offset,
       members,
     };
   }

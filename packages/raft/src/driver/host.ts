@@ -11,7 +11,7 @@ import { invariant } from '../core/assert';
 import { canSendBeforePersist } from '../core/raft';
 import { seededRandom } from '../core/random';
 import { DEFAULT_CONFIG, MsgType, type Message, type RaftConfig, type Ready } from '../core/types';
-import { ClosedError, GroupResetError } from '../errors';
+import { ClosedError, GroupResetError, HostStoppedError } from '../errors';
 import type { BatchOp, LevelStorage } from '../storage/level-storage';
 import type { GroupMessage } from '../transport/codec';
 import type { Transport } from '../transport/transport';
@@ -68,6 +68,8 @@ export class RaftHost implements GroupHost {
   private scheduled = false;
   private closed = false;
   private stopped = false;
+  /** the failure that stopped this host (a synced write or an apply), null while it runs */
+  private failedWith: Error | null = null;
   /** resolved when the flush loop's current pass ends (resetGroup waits for a pass that may hold a group's Ready) */
   private passEnds: (() => void)[] = [];
   /**
@@ -246,10 +248,24 @@ export class RaftHost implements GroupHost {
   private stop(err: Error): void {
     if (this.stopped) return;
     this.stopped = true;
+    this.failedWith = err;
     this.opts.onError?.(err);
-    for (const g of this.groups.values()) g.fail(err);
+    // every waiter, and every later call, learns that this node stopped (a 503 to a client: another
+    // replica serves), the failure itself being the cause (the node's log names it)
+    const stopped = new HostStoppedError(err);
+    for (const g of this.groups.values()) g.fail(stopped);
     this.closed = true;
     if (this.ticker) clearInterval(this.ticker);
+  }
+
+  /** Committed entries handed to the state machines and not yet applied (and their bytes). */
+  applyBacklog(): { entries: number; bytes: number } {
+    return { ...this.behind };
+  }
+
+  /** The failure that stopped this host (no group applies or acknowledges anything since), or null. */
+  failure(): Error | null {
+    return this.failedWith;
   }
 
   /** Waits for the apply in flight, if any (its failure was handled by stop). */
@@ -268,18 +284,24 @@ export class RaftHost implements GroupHost {
    * leaves either the old replica (the state comes back from the log: the caller asks again) or a wipe
    * the next load finishes. The new group keeps no membership: it is a member again only if a leader adds it.
    */
-  async resetGroup(groupId: number, sm: RaftStateMachine): Promise<RaftGroup> {
+  async resetGroup(groupId: number, sm: RaftStateMachine, removedAt = 0): Promise<RaftGroup> {
     const old = this.groups.get(groupId);
     invariant(old, () => `group ${groupId} is not open`);
     invariant(sm.reset, 'a group reset needs a state machine that can reset');
     if (this.closed) throw new ClosedError();
     this.groups.delete(groupId); // no pass takes a Ready of it from now on...
     if (this.flushing) await new Promise<void>((resolve) => this.passEnds.push(resolve)); // ...and the one running has ended
-    await this.appliesDone(); // ...and its apply
+    // ...and its apply: the applies in flight now, not appliesDone(), as removeGroup does. Later passes hold
+    // nothing of this group, and while the node's other groups take writes a new apply is always in flight:
+    // a wipe waiting for none to be left waited as long as they were written to, and its drop request went
+    // unanswered meanwhile (a node leaving the cluster is given up on after cluster.dead_after_s).
+    await this.applying?.catch(() => undefined);
     await old.close(new GroupResetError());
     // the state first: a crash after it finds the log intact and rebuilds the state from it
     await sm.reset();
-    await this.opts.storage.dropGroup(groupId);
+    // `removedAt`: the removal it is wiped after; the blank replica keeps it and has no say in the group
+    // until the group's log past it reaches it (RawNode.removedAt)
+    await this.opts.storage.dropGroup(groupId, removedAt);
     const stored = await this.opts.storage.load(groupId);
     const g = await RaftGroup.open(this, groupId, sm, stored, { ...this.opts.raft, id: this.nodeId, random: this.random }, { ...this.opts.group, ...this.groupOptions.get(groupId) });
     g.inheritFrom(old);

@@ -25,6 +25,12 @@ const K_SNAP_RECV = 6;
  * deletes the group's hard state and metadata, so load() finishes a wipe a crash interrupted
  */
 const K_WIPING = 7;
+/**
+ * the index of the membership entry that removed this node from the group, written when its replica is
+ * wiped (dropGroup) and kept across later wipes (the highest): above K_WIPING, so a wipe's clear keeps
+ * it. RawNode.removedAt says what it is for.
+ */
+const K_REMOVED = 8;
 
 export type BatchOp = { type: 'put'; key: Buffer; value: Buffer } | { type: 'del'; key: Buffer };
 
@@ -36,6 +42,8 @@ export interface StoredGroup {
   entries: Entry[];
   snapshot: Snapshot | null;
   incoming: IncomingSnapshotState | null;
+  /** the removal its replica was wiped after (K_REMOVED), 0 if never */
+  removedAt: number;
 }
 
 function key(group: number, kind: number, index = -1): Buffer {
@@ -117,7 +125,9 @@ export class LevelStorage {
       entries.push(decodeEntry(index, v));
     }
     this.mem.set(group, { offset: meta.offset, lastIndex: meta.offset + entries.length, term: hardState.term, vote: hardState.vote, commit: hardState.commit });
-    return { hardState, offset: meta.offset, offsetTerm: meta.offsetTerm, offsetConf: meta.offsetConf, entries, snapshot, incoming };
+    const removedRaw = await this.db.get(key(group, K_REMOVED));
+    const removedAt = removedRaw ? Number(removedRaw.toString()) : 0;
+    return { hardState, offset: meta.offset, offsetTerm: meta.offsetTerm, offsetConf: meta.offsetConf, entries, snapshot, incoming, removedAt };
   }
 
   /** An image stored inside LevelDB by an older version moves to its file (once). */
@@ -238,10 +248,14 @@ export class LevelStorage {
    * First one synced batch marks the wipe and deletes what load() reads first, then the entries and
    * files go; a crash between the two is finished by the next load(), which never sees half a log.
    */
-  async dropGroup(group: number): Promise<void> {
+  async dropGroup(group: number, removedAt = 0): Promise<void> {
     // a background delete of compacted entries must not land after the wipe, on a new log's entries
     await Promise.all([...this.clearing]);
+    // the removal it is wiped after, in the same synced batch as the wipe's mark: the blank replica that
+    // opens next never lacks it (RawNode.removedAt)
+    const before = Number((await this.db.get(key(group, K_REMOVED)))?.toString() ?? 0);
     await this.db.batch([
+      ...(removedAt > before ? [{ type: 'put' as const, key: key(group, K_REMOVED), value: Buffer.from(String(removedAt)) }] : []),
       { type: 'put', key: key(group, K_WIPING), value: Buffer.from('1') },
       ...[K_HARD, K_META, K_SNAP_META, K_SNAP_DATA, K_SNAP_RECV].map((k) => ({ type: 'del' as const, key: key(group, k) })),
     ], { sync: true });

@@ -9,7 +9,7 @@ import { setTimeout as sleep } from 'node:timers/promises';
 import { createHmac, randomBytes, timingSafeEqual } from 'node:crypto';
 import { ReplayGuard } from '@strata/raft';
 import {
-  MAX_GROUPS, NotLeaderStrataError, StrataError, badRequest, conflict, freeGroupId, invalidMerge, invalidSplit, isErrorCode, medianOfUsers, middleOf, notFound, rangesOfGroup,
+  MAX_GROUPS, NotLeaderStrataError, StrataError, badRequest, conflict, freeGroupId, fromRaftError, invalidMerge, invalidSplit, isErrorCode, medianOfUsers, middleOf, notFound, rangesOfGroup,
   settle, unavailable,
   type Command, type HalfCursor, type KeySplit, type RangeFenceSpec,
 } from '@strata/store';
@@ -140,7 +140,7 @@ export class ClusterService {
     this.joins = new JoinSigner(rt.config.cluster.secret, rt.config.cluster.peer_clock_skew_s * 1000);
     this.drops = new ReplicaDrops({
       view: (g) => replicaView(this.nodeId, rt.group(g), rt.logs.get(g)!.applier),
-      wipe: (g) => rt.resetShard(g),
+      wipe: (g, removedAt) => rt.resetShard(g, removedAt),
       onWiped: (g, removedAt) => onWiped?.(g, removedAt),
     });
   }
@@ -164,7 +164,7 @@ export class ClusterService {
         const learner = s.members.some((m) => m.id === s.nodeId && !m.voter);
         return {
           shard_id: id, leader: s.leader, term: s.term, role: learner ? 'learner' : s.role === 'pre_candidate' ? 'candidate' : s.role,
-          commit_index: s.commitIndex, applied_index: s.appliedIndex, holds: this.routing.holds(id),
+          commit_index: s.commitIndex, applied_index: s.appliedIndex, conf_index: s.confIndex, holds: this.routing.holds(id),
           members: s.members.map((m) => ({ node_id: m.id, url: m.url, voter: m.voter, match_index: m.matchIndex })),
           // what automatic splits and merges weigh (split/auto.ts): the records this replica stores
           records: this.recordsOf(id),
@@ -498,7 +498,10 @@ export class ClusterService {
       if (leader === 'self') {
         try {
           return await local();
-        } catch (err) {
+        } catch (raw) {
+          // Raft's own errors as the contract's: a join's catch-up wait that loses the leadership throws a
+          // plain NotLeaderError, which answered 500 (the join is asked again of the new leader instead)
+          const err = fromRaftError(raw);
           if (!(err instanceof Moved || err instanceof NotLeaderStrataError) || Date.now() >= deadline) throw err;
           continue;
         }

@@ -11,15 +11,21 @@ import {
   type KnowledgeQuery,
 } from '@strata/memory/org';
 import {
-  badRequest, getSemanticPlan, listUserIds, orgUnitsOf, pendingOfUsers, pendingSummary, recentAttempts, userCounts, userHasData,
-  userOrg, usersOfOrg, webhookState, type FailedRecord, type StateDb,
+  badRequest, getSemanticPlan, listUserIds, orgUnitsOf, pendingOfUsers, pendingSummary, readFences, recentAttempts, userCounts, userHasData,
+  userOrg, usersOfOrg, webhookState, type FailedRecord, type PendingSummary, type StateDb,
 } from '@strata/store';
 import { orgIndexEntries } from '../indexes/derived';
 
 export interface ReadQuery<A, R> {
   /** the arguments received from another node, checked (throws 400) */
   parse(args: unknown): A;
-  run(db: StateDb, args: A): Promise<R>;
+  /**
+   * `owns`: whether the node's key-range directory assigns a user to this group. A listing keeps only
+   * those: between a hand-over's copy and the old group's drop both groups hold the moved users'
+   * records, and a listing over every group counted them twice (a split's new group holds its copy
+   * from the seeding on; the old group keeps its own until the drop after the commit).
+   */
+  run(db: StateDb, args: A, owns: (userId: string) => boolean): Promise<R>;
 }
 
 /** An entry of the registry, its argument type inferred from `parse` and checked against `run`. */
@@ -115,21 +121,40 @@ function scope(a: Record<string, unknown>): ReadScope {
   return { org_id: r.org_id as string | null, user_ids: r.user_ids as string[] | null };
 }
 
-/** The users of this group a scope covers (null: every user). */
-async function usersInScope(db: StateDb, s: ReadScope): Promise<string[] | null> {
-  if (s.org_id === null) return s.user_ids;
-  const members = await usersOfOrg(db, s.org_id);
+/** The users of this group a scope covers, of those the group owns (null: every user). */
+async function usersInScope(db: StateDb, s: ReadScope, owns: (userId: string) => boolean): Promise<string[] | null> {
+  if (s.org_id === null) return s.user_ids === null ? null : s.user_ids.filter(owns);
+  const members = (await usersOfOrg(db, s.org_id)).filter(owns);
   return s.user_ids === null ? members : members.filter((u) => s.user_ids!.includes(u));
 }
 
-const orgRecords = async (db: StateDb, orgId: string) => orgKnowledgeFromUnits(orgId, await orgUnitsOf(db, orgId));
+/**
+ * The group's backlog, of the users it owns: its counters while no range is handed over from or to it
+ * (then it holds no one else's records), else counted over its pending and failed events.
+ */
+async function ownBacklog(db: StateDb, owns: (userId: string) => boolean): Promise<PendingSummary> {
+  if ((await readFences(db)).length === 0) return pendingSummary(db);
+  let pending = 0;
+  let oldest: string | null = null;
+  for await (const e of db.pending.values()) {
+    if (!owns(e.user_id)) continue;
+    pending++;
+    if (oldest === null) oldest = e.accepted_at; // in acceptance order
+  }
+  let failed = 0;
+  for await (const e of db.failed.values()) if (owns(e.user_id)) failed++;
+  return { pending, failed, oldest_accepted_at: oldest };
+}
+
+const orgRecords = async (db: StateDb, orgId: string, owns: (userId: string) => boolean) =>
+  orgKnowledgeFromUnits(orgId, (await orgUnitsOf(db, orgId)).filter((u) => owns(u.user_id)));
 
 /** Registered reads: the name is what travels; `ShardReads.each(name, args)` is typed by the entry. */
 export const READ_QUERIES = {
   /** auth/user-orgs.ts: the users recorded for an org */
   usersOfOrg: query({
     parse: (args: unknown) => ({ org_id: id(record(args), 'org_id') }),
-    run: (db: StateDb, a: { org_id: string }) => usersOfOrg(db, a.org_id),
+    run: async (db: StateDb, a: { org_id: string }, owns: (userId: string) => boolean) => (await usersOfOrg(db, a.org_id)).filter(owns),
   }),
   /** auth/user-orgs.ts: one user's org record (scope checks of requests not routed by user) */
   userOrg: query({
@@ -159,9 +184,9 @@ export const READ_QUERIES = {
   /** operations/status.ts: the backlog of the group, of the users in `scope` (see usersInScope) */
   pending: query({
     parse: (args: unknown) => ({ scope: scope(record(args)) }),
-    run: async (db: StateDb, a: { scope: ReadScope }) => {
-      const users = await usersInScope(db, a.scope);
-      return users === null ? pendingSummary(db) : pendingOfUsers(db, users);
+    run: async (db: StateDb, a: { scope: ReadScope }, owns: (userId: string) => boolean) => {
+      const users = await usersInScope(db, a.scope, owns);
+      return users === null ? ownBacklog(db, owns) : pendingOfUsers(db, users);
     },
   }),
   /**
@@ -173,12 +198,12 @@ export const READ_QUERIES = {
       const a = record(args);
       return { after: seq(a, 'after'), limit: int(a, 'limit', 1, 10_001), scope: scope(a) };
     },
-    run: async (db: StateDb, a: { after: string | null; limit: number; scope: ReadScope }) => {
-      const inScope = await usersInScope(db, a.scope);
+    run: async (db: StateDb, a: { after: string | null; limit: number; scope: ReadScope }, owns: (userId: string) => boolean) => {
+      const inScope = await usersInScope(db, a.scope, owns);
       const users = inScope === null ? null : new Set(inScope);
       const out: { seq: string; record: FailedRecord }[] = [];
       for await (const [key, value] of db.failed.iterator(a.after === null ? {} : { gt: a.after })) {
-        if (users && !users.has(value.user_id)) continue;
+        if (users ? !users.has(value.user_id) : !owns(value.user_id)) continue;
         out.push({ seq: key, record: value });
         if (out.length === a.limit) break;
       }
@@ -191,11 +216,11 @@ export const READ_QUERIES = {
       const a = record(args);
       return { org_id: id(a, 'org_id'), query: knowledgeQuery(a, 'query') };
     },
-    run: async (db: StateDb, a: { org_id: string; query: KnowledgeQuery }) => listKnowledgeShard(await orgRecords(db, a.org_id), a.query),
+    run: async (db: StateDb, a: { org_id: string; query: KnowledgeQuery }, owns: (userId: string) => boolean) => listKnowledgeShard(await orgRecords(db, a.org_id, owns), a.query),
   }),
   orgKnowledgePartial: query({
     parse: (args: unknown) => ({ org_id: id(record(args), 'org_id') }),
-    run: async (db: StateDb, a: { org_id: string }) => knowledgePartial(await orgRecords(db, a.org_id)),
+    run: async (db: StateDb, a: { org_id: string }, owns: (userId: string) => boolean) => knowledgePartial(await orgRecords(db, a.org_id, owns)),
   }),
   /** one knowledge item's detail, or null when the group has none with this id */
   orgKnowledgeItem: query({
@@ -203,15 +228,15 @@ export const READ_QUERIES = {
       const a = record(args);
       return { org_id: id(a, 'org_id'), id: id(a, 'id') };
     },
-    run: async (db: StateDb, a: { org_id: string; id: string }) => {
-      const found = (await orgRecords(db, a.org_id)).find((r) => r.unit.id === a.id);
+    run: async (db: StateDb, a: { org_id: string; id: string }, owns: (userId: string) => boolean) => {
+      const found = (await orgRecords(db, a.org_id, owns)).find((r) => r.unit.id === a.id);
       return found ? knowledgeDetail(found) : null;
     },
   }),
   /** indexes/retrieval-service.ts: the org's units with what indexing them needs */
   orgIndexEntries: query({
     parse: (args: unknown) => ({ org_id: id(record(args), 'org_id') }),
-    run: (db: StateDb, a: { org_id: string }) => orgIndexEntries(db, a.org_id),
+    run: (db: StateDb, a: { org_id: string }, owns: (userId: string) => boolean) => orgIndexEntries(db, a.org_id, {}, owns),
   }),
   /** operations/webhooks.ts: the subscription's counters and most recent attempts in the group */
   webhookDeliveries: query({
@@ -240,8 +265,8 @@ export function isReadName(name: unknown): name is ReadName {
 }
 
 /** Runs a registered read on a local replica (typed; the registry's entries differ in types, hence the one cast). */
-export function runRead<N extends ReadName>(name: N, db: StateDb, args: ReadArgs<N>): Promise<ReadResult<N>> {
-  return (READ_QUERIES[name] as unknown as ReadQuery<ReadArgs<N>, ReadResult<N>>).run(db, args);
+export function runRead<N extends ReadName>(name: N, db: StateDb, args: ReadArgs<N>, owns: (userId: string) => boolean): Promise<ReadResult<N>> {
+  return (READ_QUERIES[name] as unknown as ReadQuery<ReadArgs<N>, ReadResult<N>>).run(db, args, owns);
 }
 
 /** Checks the arguments of a read received from another node (400 when they do not fit). */

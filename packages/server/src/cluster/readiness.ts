@@ -48,6 +48,8 @@ export function judgeReadiness(groups: readonly ReadinessGroup[], lastLed: Reado
 export interface ReadinessSource {
   /** storage open (false once the node is shutting down) */
   open(): boolean;
+  /** why this node stopped serving (a failed storage write or apply stopped its Raft host), or null */
+  failed(): string | null;
   /** why this node is not a member of the cluster (not initialized or joined yet, removed), or null */
   notMember(): string | null;
   groups(): ReadinessGroup[];
@@ -78,6 +80,8 @@ export class Readiness {
 
   check(strict = false): ReadinessVerdict {
     if (!this.source.open()) return { ready: false, reason: 'This node is shutting down.' };
+    const failed = this.source.failed();
+    if (failed) return { ready: false, reason: failed };
     const notMember = this.source.notMember();
     if (notMember) return { ready: false, reason: notMember };
     this.sample();

@@ -60,7 +60,7 @@ export function dropDecision(v: ReplicaView, removedAt: number): DropDecision {
 export class ReplicaDrops {
   private readonly running = new Map<number, Promise<unknown>>();
 
-  constructor(private readonly o: { view: (group: number) => ReplicaView; wipe: (group: number) => Promise<void>; onWiped?: (group: number, removedAt: number) => void }) {}
+  constructor(private readonly o: { view: (group: number) => ReplicaView; wipe: (group: number, removedAt: number) => Promise<void>; onWiped?: (group: number, removedAt: number) => void }) {}
 
   async drop(group: number, removedAt: number): Promise<{ status: Exclude<DropDecision, 'wipe'> }> {
     const before = this.running.get(group) ?? Promise.resolve();
@@ -76,7 +76,7 @@ export class ReplicaDrops {
   private async decideAndWipe(group: number, removedAt: number): Promise<{ status: Exclude<DropDecision, 'wipe'> }> {
     const decision = dropDecision(this.o.view(group), removedAt);
     if (decision !== 'wipe') return { status: decision };
-    await this.o.wipe(group);
+    await this.o.wipe(group, removedAt);
     this.o.onWiped?.(group, removedAt);
     return { status: 'dropped' };
   }

@@ -141,10 +141,11 @@ export class ClusterRuntime {
    * Wipes this node's replica of a shard and opens it again blank (cluster/replica-drop.ts decides when):
    * the state machine's database, the group's log and snapshot files are deleted.
    */
-  async resetShard(id: number): Promise<void> {
+  async resetShard(id: number, removedAt: number): Promise<void> {
     const log = this.logs.get(id);
     if (!log) throw new Error(`no shard ${id}`);
-    log.replaceGroup(await this.host.resetGroup(id, log.applier));
+    // the blank replica keeps the removal's index: it has no say in the group until added back (RawNode.removedAt)
+    log.replaceGroup(await this.host.resetGroup(id, log.applier, removedAt));
   }
 
   /**

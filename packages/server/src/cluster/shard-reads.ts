@@ -106,7 +106,8 @@ export class ShardReads {
     const shard = this.shards.byId(group);
     if (!shard) throw unavailable(`This node does not hold shard ${group}.`, 'no_leader');
     if (linearizable) await shard.log.readBarrier();
-    return runRead(name, shard.db, args);
+    // only the users this node's key-range directory assigns to the group (read-queries.ts ReadQuery.run)
+    return runRead(name, shard.db, args, (userId) => this.shards.groups.groupOf(userId) === group);
   }
 
   /**

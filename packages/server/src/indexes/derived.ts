@@ -460,10 +460,11 @@ export interface WireIndexEntry {
  * travels as JSON (cluster/read-queries.ts). The context uses the default options, as the node's
  * managers do (node.ts builds them without overriding them).
  */
-export async function orgIndexEntries(db: StateDb, orgId: string, o: SourceContextOptions = {}): Promise<WireIndexEntry[]> {
+export async function orgIndexEntries(db: StateDb, orgId: string, o: SourceContextOptions = {}, owns: (userId: string) => boolean = () => true): Promise<WireIndexEntry[]> {
   const out: WireIndexEntry[] = [];
   let n = 0;
   for (const record of await orgUnitsOf(db, orgId)) {
+    if (!owns(record.user_id)) continue; // a user handed over to another group, whose records are still here (read-queries.ts)
     const unit = withStats(record, await db.unitStats.get(join(record.user_id, record.id)));
     out.push({ unit, vector: (await db.vectors.get(join(unit.user_id, unit.id))) ?? null, context: await sourceContextOf(db, unit, o) });
     if (++n % 500 === 0) await yieldToLoop();

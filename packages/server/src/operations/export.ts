@@ -39,15 +39,17 @@ export async function exportLines(services: Services, principal: Principal, inpu
   };
   return lines(header, shards.map((shard) => {
     const from = remote(shard);
-    return from ? () => from.groupRecords(shard.id, input.linearizable) : () => localRecords(shard, userId);
+    // every user's: of each group, the users the key-range directory assigns to it (a user handed over
+    // meanwhile is in both groups between the copy and the drop); the holder asked filters by its own
+    return from ? () => from.groupRecords(shard.id, input.linearizable) : () => localRecords(shard, userId, (user) => services.shards.groups.groupOf(user) === shard.id);
   }));
 }
 
 /** The records of one shard (or of one user in it) from one snapshot of this replica, released however the consumer stops. */
-async function* localRecords(shard: Shard, userId: string | null): AsyncGenerator<ExportRecord> {
+async function* localRecords(shard: Shard, userId: string | null, keep: (userId: string) => boolean): AsyncGenerator<ExportRecord> {
   const snapshot = openExportSnapshot(shard.db);
   try {
-    yield* userId === null ? shardRecords(shard.db, snapshot) : userRecords(shard.db, userId, snapshot);
+    yield* userId === null ? shardRecords(shard.db, snapshot, keep) : userRecords(shard.db, userId, snapshot);
   } finally {
     await snapshot.close();
   }

@@ -29,11 +29,15 @@ export interface GroupDataDeps {
   holds(shard: number): boolean;
 }
 
-/** The records of one group, read from one snapshot, released however the reader stops. */
-async function* snapshotRecords(shard: Shard): AsyncGenerator<ExportRecord> {
+/**
+ * The records of one group, read from one snapshot, released however the reader stops: of the users this
+ * node's key-range directory assigns to the group (a user handed over meanwhile is in both groups between
+ * the copy and the drop; an export of every user reads each group once).
+ */
+async function* snapshotRecords(shard: Shard, owns: (userId: string) => boolean): AsyncGenerator<ExportRecord> {
   const snapshot = openExportSnapshot(shard.db);
   try {
-    yield* shardRecords(shard.db, snapshot);
+    yield* shardRecords(shard.db, snapshot, owns);
   } finally {
     await snapshot.close();
   }
@@ -113,7 +117,7 @@ export function groupDataRoutes(deps: GroupDataDeps): RouteSpec[] {
     },
     {
       method: 'get', path: '/v1/cluster/groups/:group_id/records', tag: 'cluster', auth: 'public', beforeBody: signed.beforeBody,
-      summary: "Between nodes: every record of a shard group this node holds (503 elsewhere) as export lines (NDJSON), from one snapshot. Signed with the cluster secret.",
+      summary: "Between nodes: every record of a shard group this node holds (503 elsewhere) as export lines (NDJSON), from one snapshot: of the users this node's key-range directory assigns to the group. Signed with the cluster secret.",
       queryParams: [{ name: 'consistency', schema: { type: 'string', enum: ['local', 'linearizable'], default: 'local' }, description: "linearizable: wait for the leader's commit index first (ReadIndex)" }],
       handler: async (ctx) => {
         signed.checkDigest(ctx.res, jsonDigest(undefined));
@@ -124,7 +128,7 @@ export function groupDataRoutes(deps: GroupDataDeps): RouteSpec[] {
         }
         if (!deps.holds(shard.id)) throw unavailable(`This node does not hold shard ${shard.id}; ask another of its replicas.`, 'no_leader');
         if (consistency === 'linearizable') await shard.log.readBarrier();
-        await sendNdjson(ctx.res, snapshotRecords(shard), services.logger);
+        await sendNdjson(ctx.res, snapshotRecords(shard, (user) => services.shards.groups.groupOf(user) === shard.id), services.logger);
       },
     },
   ];

@@ -33,9 +33,12 @@ describe('a group as its leader reports it', () => {
     const stale = report(4, 'leader', 2, 1, 50, [[1, true, 50], [2, true, 50], [3, true, 50]]);
     const current = report(4, 'leader', 3, 2, 1000, [[1, true, 1000 - LAG_SLACK], [2, true, 1000], [3, true, 10], [5, false, null]]);
     const follower = report(4, 'follower', 3, 2, 990, []);
-    expect(observedGroup(4, [[stale], [current], [follower]])).toEqual({ leader: 2, voters: [1, 2, 3], learners: [5], lagging: [3, 5] });
+    expect(observedGroup(4, [[stale], [current], [follower]])).toEqual({ leader: 2, voters: [1, 2, 3], learners: [5], lagging: [3, 5], confIndex: null });
     expect(observedGroup(5, [[stale], [current]])).toBeNull();
     expect(observedGroup(4, [[follower]])).toBeNull();
+    // the index of its membership, when committed (a change in flight: null)
+    expect(observedGroup(4, [[{ ...current, conf_index: 900 }]])!.confIndex).toBe(900);
+    expect(observedGroup(4, [[{ ...current, conf_index: 1001 }]])!.confIndex).toBeNull();
   });
 });
 

@@ -30,12 +30,13 @@ describe('judgeReadiness', () => {
 });
 
 describe('Readiness', () => {
-  it('remembers when each group last had a leader, and refuses a node that is closed or not a member', () => {
+  it('remembers when each group last had a leader, and refuses a node that is closed, stopped by a failure or not a member', () => {
     let now = 1000;
     let known = [true, true];
     let member: string | null = null;
     let open = true;
-    const r = new Readiness({ open: () => open, notMember: () => member, groups: () => groups(known) }, 5000, () => now);
+    let failed: string | null = null;
+    const r = new Readiness({ open: () => open, failed: () => failed, notMember: () => member, groups: () => groups(known) }, 5000, () => now);
     expect(r.check().ready).toBe(true);
     known = [false, false];
     now = 4000;
@@ -47,6 +48,10 @@ describe('Readiness', () => {
     member = 'it was removed from the cluster.';
     expect(r.check()).toEqual({ ready: false, reason: 'it was removed from the cluster.' });
     member = null;
+    failed = 'it stopped serving after a storage or apply failure.';
+    expect(r.check()).toEqual({ ready: false, reason: 'it stopped serving after a storage or apply failure.' });
+    failed = null;
+    expect(r.check().ready).toBe(true);
     open = false;
     expect(r.check().ready).toBe(false);
   });

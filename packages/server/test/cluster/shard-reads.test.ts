@@ -6,7 +6,7 @@
 import { mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import { StateDb, StateMachine, StrataError, type CommandLog } from '@strata/store';
+import { fnv1a32, openExportSnapshot, rangeKey, shardRecords, StateDb, StateMachine, StrataError, type CommandLog } from '@strata/store';
 import { parseReadArgs, READ_QUERIES, type ReadName } from '../../src/cluster/read-queries';
 import { parseShardReadRequest, ShardReads } from '../../src/cluster/shard-reads';
 import { ShardRouter, type Shard } from '../../src/shards';
@@ -116,5 +116,61 @@ describe('reads over groups with a gap in their ids (a retired group removed)', 
     ]);
     // an id past every group of this node is not a group: the body is refused (400)
     await expect(reads.answer({ query: 'userIds', args: { after: null, limit: 10 }, groups: [3] })).rejects.toMatchObject({ status: 400 });
+  });
+});
+
+describe('listings during a hand-over (between the copy and the old group\'s drop)', () => {
+  let dir: string;
+  const dbs: StateDb[] = [];
+  beforeAll(() => {
+    dir = mkdtempSync(join(tmpdir(), 'strata-shard-reads-handover-'));
+  });
+  afterAll(async () => {
+    for (const db of dbs) await db.close();
+    rmSync(dir, { recursive: true, force: true });
+  });
+
+  it('count a moved user once: each group keeps the users the key-range directory assigns to it', async () => {
+    const at = '2026-01-01T00:00:00.000Z';
+    const ingest = (user: string, id: string) => ({
+      type: 'events.ingest', user_id: user, stream_id: 's', at, idempotency: null, assets: [],
+      events: [{ event_id: id, user_id: user, stream_id: 's', content: 'hi', content_type: 'text', role: 'user', ts: at, metadata: {}, org_id: null, assets: [] }],
+    }) as never;
+    // 'mover' was in group 0 and is handed over to group 1: the copy is in group 1, the commit made the
+    // directory name group 1, and group 0 (fenced) has not dropped its records yet
+    const base = 1;
+    const key = rangeKey(fnv1a32('mover'), base);
+    const shards: Shard[] = [];
+    for (const id of [0, 1]) {
+      const db = await StateDb.open(join(dir, `shard-${id}`));
+      dbs.push(db);
+      const sm = await StateMachine.open(db);
+      let index = 0;
+      for (let i = 0; i < 3; i++) await sm.apply(++index, ingest('mover', `m${i}`));
+      await sm.apply(++index, ingest(`stays-in-${id}`, `s${id}`));
+      if (id === 0) await sm.apply(++index, { type: 'range.fence', at, fence: { base, start: key, end: key + 1, new_group: 1 } } as never);
+      shards.push({ id, db, sm, log: {} as CommandLog });
+    }
+    const directory = { groupOf: (user: string) => (user === 'mover' || user === 'stays-in-1' ? 1 : 0) };
+    const reads = new ShardReads(new ShardRouter(shards, directory), 1000);
+
+    // the backlog: 3 events of the mover and one of each other user, not 3 more from the old group's copy
+    const pending = await reads.each('pending', { scope: { org_id: null, user_ids: null } });
+    expect(pending.map((p) => p.pending)).toEqual([1, 4]);
+    expect(await reads.each('pending', { scope: { org_id: null, user_ids: ['mover'] } })).toMatchObject([{ pending: 0 }, { pending: 3 }]);
+    // a node asked for group 0 by another answers the same
+    expect((await reads.answer({ query: 'pending', args: { scope: { org_id: null, user_ids: null } }, groups: [0] })).results)
+      .toMatchObject([{ group: 0, ok: true, value: { pending: 1 } }]);
+
+    // an export of every user reads each group's users once (store shardRecords with the directory's filter)
+    const exported: string[] = [];
+    for (const shard of shards) {
+      const snapshot = openExportSnapshot(shard.db);
+      for await (const r of shardRecords(shard.db, snapshot, (user) => directory.groupOf(user) === shard.id)) {
+        if (r.kind === 'event') exported.push(`${shard.id}:${r.user_id}:${r.event_id}`);
+      }
+      await snapshot.close();
+    }
+    expect(exported.sort()).toEqual(['0:stays-in-0:s0', '1:mover:m0', '1:mover:m1', '1:mover:m2', '1:stays-in-1:s1']);
   });
 });

@@ -24,6 +24,8 @@ export interface ReportedShard {
   term: number;
   role: string;
   commit_index: number;
+  /** the index of the membership in force (absent from nodes before this field) */
+  conf_index?: number;
   members: { node_id: number; url: string | null; voter: boolean; match_index: number | null }[];
   /** records (events and memory units) in the reporting node's replica; absent from nodes before this field */
   records?: number | null;
@@ -34,8 +36,12 @@ export interface ReportedShard {
 /** A member this many entries behind the leader's commit index still counts as caught up (writes go on while it is sampled). */
 export const LAG_SLACK = 256;
 
-/** Pure: the group as its leader reports it (the report of the highest term that claims leadership). */
-export function observedGroup(groupId: number, reports: readonly ReportedShard[][]): { leader: number; voters: number[]; learners: number[]; lagging: number[] } | null {
+/**
+ * Pure: the group as its leader reports it (the report of the highest term that claims leadership).
+ * `confIndex`: the index of its membership when that is committed (every node it does not name was
+ * removed at or before it), else null (a change in flight, or a node that does not report it).
+ */
+export function observedGroup(groupId: number, reports: readonly ReportedShard[][]): { leader: number; voters: number[]; learners: number[]; lagging: number[]; confIndex: number | null } | null {
   let best: ReportedShard | null = null;
   for (const shards of reports) {
     for (const s of shards) if (s.shard_id === groupId && s.role === 'leader' && (best === null || s.term > best.term)) best = s;
@@ -46,7 +52,27 @@ export function observedGroup(groupId: number, reports: readonly ReportedShard[]
   const lagging = best.members
     .filter((m) => m.node_id !== best!.leader && (m.match_index === null || commit - m.match_index > LAG_SLACK))
     .map((m) => m.node_id);
-  return { leader: best.leader, voters: ids(true), learners: ids(false), lagging };
+  const confIndex = typeof best.conf_index === 'number' && best.conf_index > 0 && best.conf_index <= commit ? best.conf_index : null;
+  return { leader: best.leader, voters: ids(true), learners: ids(false), lagging, confIndex };
+}
+
+/**
+ * Pure: the members a group's leader no longer names although the directory's record does: removed by a
+ * committed membership entry whose step answer was lost (it timed out, or leadership moved, while the
+ * change committed; or a former leader of shard 0 made the step and did not record it). Each gets a drop
+ * at `confIndex`, the membership in force, which removed it or came after its removal: the node decides
+ * from its own replica against it as against the removal's own index (replica-drop.ts). While that
+ * membership is not committed (`confIndex` null) nothing is decided: `hold`, the record keeps its members
+ * for one more round, so the next round still sees them go.
+ */
+export function removedMembers(
+  recorded: Pick<GroupPlacementRecord, 'voters' | 'learners'> | null,
+  seen: { voters: readonly number[]; learners: readonly number[]; confIndex: number | null } | null,
+): { gone: number[]; index: number | null; hold: boolean } {
+  if (!recorded || !seen) return { gone: [], index: null, hold: false };
+  const gone = [...recorded.voters, ...recorded.learners].filter((n) => !seen.voters.includes(n) && !seen.learners.includes(n));
+  if (gone.length === 0) return { gone, index: null, hold: false };
+  return seen.confIndex === null ? { gone: [], index: null, hold: true } : { gone, index: seen.confIndex, hold: false };
 }
 
 /** Pure: each group's report by its leader (the report of the highest term that claims leadership). */
@@ -139,6 +165,8 @@ export class PlacementExecutor {
   private readonly leaving = new Map<number, string>();
   /** nodes asked to drop a replica that did not answer, since when (a node gone from the cluster is given up on) */
   private readonly dropUnanswered = new Map<number, number>();
+  /** every node's URL as the groups' members name it in any report seen (a node that left every group is still reached for its drops) */
+  private readonly urls = new Map<number, string>();
   private timer: NodeJS.Timeout | null = null;
   private running: Promise<void> | null = null;
   private stopped = false;
@@ -201,6 +229,7 @@ export class PlacementExecutor {
     this.leaving.clear();
     for (const shards of reports) {
       for (const s of shards ?? []) {
+        for (const m of s.members) if (m.url && m.node_id !== rt.config.cluster.node_id) this.urls.set(m.node_id, m.url);
         if (s.shard_id === 0 || s.role !== 'leader') continue;
         for (const m of s.members) if (!nodes.includes(m.node_id) && m.url) this.leaving.set(m.node_id, m.url);
       }
@@ -210,12 +239,23 @@ export class PlacementExecutor {
     const views: GroupView[] = [];
     const changed = new Map<number, GroupPlacementRecord>();
     const records = new Map<number, GroupPlacementRecord>();
+    // drops of members removed without a step answer (removedMembers), and groups held for a round
+    const added = new Map<number, PlacementDrop[]>();
+    const held = new Set<number>();
     for (const g of groupIds) {
       const recorded = this.deps.directory.recorded(g) ? this.deps.directory.get(g) : null;
       const seen = observedGroup(g, reports.filter((r): r is ReportedShard[] => r !== null));
       if (!seen && !recorded) continue; // not initialized yet
-      const voters = seen?.voters ?? recorded!.voters;
-      const learners = seen?.learners ?? recorded!.learners;
+      const removed = removedMembers(recorded, seen);
+      if (removed.hold) held.add(g);
+      for (const node of removed.gone) {
+        const url = this.urlOf(node);
+        if (url) added.set(g, [...(added.get(g) ?? []), { node, index: removed.index!, url }]);
+        else this.deps.logger.warn({ shard: g, node }, 'a replica removed from a node whose address is not known: not dropped');
+      }
+      if (removed.gone.length) this.deps.logger.info({ shard: g, nodes: removed.gone, removed_at: removed.index }, 'members removed without a recorded step: their replicas are dropped');
+      const voters = removed.hold ? recorded!.voters : (seen?.voters ?? recorded!.voters);
+      const learners = removed.hold ? recorded!.learners : (seen?.learners ?? recorded!.learners);
       const record = withDrops({
         group_id: g, voters, learners, leader: seen?.leader ?? recorded?.leader ?? null, move: liveMove(recorded?.move ?? null, voters, learners),
       }, recorded?.drops ?? []);
@@ -225,9 +265,10 @@ export class PlacementExecutor {
     }
 
     const o = rt.config.cluster;
+    // a group held this round (a membership change not committed yet) takes no step: the leader would refuse it anyway
     const steps = plan(views, nodeStatus, now, {
       rf: o.replication_factor, deadAfter: o.dead_after_s * 1000, budget: o.max_moves, nodeBudget: Math.min(o.max_moves, 4),
-    });
+    }).filter((step) => !held.has(step.group));
     const byGroup = new Map(views.map((v) => [v.id, v]));
     // Replicas removed from nodes are wiped there: each node is asked (replica-drop.ts) while the steps run.
     const pending = [...records.values()].flatMap((r) => (r.drops ?? []).map((d) => ({ group: r.group_id, drop: d })));
@@ -236,7 +277,6 @@ export class PlacementExecutor {
       Promise.all(pending.map((p) => this.askDrop(p.group, p.drop, nodes, now))),
     ]);
     const settled = new Set(pending.filter((_, i) => dropsSettled[i]).map((p) => p.drop));
-    const added = new Map<number, PlacementDrop[]>();
     for (const [i, step] of steps.entries()) {
       const o = outcomes[i];
       if (o.outcome !== 'done') continue;
@@ -244,7 +284,7 @@ export class PlacementExecutor {
       const after = applyStep({ id: v.id, voters: v.voters, learners: v.learners, leader: v.leader, move: v.move }, step);
       changed.set(step.group, { group_id: step.group, voters: after.voters, learners: after.learners, leader: after.leader, move: after.move });
       const url = step.kind === 'remove' ? this.urlOf(step.node) : null;
-      if (step.kind === 'remove' && o.index !== undefined && url) added.set(step.group, [{ node: step.node, index: o.index, url }]);
+      if (step.kind === 'remove' && o.index !== undefined && url) added.set(step.group, [...(added.get(step.group) ?? []), { node: step.node, index: o.index, url }]);
     }
     for (const [g, record] of records) {
       const current = changed.get(g) ?? record;
@@ -267,7 +307,7 @@ export class PlacementExecutor {
 
   /** A node's URL: from shard 0's membership, else (a node removed from it, still draining) the group's. */
   private urlOf(nodeId: number): string | null {
-    return this.deps.rt.urlOf(nodeId, 0) ?? this.leaving.get(nodeId) ?? null;
+    return this.deps.rt.urlOf(nodeId, 0) ?? this.leaving.get(nodeId) ?? this.urls.get(nodeId) ?? null;
   }
 
   /** A node's report of its groups (null when it did not answer: the failure detector notes it). */
