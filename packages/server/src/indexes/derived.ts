@@ -30,6 +30,8 @@ import {
 } from '@strata/store';
 import { memoryChangesOf, type MemoryChange } from './changes';
 import { IndexCache } from './index-cache';
+import type { IndexWorker } from './worker/index-worker';
+import { RemoteUserIndex } from './worker/remote-index';
 
 const { UnitSet, UserIndex, withStats } = retrieval;
 type UnitSet = retrieval.UnitSet;
@@ -56,11 +58,25 @@ export interface DerivedIndexesOptions extends retrieval.UnitSetOptions {
   previousTurns?: number;
   /** the node's budget for users' indexes, shared by its shards (default: unbounded) */
   cache?: IndexCache;
+  /**
+   * The thread that holds the large users' indexes and answers their queries (worker/), shared by the
+   * node's shards; absent: every index is held on the main thread.
+   */
+  worker?: IndexWorker;
+  /**
+   * Units from which a user's indexes are held by `worker` (decided at each build; default 10,000, the
+   * size from which vector search walks a graph). Below it a query costs ~1-3 ms of CPU: the copies to
+   * and from a thread would cost more than they free the event loop.
+   */
+  workerMinUnits?: number;
 }
+
+/** A user's indexes: on the main thread, or held by the index worker (large users). */
+export type HeldIndex = UserIndex | RemoteUserIndex;
 
 interface UserEntry {
   userId: string;
-  index: UserIndex;
+  index: HeldIndex;
   /** the build, then every refresh, in order */
   chain: Promise<void>;
   stale: boolean;
@@ -132,7 +148,7 @@ export class DerivedIndexes {
    * with no memory gets an empty index and no entry (a command applied before the call is in LevelDB,
    * so the probe sees it; one applied during the call may or may not be seen, as with any read).
    */
-  async forUser(userId: string): Promise<UserIndex> {
+  async forUser(userId: string): Promise<HeldIndex> {
     let entry = this.users.get(userId);
     if (!entry) {
       const known = await hasUnits(this.db, userId);
@@ -146,7 +162,7 @@ export class DerivedIndexes {
       this.cache.touch(fresh, () => this.drop(userId, fresh));
       fresh.chain = this.buildUser(userId, fresh).then(() => this.measured(userId, fresh));
       entry = fresh;
-    } else if (entry.stale) {
+    } else if (entry.stale || (entry.index instanceof RemoteUserIndex && entry.index.lost)) {
       const e = entry;
       e.stale = false;
       e.chain = e.chain.then(() => this.buildUser(userId, e)).then(() => this.measured(userId, e));
@@ -160,9 +176,17 @@ export class DerivedIndexes {
     return e.index;
   }
 
+  /** The user's indexes as forUser gives them, when they are held on the main thread (tests: they read the structures). */
+  async localIndex(userId: string): Promise<UserIndex> {
+    const index = await this.forUser(userId);
+    if (index instanceof RemoteUserIndex) throw new Error(`the indexes of ${userId} are held by the index worker`);
+    return index;
+  }
+
   /** Forgets a user's entry (evicted, or left without memory); readers holding its index keep using it. */
   private drop(userId: string, entry: UserEntry): void {
     if (this.users.get(userId) === entry) this.users.delete(userId);
+    if (entry.index instanceof RemoteUserIndex) entry.index.drop();
     this.cache.remove(entry);
     this.unmeasured.delete(entry);
   }
@@ -217,7 +241,7 @@ export class DerivedIndexes {
   /** Users whose vector graph is being built (search is exact until it is live): a gauge, and what benchmarks wait for. */
   graphsBuilding(): number {
     let n = 0;
-    for (const e of this.users.values()) if (e.index.vector.mode === 'building') n++;
+    for (const e of this.users.values()) if (e.index instanceof RemoteUserIndex ? e.index.building : e.index.vector.mode === 'building') n++;
     return n;
   }
 
@@ -226,9 +250,15 @@ export class DerivedIndexes {
     return this.users.has(userId);
   }
 
-  /** The record the user's indexes hold for a unit, if they are held (tests). */
+  /** The record the user's indexes hold for a unit, if they are held on the main thread (tests). */
   heldRecord(userId: string, unitId: string): retrieval.IndexedRecord | undefined {
-    return this.users.get(userId)?.index.units.get(unitId);
+    const index = this.users.get(userId)?.index;
+    return index instanceof RemoteUserIndex ? undefined : index?.units.get(unitId);
+  }
+
+  /** Whether a user's indexes are held by the index worker (tests, metrics). */
+  inWorker(userId: string): boolean {
+    return this.users.get(userId)?.index instanceof RemoteUserIndex;
   }
 
   /** Resolves when every queued build and refresh is done (tests, benchmarks, clean stop). */
@@ -240,7 +270,7 @@ export class DerivedIndexes {
   /** Resolves when, besides `idle`, every held user's vector graph build is done (benchmarks, tests). */
   async settled(): Promise<void> {
     await this.idle();
-    await Promise.all([...this.users.values()].map((e) => e.index.vector.whenIdle()));
+    await Promise.all([...this.users.values()].map((e) => (e.index instanceof RemoteUserIndex ? e.index.whenIdle() : e.index.vector.whenIdle())));
   }
 
   private markStale(entry: UserEntry, err: unknown): void {
@@ -262,11 +292,29 @@ export class DerivedIndexes {
     const entries = await this.withVectors(userId, units);
     const edges: Edge[] = [];
     for await (const edge of this.db.edges.values(prefixRange(userId))) edges.push(edge);
+    this.placeIndex(entry, units.length);
     await entry.index.load(entries);
     entry.index.loadEdges(edges);
     entry.stale = false;
     const ms = performance.now() - started;
     if (units.length >= 1000) this.logger.info({ units: units.length, edges: edges.length, ms: Math.round(ms) }, 'user indexes built');
+  }
+
+  /**
+   * Where a build puts the user's indexes: in the worker from `workerMinUnits` units, else here. Decided
+   * at each build (a user that grows past it moves at its next build: eviction, restart, a failed refresh).
+   */
+  private placeIndex(entry: UserEntry, units: number): void {
+    const { worker } = this.options;
+    // An entry given up while it was read (evicted to make room for another) is built for the readers
+    // waiting for it only, here: nothing would ever give its copy in the worker up.
+    const held = this.users.get(entry.userId) === entry;
+    const remote = worker !== undefined && held && units >= (this.options.workerMinUnits ?? 10_000);
+    if (remote === entry.index instanceof RemoteUserIndex && !(entry.index instanceof RemoteUserIndex && entry.index.lost)) return;
+    if (entry.index instanceof RemoteUserIndex) entry.index.drop();
+    entry.index = remote
+      ? new RemoteUserIndex(worker, () => this.cache.has(entry) && this.remeasureSoon(entry), () => this.markStale(entry, new Error('index worker lost the index')))
+      : new UserIndex(this.options);
   }
 
   /** Each unit with its vector: the stored one when the node's embedder made it, else embedded again. */
@@ -308,7 +356,8 @@ export class DerivedIndexes {
     return set;
   }
 
-  private async embedInto(entries: IndexEntry[]): Promise<void> {
+  /** Embeds, with the node's embedder, the entries that have no usable vector (in place). */
+  async embedInto(entries: IndexEntry[]): Promise<void> {
     for (let i = 0; i < entries.length; i += 256) {
       const batch = entries.slice(i, i + 256);
       try {
