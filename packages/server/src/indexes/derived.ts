@@ -313,7 +313,7 @@ export class DerivedIndexes {
     if (remote === entry.index instanceof RemoteUserIndex && !(entry.index instanceof RemoteUserIndex && entry.index.lost)) return;
     if (entry.index instanceof RemoteUserIndex) entry.index.drop();
     entry.index = remote
-      ? new RemoteUserIndex(worker, () => this.cache.has(entry) && this.remeasureSoon(entry), () => this.markStale(entry, new Error('index worker lost the index')))
+      ? new RemoteUserIndex(worker, this.embedder.dimensions, () => this.cache.has(entry) && this.remeasureSoon(entry), () => this.markStale(entry, new Error('index worker lost the index')))
       : new UserIndex(this.options);
   }
 

@@ -59,8 +59,8 @@ export class IndexWorker {
   }
 
   /** Sends an index's changes (none for a handle lost with a dead worker: a new worker never held it). */
-  post(message: Extract<ToWorker, { type: 'ops' }>): void {
-    if (this.clients.has(message.handle)) this.ensure().postMessage(message);
+  post(message: Extract<ToWorker, { type: 'ops' }>, transfer: ArrayBuffer[] = []): void {
+    if (this.clients.has(message.handle)) this.ensure().postMessage(message, transfer);
   }
 
   /** Sends a query or an idle wait and resolves with the worker's reply. */

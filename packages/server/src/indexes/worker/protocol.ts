@@ -14,10 +14,19 @@ export interface WorkerSetOptions {
   text?: retrieval.UnitSetOptions['text'];
 }
 
+/** Entries of a load, their vectors packed in one buffer moved to the worker (entry-chunks.ts). */
+export interface EntryChunk {
+  units: MemoryUnit[];
+  contexts: (retrieval.SourceContext | null)[];
+  /** units.length × dimensions; row i is unit i's vector when has[i] is 1 */
+  vectors: Float32Array;
+  has: Uint8Array;
+}
+
 /** One change to a user's index held by the worker, as UserIndex takes it. */
 export type IndexOp =
   | { op: 'begin' }
-  | { op: 'entries'; entries: retrieval.IndexEntry[] }
+  | { op: 'entries'; chunk: EntryChunk }
   | { op: 'load' }
   | { op: 'edges'; edges: Edge[] }
   | { op: 'put'; unit: MemoryUnit; vector: Float32Array | null; context: retrieval.SourceContext | null }

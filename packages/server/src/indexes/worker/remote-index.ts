@@ -10,6 +10,7 @@
 import type { Edge, MemoryUnit } from '@strata/store';
 import type { retrieval } from '@strata/memory';
 import { IndexGoneError, type IndexWorker } from './index-worker';
+import { packEntries } from './entry-chunks';
 import type { IndexOp, IndexStats, WorkerAnswer, WorkerQuery } from './protocol';
 
 /** Entries sent per message during a load: each message is copied on the main thread, so it stays short. */
@@ -27,7 +28,7 @@ export class RemoteUserIndex {
   lost = false;
   dropped = false;
 
-  constructor(private readonly worker: IndexWorker, onStats: () => void, onLost: () => void) {
+  constructor(private readonly worker: IndexWorker, private readonly dimensions: number, onStats: () => void, onLost: () => void) {
     this.handle = worker.register({
       stats: (stats) => {
         this.reported = stats;
@@ -68,10 +69,10 @@ export class RemoteUserIndex {
     this.edgesLoaded = 0;
     this.push({ op: 'begin' });
     for (let i = 0; i < entries.length; i += LOAD_CHUNK) {
-      const chunk = entries.slice(i, i + LOAD_CHUNK);
-      for (const e of chunk) this.streams.set(e.unit.id, e.unit.stream_id);
-      this.push({ op: 'entries', entries: chunk });
-      this.flush();
+      const chunk = packEntries(entries.slice(i, i + LOAD_CHUNK), this.dimensions);
+      for (const u of chunk.units) this.streams.set(u.id, u.stream_id);
+      this.push({ op: 'entries', chunk });
+      this.flush([chunk.vectors.buffer as ArrayBuffer, chunk.has.buffer as ArrayBuffer]);
       await new Promise((r) => setImmediate(r));
     }
     this.push({ op: 'load' });
@@ -141,10 +142,11 @@ export class RemoteUserIndex {
     });
   }
 
-  private flush(): void {
+  /** Sends the changes queued; `transfer`: buffers of theirs moved to the worker (no longer usable here). */
+  private flush(transfer: ArrayBuffer[] = []): void {
     if (this.ops.length === 0 || this.dropped || this.lost) return;
     const ops = this.ops;
     this.ops = [];
-    this.worker.post({ type: 'ops', handle: this.handle, ops });
+    this.worker.post({ type: 'ops', handle: this.handle, ops }, transfer);
   }
 }

@@ -12,6 +12,7 @@ import { parentPort, workerData } from 'node:worker_threads';
 import { retrieval } from '@strata/memory';
 import { collapseBySource, pendingSetOf, retrievalSources } from '../sources';
 import type { FromWorker, IndexOp, ToWorker, WorkerAnswer, WorkerQuery, WorkerSetOptions } from './protocol';
+import { unpackEntries } from './entry-chunks';
 
 const { isSlimRecord, retrieveAsync, UnitSet, UserIndex } = retrieval;
 
@@ -72,7 +73,7 @@ async function applyAll(h: Held, ops: IndexOp[]): Promise<void> {
         h.loading = [];
         break;
       case 'entries':
-        h.loading!.push(...o.entries);
+        for (const e of unpackEntries(o.chunk, options.embedder.dimensions)) h.loading!.push(e);
         break;
       case 'load': {
         const entries = h.loading!;
