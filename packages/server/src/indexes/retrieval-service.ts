@@ -115,7 +115,6 @@ interface RankInput {
   pendingVectors: (Float32Array | null)[];
   request: RetrieveRequest;
   config: RetrievalConfig;
-  now: number;
 }
 
 /** Ranked results, and which of them are slim records whose whole record the answer reads. */
@@ -233,7 +232,7 @@ export class RetrievalService {
     const input: RankInput = {
       userId, streamId, scope, orgId: body.org_id ?? null, orgShards: orgShards.map((s) => s.id), localOrg: localOrg.map((s) => s.id), remoteOrg, home: home.id, linearizable, queryHash,
       pendingEvents, pendingVectors: pendingEvents ? this.pendingVectorsOf(pendingEvents, unembedded, vectors.slice(1)) : [],
-      request, config: retrievalConfig, now: this.options.now?.() ?? Date.now(),
+      request, config: retrievalConfig,
     };
     const ranking = await this.rank(user, input, stages);
     const results = await stages.time('records', () => wholeRecords(userId, ranking.results, (owner) => this.options.shards.forUser(owner).db, ranking.slim));
@@ -282,8 +281,10 @@ export class RetrievalService {
     const release = await stages.time('turn', () => this.turns.enter());
     try {
       stages.mark();
+      // the clock read in the turn, right before the pipeline runs
+      const now = this.options.now?.() ?? Date.now();
       // async: a large user's exact vector scan (while its HNSW graph builds) yields between slices
-      const outcome = await retrieveAsync(sources, input.request, input.config, input.now, stages);
+      const outcome = await retrieveAsync(sources, input.request, input.config, now, stages);
       return { results: outcome.results, slim: (r) => isSlimRecord(r.unit) };
     } finally {
       release();
@@ -301,7 +302,7 @@ export class RetrievalService {
     if (fusion?.collapseKey !== collapseBySource) throw new Error('the index worker ranks with collapseBySource only');
     const orgs = input.orgId ? await stages.time('index_load', () => this.orgEntries(input)) : [];
     const query: WorkerQuery = {
-      request: input.request, config: { ...input.config, fusion: { ...fusion, collapseKey: undefined } }, now: input.now,
+      request: input.request, config: { ...input.config, fusion: { ...fusion, collapseKey: undefined } }, now: this.options.now?.() ?? Date.now(),
       scope: input.scope, streamId: input.streamId, queryHash: input.queryHash, orgs,
       pending: input.pendingEvents && input.pendingEvents.length > 0 ? { hits: input.pendingEvents.map(rawHitOf), vectors: input.pendingVectors } : null,
     };
