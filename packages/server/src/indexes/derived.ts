@@ -82,6 +82,13 @@ interface UserEntry {
   stale: boolean;
 }
 
+/** How many memory units the user holds (a scan of keys: where a build puts the user is decided before its records are read). */
+async function countUnits(db: StateDb, userId: string): Promise<number> {
+  let n = 0;
+  for await (const _key of db.units.keys(prefixRange(userId))) n++;
+  return n;
+}
+
 /** Whether the user holds any memory unit (edges and stats need units): one key read. */
 async function hasUnits(db: StateDb, userId: string): Promise<boolean> {
   for await (const _key of db.units.keys({ ...prefixRange(userId), limit: 1 })) return true;
@@ -186,7 +193,13 @@ export class DerivedIndexes {
   /** Forgets a user's entry (evicted, or left without memory); readers holding its index keep using it. */
   private drop(userId: string, entry: UserEntry): void {
     if (this.users.get(userId) === entry) this.users.delete(userId);
-    if (entry.index instanceof RemoteUserIndex) entry.index.drop();
+    if (entry.index instanceof RemoteUserIndex) {
+      // Given up in the worker once its build or refresh in progress is done and the readers waiting for
+      // it have sent their queries (they resume in microtasks; a query sent before the drop is answered):
+      // at once, a user evicted while it was built answered its waiting readers "gone".
+      const index = entry.index;
+      void entry.chain.catch(() => undefined).then(() => setImmediate(() => index.drop()));
+    }
     this.cache.remove(entry);
     this.unmeasured.delete(entry);
   }
@@ -283,6 +296,13 @@ export class DerivedIndexes {
     const started = performance.now();
     const stats = new Map<string, UnitStats>();
     for await (const [key, s] of this.db.unitStats.iterator(prefixRange(userId))) stats.set(key.slice(userId.length + 1), s);
+    this.placeIndex(entry, this.options.worker ? await countUnits(this.db, userId) : 0);
+    if (entry.index instanceof RemoteUserIndex) {
+      const built = await this.streamUser(userId, entry.index, stats);
+      entry.stale = false;
+      if (built.units >= 1000) this.logger.info({ ...built, ms: Math.round(performance.now() - started), worker: true }, 'user indexes built');
+      return;
+    }
     const units: MemoryUnit[] = [];
     let n = 0;
     for await (const unit of this.db.units.values(prefixRange(userId))) {
@@ -292,12 +312,53 @@ export class DerivedIndexes {
     const entries = await this.withVectors(userId, units);
     const edges: Edge[] = [];
     for await (const edge of this.db.edges.values(prefixRange(userId))) edges.push(edge);
-    this.placeIndex(entry, units.length);
     await entry.index.load(entries);
     entry.index.loadEdges(edges);
     entry.stale = false;
     const ms = performance.now() - started;
     if (units.length >= 1000) this.logger.info({ units: units.length, edges: edges.length, ms: Math.round(ms) }, 'user indexes built');
+  }
+
+  /**
+   * A worker user's build: its units read, completed (vectors, contexts) and sent in parts of `chunk`,
+   * so the event loop's heap holds one part at a time, not the whole user (at 100,000 units that room
+   * stayed in the main thread's RSS after the build).
+   */
+  private async streamUser(userId: string, index: RemoteUserIndex, stats: Map<string, UnitStats>): Promise<{ units: number; edges: number }> {
+    index.begin();
+    let part: MemoryUnit[] = [];
+    let units = 0;
+    const send = async () => {
+      index.append(await this.entriesOf(userId, part));
+      part = [];
+      await yieldToLoop();
+    };
+    for await (const unit of this.db.units.values(prefixRange(userId))) {
+      part.push(withStats(unit, stats.get(unit.id)));
+      units++;
+      if (part.length >= this.chunk) await send();
+    }
+    if (part.length > 0) await send();
+    const edges: Edge[] = [];
+    for await (const edge of this.db.edges.values(prefixRange(userId))) edges.push(edge);
+    index.finish();
+    index.loadEdges(edges);
+    return { units, edges: edges.length };
+  }
+
+  /** Units of one user with their stored vectors (the node's embedder's, else embedded again) and source contexts. */
+  private async entriesOf(userId: string, units: MemoryUnit[]): Promise<IndexEntry[]> {
+    const stored = await this.db.vectors.getMany(units.map((u) => join(userId, u.id)));
+    const out: IndexEntry[] = [];
+    for (const [i, unit] of units.entries()) out.push({ unit, vector: this.usableVector(stored[i]), context: await this.sourceContext(unit) });
+    const missing = out.filter((e) => !e.vector);
+    if (missing.length > 0) await this.embedInto(missing);
+    return out;
+  }
+
+  /** A stored vector as the indexes take it, when the node's embedder made it (else null: embedded again). */
+  private usableVector(v: StoredVector | undefined | null): Float32Array | null {
+    return v && v.embedder_id === this.embedder.id && v.dims === this.embedder.dimensions ? decodeVector(v) : null;
   }
 
   /**
@@ -322,7 +383,8 @@ export class DerivedIndexes {
     const stored = new Map<string, Float32Array>();
     let n = 0;
     for await (const [key, v] of this.db.vectors.iterator(prefixRange(userId))) {
-      if (v.embedder_id === this.embedder.id && v.dims === this.embedder.dimensions) stored.set(key.slice(userId.length + 1), decodeVector(v));
+      const vector = this.usableVector(v);
+      if (vector) stored.set(key.slice(userId.length + 1), vector);
       if (++n % this.chunk === 0) await yieldToLoop();
     }
     const out: IndexEntry[] = units.map((unit) => ({ unit, vector: stored.get(unit.id) ?? null, context: null }));
@@ -388,8 +450,8 @@ export class DerivedIndexes {
     const unit = await this.indexedUnit(userId, unitId);
     if (!unit) return null;
     const context = await this.sourceContext(unit);
-    const stored = await this.db.vectors.get(join(userId, unitId));
-    if (stored && stored.embedder_id === this.embedder.id && stored.dims === this.embedder.dimensions) return { unit, vector: decodeVector(stored), context };
+    const vector = this.usableVector(await this.db.vectors.get(join(userId, unitId)));
+    if (vector) return { unit, vector, context };
     const entry: IndexEntry = { unit, vector: null, context };
     await this.embedInto([entry]);
     return entry;
@@ -432,8 +494,7 @@ export class DerivedIndexes {
       const entries: IndexEntry[] = [];
       for (const record of units) {
         const unit = withStats(record, await this.db.unitStats.get(join(record.user_id, record.id)));
-        const stored = await this.db.vectors.get(join(unit.user_id, unit.id));
-        const vector = stored && stored.embedder_id === this.embedder.id && stored.dims === this.embedder.dimensions ? decodeVector(stored) : null;
+        const vector = this.usableVector(await this.db.vectors.get(join(unit.user_id, unit.id)));
         entries.push({ unit, vector, context: await this.sourceContext(unit) });
         this.unitOrg.set(unit.id, orgId);
       }

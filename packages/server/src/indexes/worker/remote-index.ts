@@ -65,16 +65,32 @@ export class RemoteUserIndex {
 
   /** Replaces the content at once; the entries go in chunks, between which the event loop turns. */
   async load(entries: retrieval.IndexEntry[]): Promise<void> {
+    this.begin();
+    for (let i = 0; i < entries.length; i += LOAD_CHUNK) {
+      this.append(entries.slice(i, i + LOAD_CHUNK));
+      await new Promise((r) => setImmediate(r));
+    }
+    this.finish();
+  }
+
+  /**
+   * A load in parts, as its entries are read (DerivedIndexes streams a worker user's build, so the event
+   * loop's heap never holds all of them): begin, append each part, finish; the index changes at finish.
+   */
+  begin(): void {
     this.streams.clear();
     this.edgesLoaded = 0;
     this.push({ op: 'begin' });
-    for (let i = 0; i < entries.length; i += LOAD_CHUNK) {
-      const chunk = packEntries(entries.slice(i, i + LOAD_CHUNK), this.dimensions);
-      for (const u of chunk.units) this.streams.set(u.id, u.stream_id);
-      this.push({ op: 'entries', chunk });
-      this.flush([chunk.vectors.buffer as ArrayBuffer, chunk.has.buffer as ArrayBuffer]);
-      await new Promise((r) => setImmediate(r));
-    }
+  }
+
+  append(entries: readonly retrieval.IndexEntry[]): void {
+    const chunk = packEntries(entries, this.dimensions);
+    for (const u of chunk.units) this.streams.set(u.id, u.stream_id);
+    this.push({ op: 'entries', chunk });
+    this.flush([chunk.vectors.buffer as ArrayBuffer, chunk.has.buffer as ArrayBuffer]);
+  }
+
+  finish(): void {
     this.push({ op: 'load' });
     this.flush();
   }
