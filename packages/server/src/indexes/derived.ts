@@ -64,9 +64,10 @@ export interface DerivedIndexesOptions extends retrieval.UnitSetOptions {
    */
   worker?: IndexWorker;
   /**
-   * Units from which a user's indexes are held by `worker` (decided at each build; default 10,000, the
-   * size from which vector search walks a graph). Below it a query costs ~1-3 ms of CPU: the copies to
-   * and from a thread would cost more than they free the event loop.
+   * Units from which a user's indexes are held by `worker` (decided at each build; default 50,000).
+   * Below it a query's ranking fits in a turn of the event loop (loop-turns.ts, 8 ms): at 20,000 units
+   * (~3-5 ms of CPU a query) the worker made the worst /livez worse (a second busy thread on two cores),
+   * at 100,000 (~12-16 ms) it bounded it (docs/performance.md, "Third round").
    */
   workerMinUnits?: number;
 }
@@ -370,7 +371,7 @@ export class DerivedIndexes {
     // An entry given up while it was read (evicted to make room for another) is built for the readers
     // waiting for it only, here: nothing would ever give its copy in the worker up.
     const held = this.users.get(entry.userId) === entry;
-    const remote = worker !== undefined && held && units >= (this.options.workerMinUnits ?? 10_000);
+    const remote = worker !== undefined && held && units >= (this.options.workerMinUnits ?? 50_000);
     if (remote === entry.index instanceof RemoteUserIndex && !(entry.index instanceof RemoteUserIndex && entry.index.lost)) return;
     if (entry.index instanceof RemoteUserIndex) entry.index.drop();
     entry.index = remote
