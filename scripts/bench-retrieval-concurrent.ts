@@ -7,6 +7,10 @@
  * query, the server's retrieval stages (mean ms, from strata_retrieval_stage_seconds) and the index
  * cache's builds and evictions during the storm.
  *
+ * `--env KEY=VALUE` (repeatable) sets the node's environment, e.g. a configuration key
+ * (`STRATA__RETRIEVAL__WORKER_MIN_UNITS=0`); `--baseline-env KEY=VALUE` the baseline's, so one commit can
+ * be measured against itself configured otherwise (`--baseline HEAD --baseline-env ...`).
+ *
  * `--baseline REV` runs the same bench, run for run interleaved, against the node of another commit
  * (its tree extracted with `git archive` into a temporary directory, sharing this checkout's
  * node_modules), and prints each figure's ratio: on a shared machine only ratios measured in one run
@@ -15,6 +19,7 @@
  *
  *   node --expose-gc --conditions=strata-source --import tsx scripts/bench-retrieval.ts --http [--users 20] [--events 1000 | --units 100000]
  *        [--clients 8] [--seconds 15] [--runs 3] [--provider local|hashing] [--baseline REV] [--out FILE] [--cpu-prof-dir DIR] [--settle-s S]
+ *        [--env KEY=VALUE]... [--baseline-env KEY=VALUE]...
  */
 import { execFileSync, spawn } from 'node:child_process';
 import { mkdirSync, mkdtempSync, readdirSync, readFileSync, rmSync, symlinkSync, writeFileSync } from 'node:fs';
@@ -44,12 +49,22 @@ export interface ConcurrentArgs {
   settleS: number;
   /** run the nodes under `node --cpu-prof`, profiles written here (scripts/cpuprofile-summary.ts reads them) */
   cpuProfDir: string | null;
+  /** the environment added to this tree's node, and to the baseline's */
+  env: Record<string, string>;
+  baselineEnv: Record<string, string>;
+}
+
+function keyValue(v: string, into: Record<string, string>): void {
+  const at = v.indexOf('=');
+  if (at < 1) throw new Error(`expected KEY=VALUE, got ${v}`);
+  into[v.slice(0, at)] = v.slice(at + 1);
 }
 
 export function parseConcurrentArgs(argv: string[]): ConcurrentArgs {
   const a: ConcurrentArgs = {
     users: 20, events: 1000, units: 0, clients: 8, seconds: 15, runs: 3, provider: 'local', baseline: null,
     data: resolve(ROOT, '../shared/data/locomo'), out: resolve(ROOT, 'bench-results/retrieval-concurrent.json'), cpuProfDir: null, settleS: 0,
+    env: {}, baselineEnv: {},
   };
   for (let i = 0; i < argv.length; i++) {
     const k = argv[i];
@@ -69,6 +84,8 @@ export function parseConcurrentArgs(argv: string[]): ConcurrentArgs {
       case '--out': a.out = resolve(v); break;
       case '--cpu-prof-dir': a.cpuProfDir = resolve(v); break;
       case '--settle-s': a.settleS = Number(v); break;
+      case '--env': keyValue(v, a.env); break;
+      case '--baseline-env': keyValue(v, a.baselineEnv); break;
       default: throw new Error(`unknown option ${k}`);
     }
   }
@@ -111,13 +128,13 @@ interface NodeProcess { url: string; pid: number; stop(): Promise<void> }
  * embedder; its log at warn (an info line per request would be the bench's own cost), so readiness is
  * polled on /livez.
  */
-async function startNode(root: string, dataDir: string, provider: string, cpuProfDir: string | null): Promise<NodeProcess> {
+async function startNode(root: string, dataDir: string, provider: string, cpuProfDir: string | null, env: Record<string, string>): Promise<NodeProcess> {
   const port = await freePort();
   const child = spawn(process.execPath, [...(cpuProfDir ? ['--cpu-prof', '--cpu-prof-dir', cpuProfDir] : []), '--conditions=strata-source', '--import', 'tsx', 'packages/server/src/main.ts'], {
     cwd: root,
     env: {
       PATH: process.env.PATH ?? '', HOME: process.env.HOME ?? '', STRATA_PORT: String(port), STRATA_HOST: '127.0.0.1', STRATA_DATA_DIR: dataDir,
-      STRATA_LOG_LEVEL: 'warn', STRATA_API_KEY: API_KEY, STRATA__EMBEDDING__PROVIDER: provider,
+      STRATA_LOG_LEVEL: 'warn', STRATA_API_KEY: API_KEY, STRATA__EMBEDDING__PROVIDER: provider, ...env,
     },
     stdio: ['ignore', 'ignore', 'pipe'],
   });
@@ -228,10 +245,10 @@ interface RunFigures {
   storm_window_s: [number, number];
 }
 
-async function oneRun(root: string, tree: string, run: number, a: ConcurrentArgs, convs: LocomoConversation[], embedder: Embedder): Promise<RunFigures> {
+async function oneRun(root: string, tree: string, run: number, a: ConcurrentArgs, convs: LocomoConversation[], embedder: Embedder, env: Record<string, string>): Promise<RunFigures> {
   const dataDir = mkdtempSync(join(tmpdir(), 'strata-bench-concurrent-'));
   const spawnedAt = performance.now();
-  const node = await startNode(root, dataDir, a.provider, a.cpuProfDir);
+  const node = await startNode(root, dataDir, a.provider, a.cpuProfDir, env);
   const client = new NodeStrataClient({ baseUrl: node.url, apiKey: API_KEY, connections: a.clients + 2, timeoutMs: 600_000 });
   const probe = new NodeStrataClient({ baseUrl: node.url, apiKey: API_KEY, connections: 1, timeoutMs: 60_000 });
   const users = Array.from({ length: a.users }, (_, i) => `bench-user-${i}`);
@@ -361,8 +378,8 @@ const median = (xs: number[]) => {
 export async function runConcurrent(a: ConcurrentArgs): Promise<void> {
   const convs = loadLocomo(a.data);
   const embedder = await createEmbedder({ provider: a.provider as 'local' });
-  const trees: { name: string; root: string; temp: boolean }[] = [{ name: 'this', root: ROOT, temp: false }];
-  if (a.baseline) trees.push({ name: a.baseline, root: extractTree(a.baseline), temp: true });
+  const trees: { name: string; root: string; temp: boolean; env: Record<string, string> }[] = [{ name: 'this', root: ROOT, temp: false, env: a.env }];
+  if (a.baseline) trees.push({ name: a.baseline, root: extractTree(a.baseline), temp: true, env: a.baselineEnv });
   const runs: RunFigures[] = [];
   const load = a.events > 0 ? `${a.users} users × ${a.events} events (ingested, consolidated)` : `${a.users} users × ${a.units} units (imported)`;
   process.stderr.write(`${load}, ${a.clients} clients × ${a.seconds} s, ${a.runs} runs${a.baseline ? `, baseline ${a.baseline}` : ''}\n`);
@@ -370,7 +387,7 @@ export async function runConcurrent(a: ConcurrentArgs): Promise<void> {
     for (let run = 0; run < a.runs; run++) {
       // interleaved: each run measures every tree in turn, so the machine's load touches both alike
       for (const tree of run % 2 === 0 ? trees : [...trees].reverse()) {
-        const figures = await oneRun(tree.root, tree.name, run, a, convs, embedder);
+        const figures = await oneRun(tree.root, tree.name, run, a, convs, embedder, tree.env);
         runs.push(figures);
         process.stderr.write(`${JSON.stringify(figures)}\n`);
       }

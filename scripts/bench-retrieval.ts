@@ -18,7 +18,7 @@
  * With --http, the concurrent mode instead: N users × M events or units in a node process, C clients over
  * HTTP (scripts/bench-retrieval-concurrent.ts says what it reports).
  */
-import { mkdirSync, writeFileSync } from 'node:fs';
+import { mkdirSync, readFileSync, writeFileSync } from 'node:fs';
 import { monitorEventLoopDelay } from 'node:perf_hooks';
 import { dirname, resolve } from 'node:path';
 import type { MemoryUnit } from '../packages/store/src/types';
@@ -283,6 +283,15 @@ async function main() {
   mkdirSync(dirname(args.out), { recursive: true });
   writeFileSync(args.out, JSON.stringify(report, null, 2) + '\n');
   console.log(`wrote ${args.out}`);
+}
+
+// --help: the usage of both modes, from the two scripts' own headers
+if (process.argv.includes('--help')) {
+  for (const file of [__filename, resolve(__dirname, 'bench-retrieval-concurrent.ts')]) {
+    const header = /^\/\*\*\n([\s\S]*?)\*\//.exec(readFileSync(file, 'utf8'))?.[1] ?? '';
+    console.log(header.replace(/^ \* ?/gm, ''));
+  }
+  process.exit(0);
 }
 
 // --http: the concurrent mode over HTTP against a node process (scripts/bench-retrieval-concurrent.ts)

@@ -4,7 +4,10 @@
  * directory unless --url is given. Figures go to bench-results/probes.json.
  *
  *   node --conditions=strata-source --import tsx scripts/eval-probes.ts [--seed 7] [--users 24] [--embedder local|hashing]
- *        [--url http://127.0.0.1:3000 --api-key KEY] [--out FILE] [--misses]
+ *        [--url http://127.0.0.1:3000 --api-key KEY] [--out FILE] [--misses] [--env KEY=VALUE]...
+ *
+ * `--env` adds to the started node's environment, e.g. `STRATA__RETRIEVAL__WORKER_MIN_UNITS=1`: every
+ * user's queries answered by the index worker (its answers must be the event loop's: same figures).
  */
 import { mkdirSync, writeFileSync } from 'node:fs';
 import { dirname, resolve } from 'node:path';
@@ -18,6 +21,19 @@ function arg(name: string, fallback: string): string {
   return i >= 0 && process.argv[i + 1] !== undefined ? process.argv[i + 1] : fallback;
 }
 
+/** Every `--env KEY=VALUE` of the command line. */
+function envArgs(): Record<string, string> {
+  const out: Record<string, string> = {};
+  process.argv.forEach((a, i) => {
+    const v = process.argv[i + 1];
+    if (a !== '--env' || v === undefined) return;
+    const at = v.indexOf('=');
+    if (at < 1) throw new Error(`--env expects KEY=VALUE, got ${v}`);
+    out[v.slice(0, at)] = v.slice(at + 1);
+  });
+  return out;
+}
+
 async function main(): Promise<void> {
   const seed = Number(arg('seed', '7'));
   const users = Number(arg('users', '24'));
@@ -27,7 +43,7 @@ async function main(): Promise<void> {
   const key = arg('api-key', process.env.STRATA_API_KEY ?? 'probes-admin-key');
   let server: ServerProcess | null = null;
   if (!url) {
-    server = await startServer({ env: { STRATA_API_KEY: key, STRATA__CONSOLIDATION__INTERVAL_MS: '50', STRATA__EMBEDDING__PROVIDER: embedder }, timeoutMs: 120_000 });
+    server = await startServer({ env: { STRATA_API_KEY: key, STRATA__CONSOLIDATION__INTERVAL_MS: '50', STRATA__EMBEDDING__PROVIDER: embedder, ...envArgs() }, timeoutMs: 120_000 });
   }
   const client = new StrataClient({ baseUrl: url || server!.url, apiKey: key });
   try {

@@ -42,7 +42,17 @@ export interface Config {
     hash_queue: number;
   };
   ingest: { max_batch: number; metadata_max_bytes: number; idempotency_ttl: number; max_content_bytes: number };
-  retrieval: { max_limit: number; max_media_bytes: number };
+  retrieval: {
+    max_limit: number;
+    max_media_bytes: number;
+    /**
+     * units from which a user's indexes are held by the index worker, a thread that answers their
+     * queries beside the event loop (indexes/worker/); 0 (the default): no worker, every index on the
+     * event loop. Off by default: on a quiet machine a query ranked in the worker cost 2.8x the CPU
+     * (docs/performance.md, "Third round"), a cause not found yet
+     */
+    worker_min_units: number;
+  };
   /** MCP over streamable HTTP at /mcp (CONTRACT §12): sessions are held in memory, so they are bounded */
   mcp: {
     enabled: boolean;
@@ -223,7 +233,7 @@ export const CONFIG_SCHEMA = {
       idempotency_ttl: int(1, 24 * 3600),
       max_content_bytes: int(1, 2 * 1024 * 1024),
     }),
-    retrieval: section({ max_limit: int(1, 100), max_media_bytes: int(1, 8 * 1024 * 1024) }),
+    retrieval: section({ max_limit: int(1, 100), max_media_bytes: int(1, 8 * 1024 * 1024), worker_min_units: int(0, 0) }),
     mcp: section({
       enabled: bool(true), max_sessions: int(1, 1000, 1_000_000), max_sessions_per_key: int(1, 32, 1_000_000), session_idle_s: int(10, 1800),
       allowed_origins: { type: 'array', items: { type: 'string', pattern: '^https?://[^/\\s]+$' }, default: [] },

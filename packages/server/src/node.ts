@@ -54,6 +54,7 @@ import { orgRoutes } from './routes/org';
 import { taskRoutes } from './routes/tasks';
 import { createProviders } from './providers';
 import { DerivedIndexes } from './indexes/derived';
+import { IndexWorker } from './indexes/worker/index-worker';
 import { PendingEventsCache } from './indexes/pending-cache';
 import { IndexCache } from './indexes/index-cache';
 import { RetrievalService } from './indexes/retrieval-service';
@@ -205,6 +206,10 @@ export class StrataNode {
     const indexes = new Map<number, DerivedIndexes>();
     // One byte budget for the users' indexes of every shard (memory.index_cache_bytes).
     const indexCache = new IndexCache(config.memory.index_cache_bytes);
+    // The large users' indexes live in a thread that answers their queries (retrieval.worker_min_units).
+    const indexWorker = config.retrieval.worker_min_units > 0
+      ? new IndexWorker({ embedder: { dimensions: providers.embedder.dimensions } }, logger)
+      : undefined;
     // The users' pending events searched raw by retrieval, read again only when they change (pending-cache.ts).
     const pendingCache = new PendingEventsCache();
     // which ranges each group is handing over (a split): requests about those users go elsewhere (cluster/split/fences.ts)
@@ -212,7 +217,9 @@ export class StrataNode {
     const wireShard = (shard: Shard) => {
       shard.sm.onApplied((_index, _command, _result, effects) => pendingCache.onApplied(effects));
       shard.sm.onRestored(() => pendingCache.clear());
-      const fresh = () => new DerivedIndexes({ db: shard.db, embedder: providers.embedder, logger, cache: indexCache });
+      const fresh = () => new DerivedIndexes({
+        db: shard.db, embedder: providers.embedder, logger, cache: indexCache, worker: indexWorker, workerMinUnits: config.retrieval.worker_min_units,
+      });
       indexes.set(shard.id, fresh());
       shard.sm.onApplied((_index, _command, _result, effects) => indexes.get(shard.id)!.onApplied(effects));
       shard.sm.onRestored(() => {
@@ -248,6 +255,7 @@ export class StrataNode {
     metrics.gauge('strata_index_cache_entries', 'Users whose derived indexes are held', () => indexCache.size);
     metrics.gauge('strata_index_cache_evictions', 'Users dropped from the index cache to stay within its budget, since start', () => indexCache.evictions);
     metrics.gauge('strata_index_graphs_building', "Users whose vector graph is being built (their vector search is exact until it is live)", () => retrieval.graphsBuilding());
+    metrics.gauge('strata_index_worker_users', "Users whose derived indexes the index worker holds (their queries run in it)", () => indexWorker?.held ?? 0);
     metrics.gauge('strata_index_cache_builds', "Users' derived indexes built from LevelDB (first use or after eviction), since start", () => indexCache.builds);
     const appliedGauge = (shard: Shard) => metrics.gauge(`strata_applied_index_shard_${shard.id}`, `Applied log index of shard ${shard.id}`, () => shard.sm.appliedIndex());
     for (const shard of shards) appliedGauge(shard);
@@ -508,6 +516,7 @@ export class StrataNode {
       await Promise.all(dispatchers.map((d) => d.stop()));
       await webhookSender.close();
       await Promise.all([...indexes.values()].map((ix) => ix.idle()));
+      await indexWorker?.close();
       await providers.close();
       await placement.stop();
       await autoscaler.stop();

@@ -30,6 +30,8 @@ import {
 } from '@strata/store';
 import { memoryChangesOf, type MemoryChange } from './changes';
 import { IndexCache } from './index-cache';
+import type { IndexWorker } from './worker/index-worker';
+import { RemoteUserIndex } from './worker/remote-index';
 
 const { UnitSet, UserIndex, withStats } = retrieval;
 type UnitSet = retrieval.UnitSet;
@@ -56,14 +58,36 @@ export interface DerivedIndexesOptions extends retrieval.UnitSetOptions {
   previousTurns?: number;
   /** the node's budget for users' indexes, shared by its shards (default: unbounded) */
   cache?: IndexCache;
+  /**
+   * The thread that holds the large users' indexes and answers their queries (worker/), shared by the
+   * node's shards; absent: every index is held on the main thread.
+   */
+  worker?: IndexWorker;
+  /**
+   * Units from which a user's indexes are held by `worker` (decided at each build; default 50,000).
+   * Below it a query's ranking fits in a turn of the event loop (loop-turns.ts, 8 ms): at 20,000 units
+   * (~3-5 ms of CPU a query) the worker made the worst /livez worse (a second busy thread on two cores),
+   * at 100,000 (~12-16 ms) it bounded it (docs/performance.md, "Third round").
+   */
+  workerMinUnits?: number;
 }
+
+/** A user's indexes: on the main thread, or held by the index worker (large users). */
+export type HeldIndex = UserIndex | RemoteUserIndex;
 
 interface UserEntry {
   userId: string;
-  index: UserIndex;
+  index: HeldIndex;
   /** the build, then every refresh, in order */
   chain: Promise<void>;
   stale: boolean;
+}
+
+/** How many memory units the user holds (a scan of keys: where a build puts the user is decided before its records are read). */
+async function countUnits(db: StateDb, userId: string): Promise<number> {
+  let n = 0;
+  for await (const _key of db.units.keys(prefixRange(userId))) n++;
+  return n;
 }
 
 /** Whether the user holds any memory unit (edges and stats need units): one key read. */
@@ -132,7 +156,7 @@ export class DerivedIndexes {
    * with no memory gets an empty index and no entry (a command applied before the call is in LevelDB,
    * so the probe sees it; one applied during the call may or may not be seen, as with any read).
    */
-  async forUser(userId: string): Promise<UserIndex> {
+  async forUser(userId: string): Promise<HeldIndex> {
     let entry = this.users.get(userId);
     if (!entry) {
       const known = await hasUnits(this.db, userId);
@@ -146,7 +170,7 @@ export class DerivedIndexes {
       this.cache.touch(fresh, () => this.drop(userId, fresh));
       fresh.chain = this.buildUser(userId, fresh).then(() => this.measured(userId, fresh));
       entry = fresh;
-    } else if (entry.stale) {
+    } else if (entry.stale || (entry.index instanceof RemoteUserIndex && entry.index.lost)) {
       const e = entry;
       e.stale = false;
       e.chain = e.chain.then(() => this.buildUser(userId, e)).then(() => this.measured(userId, e));
@@ -160,9 +184,23 @@ export class DerivedIndexes {
     return e.index;
   }
 
+  /** The user's indexes as forUser gives them, when they are held on the main thread (tests: they read the structures). */
+  async localIndex(userId: string): Promise<UserIndex> {
+    const index = await this.forUser(userId);
+    if (index instanceof RemoteUserIndex) throw new Error(`the indexes of ${userId} are held by the index worker`);
+    return index;
+  }
+
   /** Forgets a user's entry (evicted, or left without memory); readers holding its index keep using it. */
   private drop(userId: string, entry: UserEntry): void {
     if (this.users.get(userId) === entry) this.users.delete(userId);
+    if (entry.index instanceof RemoteUserIndex) {
+      // Given up in the worker once its build or refresh in progress is done and the readers waiting for
+      // it have sent their queries (they resume in microtasks; a query sent before the drop is answered):
+      // at once, a user evicted while it was built answered its waiting readers "gone".
+      const index = entry.index;
+      void entry.chain.catch(() => undefined).then(() => setImmediate(() => index.drop()));
+    }
     this.cache.remove(entry);
     this.unmeasured.delete(entry);
   }
@@ -217,7 +255,7 @@ export class DerivedIndexes {
   /** Users whose vector graph is being built (search is exact until it is live): a gauge, and what benchmarks wait for. */
   graphsBuilding(): number {
     let n = 0;
-    for (const e of this.users.values()) if (e.index.vector.mode === 'building') n++;
+    for (const e of this.users.values()) if (e.index instanceof RemoteUserIndex ? e.index.building : e.index.vector.mode === 'building') n++;
     return n;
   }
 
@@ -226,9 +264,15 @@ export class DerivedIndexes {
     return this.users.has(userId);
   }
 
-  /** The record the user's indexes hold for a unit, if they are held (tests). */
+  /** The record the user's indexes hold for a unit, if they are held on the main thread (tests). */
   heldRecord(userId: string, unitId: string): retrieval.IndexedRecord | undefined {
-    return this.users.get(userId)?.index.units.get(unitId);
+    const index = this.users.get(userId)?.index;
+    return index instanceof RemoteUserIndex ? undefined : index?.units.get(unitId);
+  }
+
+  /** Whether a user's indexes are held by the index worker (tests, metrics). */
+  inWorker(userId: string): boolean {
+    return this.users.get(userId)?.index instanceof RemoteUserIndex;
   }
 
   /** Resolves when every queued build and refresh is done (tests, benchmarks, clean stop). */
@@ -240,7 +284,7 @@ export class DerivedIndexes {
   /** Resolves when, besides `idle`, every held user's vector graph build is done (benchmarks, tests). */
   async settled(): Promise<void> {
     await this.idle();
-    await Promise.all([...this.users.values()].map((e) => e.index.vector.whenIdle()));
+    await Promise.all([...this.users.values()].map((e) => (e.index instanceof RemoteUserIndex ? e.index.whenIdle() : e.index.vector.whenIdle())));
   }
 
   private markStale(entry: UserEntry, err: unknown): void {
@@ -253,6 +297,13 @@ export class DerivedIndexes {
     const started = performance.now();
     const stats = new Map<string, UnitStats>();
     for await (const [key, s] of this.db.unitStats.iterator(prefixRange(userId))) stats.set(key.slice(userId.length + 1), s);
+    this.placeIndex(entry, this.options.worker ? await countUnits(this.db, userId) : 0);
+    if (entry.index instanceof RemoteUserIndex) {
+      const built = await this.streamUser(userId, entry.index, stats);
+      entry.stale = false;
+      if (built.units >= 1000) this.logger.info({ ...built, ms: Math.round(performance.now() - started), worker: true }, 'user indexes built');
+      return;
+    }
     const units: MemoryUnit[] = [];
     let n = 0;
     for await (const unit of this.db.units.values(prefixRange(userId))) {
@@ -269,12 +320,72 @@ export class DerivedIndexes {
     if (units.length >= 1000) this.logger.info({ units: units.length, edges: edges.length, ms: Math.round(ms) }, 'user indexes built');
   }
 
+  /**
+   * A worker user's build: its units read, completed (vectors, contexts) and sent in parts of `chunk`,
+   * so the event loop's heap holds one part at a time, not the whole user (at 100,000 units that room
+   * stayed in the main thread's RSS after the build).
+   */
+  private async streamUser(userId: string, index: RemoteUserIndex, stats: Map<string, UnitStats>): Promise<{ units: number; edges: number }> {
+    index.begin();
+    let part: MemoryUnit[] = [];
+    let units = 0;
+    const send = async () => {
+      index.append(await this.entriesOf(userId, part));
+      part = [];
+      await yieldToLoop();
+    };
+    for await (const unit of this.db.units.values(prefixRange(userId))) {
+      part.push(withStats(unit, stats.get(unit.id)));
+      units++;
+      if (part.length >= this.chunk) await send();
+    }
+    if (part.length > 0) await send();
+    const edges: Edge[] = [];
+    for await (const edge of this.db.edges.values(prefixRange(userId))) edges.push(edge);
+    index.finish();
+    index.loadEdges(edges);
+    return { units, edges: edges.length };
+  }
+
+  /** Units of one user with their stored vectors (the node's embedder's, else embedded again) and source contexts. */
+  private async entriesOf(userId: string, units: MemoryUnit[]): Promise<IndexEntry[]> {
+    const stored = await this.db.vectors.getMany(units.map((u) => join(userId, u.id)));
+    const out: IndexEntry[] = [];
+    for (const [i, unit] of units.entries()) out.push({ unit, vector: this.usableVector(stored[i]), context: await this.sourceContext(unit) });
+    const missing = out.filter((e) => !e.vector);
+    if (missing.length > 0) await this.embedInto(missing);
+    return out;
+  }
+
+  /** A stored vector as the indexes take it, when the node's embedder made it (else null: embedded again). */
+  private usableVector(v: StoredVector | undefined | null): Float32Array | null {
+    return v && v.embedder_id === this.embedder.id && v.dims === this.embedder.dimensions ? decodeVector(v) : null;
+  }
+
+  /**
+   * Where a build puts the user's indexes: in the worker from `workerMinUnits` units, else here. Decided
+   * at each build (a user that grows past it moves at its next build: eviction, restart, a failed refresh).
+   */
+  private placeIndex(entry: UserEntry, units: number): void {
+    const { worker } = this.options;
+    // An entry given up while it was read (evicted to make room for another) is built for the readers
+    // waiting for it only, here: nothing would ever give its copy in the worker up.
+    const held = this.users.get(entry.userId) === entry;
+    const remote = worker !== undefined && held && units >= (this.options.workerMinUnits ?? 50_000);
+    if (remote === entry.index instanceof RemoteUserIndex && !(entry.index instanceof RemoteUserIndex && entry.index.lost)) return;
+    if (entry.index instanceof RemoteUserIndex) entry.index.drop();
+    entry.index = remote
+      ? new RemoteUserIndex(worker, this.embedder.dimensions, () => this.cache.has(entry) && this.remeasureSoon(entry), () => this.markStale(entry, new Error('index worker lost the index')))
+      : new UserIndex(this.options);
+  }
+
   /** Each unit with its vector: the stored one when the node's embedder made it, else embedded again. */
   private async withVectors(userId: string, units: MemoryUnit[]): Promise<IndexEntry[]> {
     const stored = new Map<string, Float32Array>();
     let n = 0;
     for await (const [key, v] of this.db.vectors.iterator(prefixRange(userId))) {
-      if (v.embedder_id === this.embedder.id && v.dims === this.embedder.dimensions) stored.set(key.slice(userId.length + 1), decodeVector(v));
+      const vector = this.usableVector(v);
+      if (vector) stored.set(key.slice(userId.length + 1), vector);
       if (++n % this.chunk === 0) await yieldToLoop();
     }
     const out: IndexEntry[] = units.map((unit) => ({ unit, vector: stored.get(unit.id) ?? null, context: null }));
@@ -308,7 +419,8 @@ export class DerivedIndexes {
     return set;
   }
 
-  private async embedInto(entries: IndexEntry[]): Promise<void> {
+  /** Embeds, with the node's embedder, the entries that have no usable vector (in place). */
+  async embedInto(entries: IndexEntry[]): Promise<void> {
     for (let i = 0; i < entries.length; i += 256) {
       const batch = entries.slice(i, i + 256);
       try {
@@ -339,8 +451,8 @@ export class DerivedIndexes {
     const unit = await this.indexedUnit(userId, unitId);
     if (!unit) return null;
     const context = await this.sourceContext(unit);
-    const stored = await this.db.vectors.get(join(userId, unitId));
-    if (stored && stored.embedder_id === this.embedder.id && stored.dims === this.embedder.dimensions) return { unit, vector: decodeVector(stored), context };
+    const vector = this.usableVector(await this.db.vectors.get(join(userId, unitId)));
+    if (vector) return { unit, vector, context };
     const entry: IndexEntry = { unit, vector: null, context };
     await this.embedInto([entry]);
     return entry;
@@ -383,8 +495,7 @@ export class DerivedIndexes {
       const entries: IndexEntry[] = [];
       for (const record of units) {
         const unit = withStats(record, await this.db.unitStats.get(join(record.user_id, record.id)));
-        const stored = await this.db.vectors.get(join(unit.user_id, unit.id));
-        const vector = stored && stored.embedder_id === this.embedder.id && stored.dims === this.embedder.dimensions ? decodeVector(stored) : null;
+        const vector = this.usableVector(await this.db.vectors.get(join(unit.user_id, unit.id)));
         entries.push({ unit, vector, context: await this.sourceContext(unit) });
         this.unitOrg.set(unit.id, orgId);
       }

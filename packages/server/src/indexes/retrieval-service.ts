@@ -13,7 +13,6 @@
  */
 import { retrieval, type Embedder } from '@strata/memory';
 import { badRequest, getEvents, join, payloadTooLarge, readMany, recentPendingOfUser, type EventRecord, type MemoryUnit, type StateDb } from '@strata/store';
-import type { TextIndex, VectorIndex } from '@strata/store/indexes';
 import type { Config } from '../config';
 import type { Metrics } from '../metrics';
 import { RetrievalStages } from '../telemetry/retrieval-stages';
@@ -21,18 +20,22 @@ import type { Tracing } from '../telemetry/tracing';
 import type { Body } from '../schemas';
 import type { ShardReads } from '../cluster/shard-reads';
 import type { ShardRouter } from '../shards';
-import { indexEntriesOf, type DerivedIndexes } from './derived';
+import { indexEntriesOf, orgIndexEntries, type DerivedIndexes, type HeldIndex } from './derived';
 import { LoopTurns } from './loop-turns';
 import type { PendingEventsCache } from './pending-cache';
+import { collapseBySource, pendingSetOf, retrievalSources, type Ranked } from './sources';
+import { IndexGoneError } from './worker/index-worker';
+import { RemoteUserIndex } from './worker/remote-index';
+import type { WorkerQuery } from './worker/protocol';
 
-const { decodeBase64Media, MediaError, findNearDuplicates, imagePhash, isSearchablePending, isSlimRecord, PendingSet, rawHitOf, retrieveAsync, timeMs, TEXT_FIELDS } = retrieval;
+export { collapseBySource } from './sources';
+
+const { decodeBase64Media, MediaError, imagePhash, isSearchablePending, isSlimRecord, rawHitOf, retrieveAsync, timeMs } = retrieval;
 type RetrievalConfig = retrieval.RetrievalConfig;
-type RetrievalSources<U extends retrieval.RetrievalUnit> = retrieval.RetrievalSources<U>;
 type RetrieveRequest = retrieval.RetrieveRequest;
 type UnitSet = retrieval.UnitSet;
 type RawHit = retrieval.RawHit;
-/** What a retrieval ranks: the indexes' records (slim, or whole for org units sent by another node) and raw hits. */
-type Ranked = retrieval.IndexedRecord | MemoryUnit | RawHit;
+type Scored = retrieval.ScoredUnit<Ranked>;
 
 /** How many of a user's most recent pending events a query searches raw (include_pending). */
 export const PENDING_SEARCHED = 256;
@@ -94,13 +97,31 @@ export interface RetrievalServiceOptions {
 
 const invalid = (path: string, message: string) => badRequest('validation_failed', `${path.slice(1)} ${message}.`, [{ path, message }]);
 
-/**
- * One result per source event (see FusionOptions.collapseKey): of the L1 units split out of one turn,
- * and of those units and the raw hit of that turn (an event consolidated while a query read it is in
- * both the pending set and the index; a raw hit's references are [its event id]).
- */
-export const collapseBySource = (u: { level: number; user_id: string; references?: string[] }): string | null =>
-  u.level <= 1 && u.references && u.references.length > 0 ? `${u.user_id}\u0000${u.references[0]}` : null;
+/** What one retrieval ranks with, read by `run` wherever the user's indexes are held. */
+interface RankInput {
+  userId: string;
+  streamId: string | null;
+  scope: string;
+  orgId: string | null;
+  /** the org's shard ids in order (the same sources in the same order on every node), those held here, the others */
+  orgShards: number[];
+  localOrg: number[];
+  remoteOrg: number[];
+  home: number;
+  linearizable: boolean;
+  queryHash: string | null;
+  pendingEvents: EventRecord[] | null;
+  /** the pending events' vectors (aligned with pendingEvents) */
+  pendingVectors: (Float32Array | null)[];
+  request: RetrieveRequest;
+  config: RetrievalConfig;
+}
+
+/** Ranked results, and which of them are slim records whose whole record the answer reads. */
+interface Ranking {
+  results: Scored[];
+  slim: (r: Scored, i: number) => boolean;
+}
 
 export class RetrievalService {
   /** event id → its embedding, for pending events searched raw (insertion order: oldest first) */
@@ -188,47 +209,10 @@ export class RetrievalService {
     const pendingEvents = body.include_pending === false ? null : await stages.time('pending', () => this.pendingEventsOf(home.db, userId));
     // one embedder call (one round trip to a remote embedder): the query and the pending events not embedded before
     const unembedded = pendingEvents?.filter((e) => !this.pendingVectors.has(e.event_id)) ?? [];
-    const [[user, orgSets, remoteSets], vectors] = await Promise.all([
-      stages.time('index_load', () => Promise.all([
-        this.indexesOf(home.id).forUser(userId),
-        Promise.all(localOrg.map((s) => this.indexesOf(s.id).forOrg(body.org_id!))),
-        remoteOrg.length > 0 ? this.remoteOrgSets(body.org_id!, remoteOrg, home.id, linearizable) : [],
-      ])),
+    const [user, vectors] = await Promise.all([
+      stages.time('index_load', () => this.indexesOf(home.id).forUser(userId)),
       stages.time('embed', () => this.options.embedder.embed([query, ...unembedded.map((e) => e.content)])),
     ]);
-    // no set at all without pending events (the usual case once consolidation keeps up): a set is a vector index
-    const pending = pendingEvents && pendingEvents.length > 0 ? this.pendingSetOf(pendingEvents, unembedded, vectors.slice(1)) : null;
-    // in shard order, wherever each came from: the same sources in the same order on every node
-    const setOf = new Map<number, UnitSet | undefined>([...localOrg.map((s, i) => [s.id, orgSets[i]] as const), ...remoteOrg.map((g, i) => [g, remoteSets[i]] as const)]);
-    const orgs = orgShards.map((s) => setOf.get(s.id)).filter((s): s is UnitSet => !!s && s.size > 0);
-
-    const userUnits = user.units; // read once: called for every candidate of every list
-    const getUnit = (id: string): Ranked | undefined => {
-      const own = userUnits.get(id);
-      if (own) return own;
-      for (const o of orgs) {
-        const u = o.units.get(id);
-        if (u) return u;
-      }
-      return pending?.hits.get(id);
-    };
-    const raw = pending && pending.size > 0 ? [pending] : [];
-    const sources: RetrievalSources<Ranked> = {
-      vectorIndexes: [user.vector, ...orgs.map((o) => o.vector), ...raw.map((p) => p.vector)] as VectorIndex[],
-      textIndexes: [user.text, ...orgs.map((o) => o.text), ...raw.map((p) => p.text)] as TextIndex[],
-      getUnit,
-      neighbors: user.neighbors,
-      fieldTextIndexes: TEXT_FIELDS.map((name) => ({
-        name, indexes: [user.fields[name], ...orgs.map((o) => o.fields[name]), ...(name === 'own' ? raw.map((p) => p.own) : [])],
-      })),
-    };
-    if (scope === 'stream') {
-      sources.restrictTo = new Set([...(user.byStream.get(streamId!) ?? []), ...(pending?.byStream.get(streamId!) ?? [])]);
-    }
-    if (queryHash) {
-      const candidates = [user, ...orgs].flatMap((s) => [...s.images].flatMap(([id, hashes]) => hashes.map((phash) => ({ id, phash }))));
-      sources.imageMatches = findNearDuplicates(queryHash, candidates);
-    }
     const request: RetrieveRequest = {
       query, queryVector: vectors[0] ?? null, user_id: userId, stream_id: streamId, scope, org_id: body.org_id ?? null,
       start_time: body.start_time ?? null, end_time: body.end_time ?? null, as_of: body.as_of ?? null,
@@ -245,17 +229,13 @@ export class RetrievalService {
       // Effective importance: stored importance decaying from when the unit was stored or last retrieved.
       fusion: { collapseKey: collapseBySource, importanceHalfLifeDays: config.memory.importance_half_life_days, ...base.fusion },
     };
-    // the searches and fusion take turns with each other and with the rest of the node (loop-turns.ts)
-    const release = await stages.time('turn', () => this.turns.enter());
-    let outcome: retrieval.RetrieveOutcome<Ranked>;
-    try {
-      stages.mark();
-      // async: a large user's exact vector scan (while its HNSW graph builds) yields between slices
-      outcome = await retrieveAsync(sources, request, retrievalConfig, this.options.now?.() ?? Date.now(), stages);
-    } finally {
-      release();
-    }
-    const results = await stages.time('records', () => wholeRecords(userId, outcome.results, (owner) => this.options.shards.forUser(owner).db));
+    const input: RankInput = {
+      userId, streamId, scope, orgId: body.org_id ?? null, orgShards: orgShards.map((s) => s.id), localOrg: localOrg.map((s) => s.id), remoteOrg, home: home.id, linearizable, queryHash,
+      pendingEvents, pendingVectors: pendingEvents ? this.pendingVectorsOf(pendingEvents, unembedded, vectors.slice(1)) : [],
+      request, config: retrievalConfig,
+    };
+    const ranking = await this.rank(user, input, stages);
+    const results = await stages.time('records', () => wholeRecords(userId, ranking.results, (owner) => this.options.shards.forUser(owner).db, ranking.slim));
     try {
       // raw hits are events, not units: nothing to reinforce
       this.options.onRetrieved?.(userId, results.filter((r): r is RetrievedUnit & { unit: MemoryUnit } => r.unit.level !== 0));
@@ -264,6 +244,90 @@ export class RetrievalService {
     }
     stages.finish();
     return { query, results, query_time_ms: Math.round((performance.now() - started) * 1000) / 1000 };
+  }
+
+  /**
+   * Ranks on the main thread or, for a user whose indexes the index worker holds, in the worker. An index
+   * given up between its load and the query (evicted) is loaded again and asked once more.
+   */
+  private async rank(user: HeldIndex, input: RankInput, stages: RetrievalStages): Promise<Ranking> {
+    for (let attempt = 0; ; attempt++) {
+      if (!(user instanceof RemoteUserIndex)) return this.rankHere(user, input, stages);
+      try {
+        return await this.rankInWorker(user, input, stages);
+      } catch (err) {
+        if (!(err instanceof IndexGoneError) || attempt > 0) throw err;
+      }
+      user = await stages.time('index_load', () => this.indexesOf(input.home).forUser(input.userId));
+    }
+  }
+
+  private async rankHere(user: retrieval.UserIndex, input: RankInput, stages: RetrievalStages): Promise<Ranking> {
+    const orgSets = input.orgId
+      ? await stages.time('index_load', () => Promise.all([
+        Promise.all(input.localOrg.map((id) => this.indexesOf(id).forOrg(input.orgId!))),
+        input.remoteOrg.length > 0 ? this.remoteOrgSets(input.orgId!, input.remoteOrg, input.home, input.linearizable) : [],
+      ]))
+      : null;
+    // no set at all without pending events (the usual case once consolidation keeps up): a set is a vector index
+    const pending = input.pendingEvents && input.pendingEvents.length > 0
+      ? pendingSetOf(this.options.embedder.dimensions, input.pendingEvents.map(rawHitOf), input.pendingVectors)
+      : null;
+    // in shard order, wherever each came from: the same sources in the same order on every node
+    const setOf = new Map<number, UnitSet | undefined>(orgSets ? [...input.localOrg.map((id, i) => [id, orgSets[0][i]] as const), ...input.remoteOrg.map((g, i) => [g, orgSets[1][i]] as const)] : []);
+    const orgs = input.orgShards.map((id) => setOf.get(id)).filter((s): s is UnitSet => !!s && s.size > 0);
+    const sources = retrievalSources({ user, orgs, pending, scope: input.scope, streamId: input.streamId, queryHash: input.queryHash });
+    // the searches and fusion take turns with each other and with the rest of the node (loop-turns.ts)
+    const release = await stages.time('turn', () => this.turns.enter());
+    try {
+      stages.mark();
+      // the clock read in the turn, right before the pipeline runs
+      const now = this.options.now?.() ?? Date.now();
+      // async: a large user's exact vector scan (while its HNSW graph builds) yields between slices
+      const outcome = await retrieveAsync(sources, input.request, input.config, now, stages);
+      return { results: outcome.results, slim: (r) => isSlimRecord(r.unit) };
+    } finally {
+      release();
+    }
+  }
+
+  /**
+   * Ranks in the index worker: it holds the user's indexes; what the main thread read for the query goes
+   * with it (pending events and their vectors; the org's units of every shard, whole, read for this query,
+   * as for the groups held elsewhere). The pipeline's stages are the worker's measures; `worker` is the wait.
+   */
+  private async rankInWorker(user: RemoteUserIndex, input: RankInput, stages: RetrievalStages): Promise<Ranking> {
+    const { fusion } = input.config;
+    // a function cannot cross to the thread: the worker sets collapseBySource itself
+    if (fusion?.collapseKey !== collapseBySource) throw new Error('the index worker ranks with collapseBySource only');
+    const orgs = input.orgId ? await stages.time('index_load', () => this.orgEntries(input)) : [];
+    const query: WorkerQuery = {
+      request: input.request, config: { ...input.config, fusion: { ...fusion, collapseKey: undefined } }, now: this.options.now?.() ?? Date.now(),
+      scope: input.scope, streamId: input.streamId, queryHash: input.queryHash, orgs,
+      pending: input.pendingEvents && input.pendingEvents.length > 0 ? { hits: input.pendingEvents.map(rawHitOf), vectors: input.pendingVectors } : null,
+    };
+    const answer = await stages.time('worker', () => user.query(query));
+    for (const stage of ['search', 'fuse', 'arbitrate'] as const) {
+      const ms = answer.stages[stage];
+      if (ms !== undefined) stages.add(stage, ms);
+    }
+    return { results: answer.results, slim: (_r, i) => answer.results[i].slim };
+  }
+
+  /** The org's units of every shard, whole and with vectors of the node's embedder, in shard order (for the worker). */
+  private async orgEntries(input: RankInput): Promise<retrieval.IndexEntry[][]> {
+    const { embedder } = this.options;
+    const [local, remote] = await Promise.all([
+      Promise.all(input.localOrg.map(async (id) => indexEntriesOf(await orgIndexEntries(this.options.shards.byId(id)!.db, input.orgId!), embedder))),
+      input.remoteOrg.length > 0
+        ? this.options.reads!.each('orgIndexEntries', { org_id: input.orgId! }, { groups: input.remoteOrg, linearizable: input.linearizable })
+          .then((wire) => wire.map((w) => indexEntriesOf(w, embedder)))
+        : [],
+    ]);
+    const setOf = new Map<number, retrieval.IndexEntry[]>([...input.localOrg.map((id, i) => [id, local[i]] as const), ...input.remoteOrg.map((g, i) => [g, remote[i]] as const)]);
+    const out = input.orgShards.map((id) => setOf.get(id) ?? []).filter((e) => e.length > 0);
+    await this.indexesOf(input.home).embedInto(out.flat().filter((e) => !e.vector));
+    return out;
   }
 
   /** The org's units of groups not held here, from nodes that hold them, each group as a unit set for this request. */
@@ -286,19 +350,17 @@ export class RetrievalService {
   }
 
   /**
-   * Pending events indexed for this query. `embedded` are those just embedded (with `vectors`), the others'
-   * vectors are cached from earlier queries (an event's content never changes).
+   * The vectors of a query's pending events, in order. `embedded` are those just embedded (with `vectors`),
+   * the others' vectors are cached from earlier queries (an event's content never changes).
    */
-  private pendingSetOf(events: EventRecord[], embedded: EventRecord[], vectors: Float32Array[]): retrieval.PendingSet {
-    const set = new PendingSet(this.options.embedder.dimensions);
+  private pendingVectorsOf(events: EventRecord[], embedded: EventRecord[], vectors: Float32Array[]): (Float32Array | null)[] {
     const fresh = new Map(embedded.map((e, i) => [e.event_id, vectors[i]]));
     for (const [id, vector] of fresh) this.pendingVectors.set(id, vector);
     for (const id of this.pendingVectors.keys()) {
       if (this.pendingVectors.size <= PENDING_VECTOR_CACHE) break;
       this.pendingVectors.delete(id);
     }
-    for (const e of events) set.add(rawHitOf(e), fresh.get(e.event_id) ?? this.pendingVectors.get(e.event_id) ?? null);
-    return set;
+    return events.map((e) => fresh.get(e.event_id) ?? this.pendingVectors.get(e.event_id) ?? null);
   }
 
   /**
@@ -337,10 +399,11 @@ export async function wholeRecords(
   userId: string,
   ranked: retrieval.ScoredUnit<Ranked>[],
   dbOf: (owner: string) => StateDb,
+  slim: (r: retrieval.ScoredUnit<Ranked>, i: number) => boolean = (r) => isSlimRecord(r.unit),
 ): Promise<RetrievedUnit[]> {
   const byDb = new Map<StateDb, string[]>();
-  for (const r of ranked) {
-    if (!isSlimRecord(r.unit)) continue;
+  for (const [i, r] of ranked.entries()) {
+    if (!slim(r, i)) continue;
     const db = dbOf(r.unit.user_id);
     const keys = byDb.get(db);
     const key = join(r.unit.user_id, r.unit.id);
@@ -354,8 +417,8 @@ export async function wholeRecords(
     records.forEach((u, i) => u && whole.set(keys[i], u));
   }));
   const out: RetrievedUnit[] = [];
-  for (const r of ranked) {
-    const unit = isSlimRecord(r.unit) ? whole.get(join(r.unit.user_id, r.unit.id)) : (r.unit as MemoryUnit | RawHit);
+  for (const [i, r] of ranked.entries()) {
+    const unit = slim(r, i) ? whole.get(join(r.unit.user_id, r.unit.id)) : (r.unit as MemoryUnit | RawHit);
     if (!unit || (unit.user_id !== userId && unit.org_id !== r.unit.org_id)) continue;
     out.push({ unit, score: r.score, signals: r.signals });
   }

@@ -10,7 +10,7 @@ import type { retrieval } from '@strata/memory';
 import type { Metrics } from '../metrics';
 import { nowMs, type Tracing } from './tracing';
 
-export type Stage = 'index_load' | 'embed' | 'pending' | 'turn' | retrieval.RetrievalStage | 'records' | 'total';
+export type Stage = 'index_load' | 'embed' | 'pending' | 'turn' | 'worker' | retrieval.RetrievalStage | 'records' | 'total';
 
 export class RetrievalStages implements retrieval.StageClock {
   private readonly started = nowMs();
@@ -40,6 +40,12 @@ export class RetrievalStages implements retrieval.StageClock {
     const now = nowMs();
     this.report(stage, this.last, now);
     this.last = now;
+  }
+
+  /** A stage measured elsewhere (the index worker's pipeline stages), `ms` long, ending now. */
+  add(stage: retrieval.RetrievalStage, ms: number): void {
+    const end = nowMs();
+    this.report(stage, end - ms, end);
   }
 
   /** The whole retrieval, from this object's creation. */

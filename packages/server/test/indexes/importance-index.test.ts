@@ -100,12 +100,12 @@ describe('DerivedIndexes and retrieval stats', () => {
   });
 
   it('keeps importance and last_retrieved_at of indexed units current, in user and org sets, text search unchanged', async () => {
-    const user = await indexes.forUser('ann');
+    const user = await indexes.localIndex('ann');
     const org = (await indexes.forOrg('acme'))!;
     expect((user.units.get(U1) as IndexedUnit).last_retrieved_at).toBeUndefined();
     const before = user.text.search('kite', 10).map((h) => h.id).sort();
     settle(await log.propose(reinforce([U1, U2])));
-    const after = await indexes.forUser('ann');
+    const after = await indexes.localIndex('ann');
     await indexes.forOrg('acme');
     expect(after.units.get(U1)).toMatchObject({ importance: 0.6, last_retrieved_at: T1 });
     expect(org.units.get(U2)).toMatchObject({ importance: 0.6, last_retrieved_at: T1 });
@@ -115,7 +115,7 @@ describe('DerivedIndexes and retrieval stats', () => {
   it('attaches stored stats when a user is built from LevelDB', async () => {
     settle(await log.propose(reinforce([U1])));
     const fresh = new DerivedIndexes({ db, embedder: new HashingEmbedder(), logger: pino({ level: 'silent' }) });
-    const user = await fresh.forUser('ann');
+    const user = await fresh.localIndex('ann');
     expect(user.units.get(U1)).toMatchObject({ importance: 0.6, last_retrieved_at: T1 });
     expect((user.units.get(U2) as IndexedUnit).last_retrieved_at).toBeUndefined();
     expect((await fresh.forOrg('acme'))!.units.get(U2)).toMatchObject({ importance: 0.4 });

@@ -107,14 +107,14 @@ describe('DerivedIndexes within a byte budget', () => {
     const m = manager(cache);
     await write('ann', 2);
     for (let i = 0; i < 200; i++) {
-      const index = await m.forUser(`nobody-${i}`);
+      const index = await m.localIndex(`nobody-${i}`);
       expect(index.size).toBe(0);
       expect(m.holds(`nobody-${i}`)).toBe(false);
     }
     // a user id that is a prefix of a real one, or extends it, holds nothing either
-    for (const id of ['an', 'ann ', 'annie']) expect((await m.forUser(id)).size).toBe(0);
+    for (const id of ['an', 'ann ', 'annie']) expect((await m.localIndex(id)).size).toBe(0);
     expect([cache.size, cache.builds]).toEqual([0, 0]); // nothing built, not only nothing kept
-    expect((await m.forUser('ann')).size).toBe(2);
+    expect((await m.localIndex('ann')).size).toBe(2);
     expect(m.holds('ann')).toBe(true);
     expect([cache.size, cache.bytes > 0]).toEqual([1, true]);
   });
@@ -123,10 +123,10 @@ describe('DerivedIndexes within a byte budget', () => {
     const cache = new IndexCache(1 << 30);
     const m = manager(cache);
     await write('gus', 2);
-    const ids = [...(await m.forUser('gus')).units.keys()];
+    const ids = [...(await m.localIndex('gus')).units.keys()];
     expect(cache.size).toBe(1);
     settle(await log.propose({ type: 'memory.delete', user_id: 'gus', at: T0, unit_ids: ids, event_ids: [], require_units: true }));
-    expect((await m.forUser('gus')).size).toBe(0); // the refresh, awaited
+    expect((await m.localIndex('gus')).size).toBe(0); // the refresh, awaited
     await new Promise((r) => setImmediate(r)); // sizes are measured once per turn of the event loop
     expect([m.holds('gus'), cache.size, cache.bytes]).toEqual([false, 0, 0]);
   });
@@ -142,7 +142,7 @@ describe('DerivedIndexes within a byte budget', () => {
       for (const user of users) {
         // a change of the user while it is not held (evicted) must be there when it is built again
         await write(user, 1);
-        expect(await answers(await tiny.forUser(user))).toEqual(await answers(await big.forUser(user)));
+        expect(await answers(await tiny.localIndex(user))).toEqual(await answers(await big.localIndex(user)));
         expect(tiny.holds(user)).toBe(true);
       }
     }
@@ -158,8 +158,8 @@ describe('DerivedIndexes within a byte budget', () => {
     await write('small', 2);
     await write('large', 60);
     const m = manager(new IndexCache(1 << 30));
-    const small = (await m.forUser('small')).estimatedBytes();
-    const large = (await m.forUser('large')).estimatedBytes();
+    const small = (await m.localIndex('small')).estimatedBytes();
+    const large = (await m.localIndex('large')).estimatedBytes();
     // 256 floats a vector alone is 1 KiB a unit
     expect(large - small).toBeGreaterThan(58 * 1024);
     expect(large).toBeLessThan(60 * 64 * 1024);

@@ -61,7 +61,7 @@ describe('derived text documents: the source turn and the turns before it', () =
     new DerivedIndexes({ db, embedder: new HashingEmbedder(), logger: pino({ level: 'silent' }), ...extra });
 
   it('finds an answer by a topic named two turns up (default: two previous turns)', async () => {
-    const user = await indexes().forUser('ann');
+    const user = await indexes().localIndex('ann');
     expect(user.text.search('meteor shower', 5).map((h) => h.id)).toEqual([id(1)]);
     expect(user.text.search('breathtaking', 5).map((h) => h.id)).toEqual([id(1)]);
     // three turns up is outside the default window
@@ -69,17 +69,17 @@ describe('derived text documents: the source turn and the turns before it', () =
   });
 
   it('takes as many previous turns as configured, and none when turned off', async () => {
-    expect((await indexes({ previousTurns: 3 }).forUser('ann')).text.search('weekend north', 5).map((h) => h.id)).toEqual([id(1)]);
-    const one = await indexes({ previousTurns: 1 }).forUser('ann');
+    expect((await indexes({ previousTurns: 3 }).localIndex('ann')).text.search('weekend north', 5).map((h) => h.id)).toEqual([id(1)]);
+    const one = await indexes({ previousTurns: 1 }).localIndex('ann');
     expect(one.text.search('breathtaking', 5).map((h) => h.id)).toEqual([id(1)]);
     expect(one.text.search('meteor shower', 5)).toEqual([]);
-    const none = await indexes({ previousTurn: false }).forUser('ann');
+    const none = await indexes({ previousTurn: false }).localIndex('ann');
     expect(none.text.search('breathtaking', 5)).toEqual([]);
     expect(none.text.search('universe', 5).map((h) => h.id)).toEqual([id(1)]);
   });
 
   it('indexes the fields alone too: own words (content, keywords, source turn) and context (turns before)', async () => {
-    const user = await indexes().forUser('ann');
+    const user = await indexes().localIndex('ann');
     expect(user.fields.own.search('universe', 5).map((h) => h.id)).toEqual([id(1)]);
     expect(user.fields.own.search('meteor shower', 5)).toEqual([]);
     expect(user.fields.context.search('meteor shower', 5).map((h) => h.id)).toEqual([id(1)]);
