@@ -10,7 +10,7 @@
 import { randomUUID } from 'node:crypto';
 import { api, API_KEY, TestCluster, waitFor } from '../helpers/cluster';
 import { runStrata } from '../helpers/cli';
-import { checkExactlyOnce, startWriters, stopWritersAndCluster } from './writers';
+import { startWriters, stopWritersAndCluster, readBackExactlyOnce } from './writers';
 import { rangesOf, rangesSettled, replicasCaughtUp, startProber, userRecordsOnDisk } from './ranges';
 
 jest.setTimeout(600_000);
@@ -79,11 +79,7 @@ describe('merge two groups by command, under writes', () => {
     await waitFor('writes acknowledged after the merges', async () => load.writers.reduce((n, w) => n + w.acked.size, 0) >= before + 48, 120_000, 200);
     await load.stop();
     await replicasCaughtUp(cluster);
-    for (const w of load.writers) {
-      const node = cluster.live()[Math.floor(Math.random() * 3)];
-      expect(await checkExactlyOnce(node.url, [w])).toEqual([]);
-      for (const n of cluster.live()) expect(await checkExactlyOnce(n.url, [w], '&consistency=linearizable')).toEqual([]);
-    }
+    expect(await readBackExactlyOnce(cluster, load.writers)).toEqual([]);
     const acked = load.writers.reduce((n, w) => n + w.acked.size, 0);
     const unknown = load.writers.reduce((n, w) => n + w.unknown.length, 0);
     process.stdout.write(`merge under load: ${acked} writes acknowledged (${unknown} unknown), two splits and two merges\n`);

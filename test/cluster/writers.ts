@@ -64,6 +64,20 @@ export async function checkExactlyOnce(url: string, writers: Writer[], query = '
 }
 
 /**
+ * Every acknowledged write read back exactly once: through a node picked at random (routed as a client's
+ * read is), and linearizably on every live node. The problems found, none when all is well.
+ */
+export async function readBackExactlyOnce(cluster: TestCluster, writers: Writer[]): Promise<string[]> {
+  const problems: string[] = [];
+  for (const w of writers) {
+    const live = cluster.live();
+    problems.push(...await checkExactlyOnce(live[Math.floor(Math.random() * live.length)].url, [w]));
+    for (const n of live) problems.push(...await checkExactlyOnce(n.url, [w], '&consistency=linearizable'));
+  }
+  return problems;
+}
+
+/**
  * Every writer's acknowledged events are on every voter of its group, exactly once: read on each voter
  * from its own replica, after a ReadIndex (a follower may not have applied the last writes yet; a
  * linearizable read waits until it has everything committed before the read).

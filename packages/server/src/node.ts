@@ -191,13 +191,15 @@ export class StrataNode {
     const ranges = await KeyRangeDirectory.open(shards[0], config.cluster.shards);
     // A retired group removed from the cluster is not opened; one whose removal a stop or a crash
     // interrupted here (its directory is still on disk) is finished first (docs/cluster.md "Removing a retired group").
-    for (const id of ranges.removed()) {
-      const dir = join(config.storage.data_dir, `shard-${id}`);
-      if (!existsSync(dir)) continue;
+    const shardDir = (id: number) => join(config.storage.data_dir, `shard-${id}`);
+    // what is left on disk of a removed group that is not open here: its Raft state, then its directory
+    const deleteRemains = async (id: number): Promise<void> => {
+      if (!existsSync(shardDir(id))) return;
       await cluster.removeShard(id);
-      await rm(dir, { recursive: true, force: true });
+      await rm(shardDir(id), { recursive: true, force: true });
       logger.info({ shard: id }, 'removed group: the rest of its replica deleted');
-    }
+    };
+    for (const id of ranges.removed()) await deleteRemains(id);
     for (let id = 1; id < config.cluster.shards; id++) if (!ranges.removed().includes(id)) shards.push(await openGroup(id));
     const router = new ShardRouter(shards, ranges);
     // Derived indexes per shard, kept current by each state machine's applied-command listener. A
@@ -447,16 +449,9 @@ export class StrataNode {
     // closes for good (messages for it are ignored from then on), its log and state are deleted.
     const removeGroup = (id: number): Promise<void> => inOrder(async () => {
       if (!open) return;
-      const dir = join(config.storage.data_dir, `shard-${id}`);
       const at = shards.findIndex((s) => s.id === id);
-      if (at < 0) {
-        // not open here: what is left of it on disk (a removal a stop or a crash interrupted) goes
-        if (!existsSync(dir)) return;
-        await cluster.removeShard(id);
-        await rm(dir, { recursive: true, force: true });
-        logger.info({ shard: id }, 'removed group: the rest of its replica deleted');
-        return;
-      }
+      // not open here: what is left of it on disk (a removal a stop or a crash interrupted) goes
+      if (at < 0) return deleteRemains(id);
       const shard = shards[at];
       const own = groupWorkers.get(id) ?? [];
       groupWorkers.delete(id);
@@ -472,7 +467,7 @@ export class StrataNode {
       indexes.get(id)?.release();
       indexes.delete(id);
       await shard.db.close();
-      await rm(dir, { recursive: true, force: true });
+      await rm(shardDir(id), { recursive: true, force: true });
       logger.info({ shard: id }, 'retired group removed: its replica is deleted from this node');
     });
     for (const id of ranges.groupIds()) await addGroup(id);

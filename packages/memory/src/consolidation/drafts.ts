@@ -130,7 +130,7 @@ export function draftEvent(event: EventRecord, names: ReadonlySet<string>, textO
  * been?" and says so itself.
  */
 function isShortAnswer(statement: string): boolean {
-  if (statement.split(/\s+/).filter((w) => /[\p{L}\p{N}]/u.test(w)).length > 6) return false;
+  if (wordCount(statement) > 6) return false;
   const head = statement.split(',')[0];
   return isFragment(statement) || (head !== statement && head.split(/\s+/).length <= 3 && isFragment(head));
 }
@@ -141,9 +141,12 @@ function isShortAnswer(statement: string): boolean {
  * "staying at 10:15" after "standup time?"). Without the question neither says what the value is of.
  */
 function leansOnQuestion(statement: string): boolean {
-  if (isShortAnswer(statement)) return true;
-  const count = statement.split(/\s+/).filter((w) => /[\p{L}\p{N}]/u.test(w)).length;
-  return count <= 10 && /\d/.test(statement);
+  return isShortAnswer(statement) || (wordCount(statement) <= 10 && /\d/.test(statement));
+}
+
+/** Words with a letter or digit in them (a dash or an emoji alone is none). */
+function wordCount(statement: string): number {
+  return statement.split(/\s+/).filter((w) => /[\p{L}\p{N}]/u.test(w)).length;
 }
 
 function firstUrl(v: unknown): string | null {

@@ -108,7 +108,6 @@ export function endingNames(ending: string, old: string): boolean {
 /** A change that says part of the old value holds: "same date", "same time", "still at 8". */
 const KEEPS_PART = /\bsame (?:date|day|time|place|venue|address|price|room|hotel|flight)\b/i;
 
-/** Cues that a plan or date moved: one shared word ("the defense got pushed to August") is enough. */
 const FIRST_PERSON = /\b(?:i|i'm|i've|i'll|i'd|me|my|we|we're|our|us)\b/i;
 
 /** Shared content stems that both statements write as a name (capitalized past their first word). */
@@ -158,12 +157,10 @@ export function updatesTopic(next: { text: string; owner: string }, old: { text:
   const was = typedValues(old.text);
   const now = typedValues(next.text);
   // One shared word is enough when it is the thing that changed ("the defense got pushed to August",
-  // "the bend is up to 130 now" after "118 degrees (asked: How far does the knee bend?)"): a cue word
-  // said it changed, and the value check below says to what. It asked for a word like "pushed" or an
-  // amount in the same unit too, and left "up to 130 now" and "the new landlord is Northgate" beside
-  // their old values (held-out set: 45 of 58 stale facts current, 43 without it). A shared person is
-  // no such thing ("now on July 3, for both you and Adam" / "my son Adam, he's 9"), and neither is the
-  // owner's own name, wherever it stands ("Maya moved to Quito" moved no plan of "Maya's cat is called Miso").
+  // "the bend is up to 130 now" after "118 degrees (asked: How far does the knee bend?)"): the cue says
+  // it changed, and the value check below says to what. A shared person is no such thing ("now on July
+  // 3, for both you and Adam" / "my son Adam, he's 9"), and neither is the owner's own name, wherever it
+  // stands ("Maya moved to Quito" moved no plan of "Maya's cat is called Miso").
   const thing = shared - sharedNames(next.text, old.text) - sharedOwner(next, old, stemsNext, stemsOld);
   if (thing < 1 && shared < 2) return false;
   // A new value replaces an old one of its kind: a date another date, an amount another amount of its
@@ -197,7 +194,8 @@ export function typedValues(text: string): Map<string, Set<string>> {
   const out = new Map<string, Set<string>>();
   const add = (kind: string, v: string) => { let set = out.get(kind); if (!set) out.set(kind, set = new Set()); set.add(v); };
   // the question a reply carries is not its value ("€80 a week (asked: ... when do you shop?)")
-  const body = withoutSpeakerPrefix(withoutQuestion(text));
+  const reply = withoutQuestion(text);
+  const body = withoutSpeakerPrefix(reply);
   const measured = new Set<string>();
   for (const m of body.matchAll(MEASURE)) {
     const unit = m[0].replace(/[\d.,:\s]+/g, ' ').trim().toLowerCase();
@@ -215,7 +213,7 @@ export function typedValues(text: string): Map<string, Set<string>> {
     add('date', `${month} ${day}`);
   }
   for (const list of body.matchAll(SHORT_DAY_LIST)) for (const d of list[0].match(new RegExp(SHORT_DAY, 'gi')) ?? []) add('date', weekdayKey(d));
-  for (const v of specificValues(withoutQuestion(text))) {
+  for (const v of specificValues(reply)) {
     if (days.has(v)) continue;
     if (WEEKDAY.test(v)) add('date', weekdayKey(v));
     else if (MONTH.test(v) || /^\d{4}-\d{2}-\d{2}/.test(v) || /^\d{1,2}(?:st|nd|rd|th)$/.test(v)) add('date', v);
