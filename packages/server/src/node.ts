@@ -335,7 +335,7 @@ export class StrataNode {
       mounts: [mountDashboard, ...(config.mcp.enabled ? [(express: Express) => {
         mcp = mountMcp(express, {
           services, auth, validator, bodyLimit: config.server.body_limit,
-          leader: forwardingGate(forwarder, router.groups, config.cluster.forward_timeout_ms),
+          leader: forwardingGate(forwarder, router.groups),
         });
       }] : [])],
       bodyLimit: config.server.body_limit, rateLimitPerSecond: config.server.rate_limit_per_s,

@@ -18,7 +18,7 @@ import type { RouteSpec } from '../http/route';
 import type { UserGroups } from '../shards';
 import type { Tracing } from '../telemetry/tracing';
 import { LeaderDeadline } from './leader-deadline';
-import { notSent, peerJson } from './peer-answer';
+import { answerError, notSent, peerJson } from './peer-answer';
 
 export const HOP_HEADER = 'x-strata-forwarded-by';
 /**
@@ -99,8 +99,6 @@ export class Forwarder {
   /**
    * Runs `local` when this node leads the shard; otherwise forwards the request to the leader and
    * copies its answer to `res`. A request that was already forwarded once is never sent on again.
-   */
-  /**
    * `keyed`: the route stores a request once per Idempotency-Key: one carrying the header is sent again
    * to the new leader when the one it went to died before answering (outcome unknown), as the client
    * would, until the deadline.
@@ -115,13 +113,13 @@ export class Forwarder {
     const deadline = new LeaderDeadline(this.opts.timeoutMs);
     const { view } = this.opts;
     const shardNow = typeof target === 'number' ? () => target : target;
-    let shard = shardNow();
+    const shard = shardNow();
     let viaDirectory = !this.holds(shard);
     if (req.headers[HOP_HEADER] !== undefined) {
       // The sender believed this node leads the shard; if it no longer does, say so rather than loop,
       // unless the sender only knew the directory's word: a member then knows the leader better.
       if (view.isLeader(shard)) {
-        if (await this.runLocal(req, res, local, deadline)) return;
+        if (await this.runLocal(local, deadline, () => !res.headersSent && replayable(req))) return;
         // leadership moved before the write committed here: the new leader takes it (one more hop)
       } else if (req.headers[VIA_DIRECTORY_HEADER] === undefined || !this.holds(shard)) {
         // not run here, so not stored: the sender looks for the leader again (send)
@@ -129,6 +127,48 @@ export class Forwarder {
       }
       viaDirectory = false;
     }
+    await this.untilStored(shardNow, shard, viaDirectory, deadline, {
+      local: () => this.runLocal(local, deadline, () => !res.headersSent && replayable(req)),
+      remote: (url, via) => this.send(url, req, res, deadline.at, via),
+      replayable: replayable(req),
+      keyed: opts.keyed === true && hasKey(req),
+    });
+  }
+
+  /**
+   * A JSON write that is not an Express request of its own (the MCP write tools): run here when this
+   * node leads the user's shard, else sent as its REST request to the leader, with the REST route's
+   * rules (route): a "not stored" answer or a leader not reached looks for the leader again until the
+   * deadline, and a node that does not hold the group names the directory as its source, so a member
+   * that no longer leads passes it on to the leader it knows. Answers the local result or the leader's
+   * JSON body; any other error answer is raised as the StrataError it was.
+   */
+  async write<T>(target: () => number, local: () => Promise<T>, rest: { method: string; path: string; headers: Record<string, string>; body: unknown }): Promise<T> {
+    const deadline = new LeaderDeadline(this.opts.timeoutMs);
+    const shard = target();
+    let answered: T | undefined;
+    await this.untilStored(target, shard, !this.holds(shard), deadline, {
+      local: () => this.runLocal(async () => { answered = await local(); }, deadline, () => true),
+      remote: async (url, via) => {
+        const answer = await this.call(url, rest.method, rest.path, { ...rest.headers, ...(via ? { [VIA_DIRECTORY_HEADER]: '1' } : {}) }, rest.body, deadline.at);
+        if (answer.status === 503 && answer.headers[NotStoredError.HEADER] !== undefined) throw new NotStoredError(...said(answer.body));
+        if (answer.status >= 400) throw answerError(answer.status, answer.body, 'The shard leader');
+        answered = answer.body as T;
+      },
+      replayable: true,
+      keyed: rest.headers['idempotency-key'] !== undefined,
+    });
+    return answered as T;
+  }
+
+  /**
+   * Looks for the shard's leader and runs the write there (`local` here, `remote` on another node) until
+   * it is stored or known to have failed. `local` answers false when leadership moved before the write
+   * committed (runLocal). A "not stored" answer from another node is tried again when the write can be
+   * sent again; a leader not reached, when nothing was sent or the write carries an Idempotency-Key.
+   */
+  private async untilStored(shardNow: () => number, shard: number, viaDirectory: boolean, deadline: LeaderDeadline,
+    ways: { local: () => Promise<boolean>; remote: (url: string, viaDirectory: boolean) => Promise<void>; replayable: boolean; keyed: boolean }): Promise<void> {
     for (let failed = 0; ; ) {
       const current = shardNow();
       if (current !== shard) {
@@ -139,14 +179,14 @@ export class Forwarder {
       }
       const leader = viaDirectory && failed > 0 ? this.anotherReplica(shard, failed) ?? await this.leaderOf(shard, deadline.at) : await this.leaderOf(shard, deadline.at);
       if (leader === 'self') {
-        if (await this.runLocal(req, res, local, deadline)) return;
+        if (await ways.local()) return;
         continue;
       }
       try {
-        await this.send(leader.url, req, res, deadline.at, viaDirectory);
+        await ways.remote(leader.url, viaDirectory);
         return;
       } catch (err) {
-        if (err instanceof NotStoredError && replayable(req) && (deadline.renew() || !deadline.passed())) {
+        if (err instanceof NotStoredError && ways.replayable && (deadline.renew() || !deadline.passed())) {
           // the leader it was sent to no longer leads, or lost leadership before the write committed
           this.notStoredRetries++;
           await sleep(Math.max(this.opts.pollMs ?? 25, 50));
@@ -155,7 +195,7 @@ export class Forwarder {
         if (err instanceof StrataError) throw err;
         // The leader could not be reached: if nothing was sent, look for the leader again until the
         // deadline; likewise when it was sent but a retry is harmless (the same Idempotency-Key).
-        const again = notSent(err) || (opts.keyed === true && hasKey(req) && replayable(req));
+        const again = notSent(err) || (ways.keyed && ways.replayable);
         if (!again || deadline.passed()) throw noLeader(shard);
         failed++;
         await sleep(this.opts.pollMs ?? 25);
@@ -171,12 +211,12 @@ export class Forwarder {
    * request's deadline (cluster.forward_timeout_ms), started afresh by each such answer (at most
    * MAX_NOT_STORED_RENEWALS times: LeaderDeadline), with a short pause between attempts.
    */
-  private async runLocal(req: Request, res: Response, local: () => Promise<void>, deadline: LeaderDeadline): Promise<boolean> {
+  private async runLocal(local: () => Promise<void>, deadline: LeaderDeadline, mayRunAgain: () => boolean): Promise<boolean> {
     try {
       await local();
       return true;
     } catch (err) {
-      if (!(err instanceof NotStoredError) || res.headersSent || !replayable(req)) throw err;
+      if (!(err instanceof NotStoredError) || !mayRunAgain()) throw err;
       if (!deadline.renew() && deadline.passed()) throw err;
       this.notStoredRetries++;
       await sleep(Math.max(this.opts.pollMs ?? 25, 50));

@@ -34,15 +34,11 @@ export interface LeaderGate {
 /** A node without peers proposes and reads everything itself. */
 export const SINGLE_NODE: LeaderGate = { write: (_userId, _credentials, local) => local(), read: (_userId, _credentials, local) => local() };
 
-export function forwardingGate(forwarder: Forwarder, groups: UserGroups, timeoutMs: number): LeaderGate {
+export function forwardingGate(forwarder: Forwarder, groups: UserGroups): LeaderGate {
   return {
+    /** As a REST write is routed (Forwarder.write: a leader that moved meanwhile is looked for again). */
     async write(userId, credentials, local, rest) {
-      const deadline = Date.now() + timeoutMs;
-      const leader = await forwarder.leaderOf(groups.groupOf(userId), deadline);
-      if (leader === 'self') return local();
-      const answer = await forwarder.call(leader.url, rest.method, rest.path, { ...credentials, ...rest.headers }, rest.body, deadline);
-      if (answer.status >= 400) throw answerError(answer.status, answer.body, 'The shard leader');
-      return answer.body as never;
+      return forwarder.write(() => groups.groupOf(userId), local, { method: rest.method, path: rest.path, headers: { ...credentials, ...rest.headers }, body: rest.body }) as never;
     },
 
     /** A node holding the group (Forwarder.callHolder: the directory's leader first, then the other voters). */
