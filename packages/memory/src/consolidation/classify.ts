@@ -30,8 +30,17 @@ export function isHowTo(text: string): boolean {
     if (howTo[1] && IMPERATIVE.has(howTo[1].toLowerCase())) return true;
   }
   if (SEQUENCE.test(text) && startsImperative(text.replace(/^\s*first,?\s*/i, ''))) return true;
-  // A lone imperative sentence is an instruction unless it is an exclamation or a question ("Create those memories!").
-  return startsImperative(text) && !/[?!]\s*$/.test(text.trim());
+  // A lone imperative sentence is an instruction unless it is an exclamation or a question ("Create those
+  // memories!"); so is the first sentence of several: "Call the landlord! Have to run, it's Wednesday so
+  // book club at Marjorie's." tells a fact after an exclamation, it is no how-to.
+  return startsImperative(text) && !/[?!]\s*$/.test(firstSentence(text));
+}
+
+/** The text up to its first sentence end (., ! or ? before a space), or all of it. */
+function firstSentence(text: string): string {
+  const t = text.trim();
+  const end = /[.!?]+(?=\s)/.exec(t);
+  return end ? t.slice(0, end.index + end[0].length) : t;
 }
 
 function startsImperative(text: string): boolean {

@@ -207,7 +207,10 @@ export async function planConsolidation(input: ConsolidationInput): Promise<Cons
       // nursery changed its pickup days" is far, as vectors go, from "WFH Tue/Thu from now on, nursery pickup"
       const sharing = input.findSharingWords ? await input.findSharingWords(userId, p.draft.text, opts.candidateK) : [];
       for (const u of [...batchSimilar.map((s) => s.unit), ...similar.map((s) => s.unit), ...sharing]) {
-        if (supersedes.some((x) => x.id === u.id) || u.references.includes(eventId) || !isCurrent(u) || u.memory_type !== 'factual') continue;
+        // an assistant's statement is procedural (what it did), yet may state a value that changes since
+        // ("I can see you're on our 300 Mbps plan with an NW-600 modem"): its kind does not keep it current.
+        // A tool's output is a record, replaced by a later state of itself only (step 8, recordKey).
+        if (supersedes.some((x) => x.id === u.id) || u.references.includes(eventId) || !isCurrent(u) || u.level !== 1 || u.speaker === 'tool') continue;
         if (updatesTopic(next, { text: withoutPrefix(u), owner: ownerOf(u.speaker, u.subject ?? openedBy(withoutPrefix(u))) })) supersedes.push(u);
       }
     }
@@ -292,8 +295,8 @@ export function mergeRecordText(old: string, next: string): string {
 
 /** Whose statement it is: the subject when consolidation found one, else the speaker (an assistant speaks of the user). */
 function ownerOf(speaker: string | null, subject: string | null | undefined): string {
-  if (subject) return subject;
-  const s = normalizeSubject(speaker);
+  // an assistant's "your plan" is the user's, whether the role came as the speaker or as a slot's subject
+  const s = subject || normalizeSubject(speaker);
   return s === 'assistant' || s === 'tool' || s === 'system' ? 'user' : s;
 }
 

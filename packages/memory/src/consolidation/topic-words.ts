@@ -21,10 +21,13 @@ export class TopicWords {
   /** unit id → the record held and its words */
   private readonly held = new Map<string, { unit: MemoryUnit; words: string[] }>();
 
-  /** Holds a unit's latest record: current factual statements (level 1) only, the only ones an update retires. */
+  /**
+   * Holds a unit's latest record: current statements (level 1) only, the only ones a topic update retires
+   * (a tool's output is a record, replaced by a later state of itself: plan.ts).
+   */
   put(unit: MemoryUnit): void {
     this.remove(unit.id);
-    if (unit.level !== 1 || unit.memory_type !== 'factual' || unit.retired_at !== null) return;
+    if (unit.level !== 1 || unit.retired_at !== null || unit.speaker === 'tool') return;
     const words = [...objectStems(unit.content)];
     for (const w of words) {
       let set = this.byWord.get(w);

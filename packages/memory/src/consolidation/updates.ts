@@ -179,6 +179,11 @@ const WEEKDAY = /^(?:mon|tues|wednes|thurs|fri|satur|sun)days?$/;
 const SHORT_DAY = '(?:mon|tue|tues|wed|thu|thur|thurs|fri|sat|sun)';
 const SHORT_DAY_LIST = new RegExp(`\\b${SHORT_DAY}(?:\\s*(?:/|,|&|and)\\s*${SHORT_DAY})+\\b`, 'gi');
 
+/** A weekday in any case: its whole name, or "tues", "thurs", "weds" (no other word is spelt so). */
+const WEEKDAY_IN_WORDS = /\b(?:(?:mon|tues|wednes|thurs|fri|satur|sun)days?|tues|thurs|weds)\b/gi;
+/** A month in any case with the day after it ("may 20", "aug 19th"): "may" alone is a verb. */
+const MONTH_DAY_IN_WORDS = /\b((?:jan|feb|mar|apr|may|jun|jul|aug|sep|sept|oct|nov|dec)[a-z]*)\.? (\d{1,2})(?:st|nd|rd|th)?\b(?!:|\d)/gi;
+
 /** One key per weekday, however written: "Mondays", "monday" and "Mon" are the same day. */
 function weekdayKey(word: string): string {
   return word.toLowerCase().slice(0, 3);
@@ -213,6 +218,14 @@ export function typedValues(text: string): Map<string, Set<string>> {
     add('date', `${month} ${day}`);
   }
   for (const list of body.matchAll(SHORT_DAY_LIST)) for (const d of list[0].match(new RegExp(SHORT_DAY, 'gi')) ?? []) add('date', weekdayKey(d));
+  // chats write days and dates in small letters ("it's tuesday nights, not monday", "starting may 20"):
+  // a weekday's whole name, or the short forms no other word has, and a month with its day
+  for (const m of body.matchAll(WEEKDAY_IN_WORDS)) add('date', weekdayKey(m[0]));
+  for (const m of body.matchAll(MONTH_DAY_IN_WORDS)) {
+    if (!MONTH.test(m[1].toLowerCase())) continue; // "market 5"
+    days.add(m[2]);
+    add('date', `${m[1].toLowerCase()} ${m[2]}`);
+  }
   for (const v of specificValues(reply)) {
     if (days.has(v)) continue;
     if (WEEKDAY.test(v)) add('date', weekdayKey(v));

@@ -1,7 +1,7 @@
 /**
  * Change cues: does a statement announce that a value changed? `update`: a new value holds from now on
  * ("now", "these days", "switched", "moved", "new", "instead", "started", "updated", "cut the budget to",
- * "went up"); `end`: an old value stopped
+ * "went up", a correction: "Mondays, not Wednesdays"); `end`: an old value stopped
  * ("quit", "sold", "left", "no longer", "broke up"). Consolidation retires the values a change replaces
  * (consolidation/updates.ts); retrieval ranks an ending below the value that holds now, and above it
  * for a question about before (retrieval/fusion.ts).
@@ -11,11 +11,18 @@ export type ChangeCue = 'update' | 'end';
 const END_CUE = /\b(?:quit|quitting|resigned|retired|sold|selling|left|leaving|no longer|not (?:\w+ )?any ?more|stopped|dropped|gave up|giving up|broke up|split up|divorced|finished|handed in|laid off|let go|cancel(?:l)?ed|moved out|lost (?:my|his|her|the) job|ended|over with)\b/i;
 const UPDATE_CUE = /\b(?:now|these days|nowadays|currently|at the moment|instead|switched|switching|changed|changing|moved|moving|relocated|relocating|settled|new|started|starting|began|become|became|joined|transferred|upgraded|downgraded|replaced|from now on|down to|up to|updated|(?:raised|increased|reduced|lowered|cut|drop)(?: \w+){0,2} to|(?:goes|going|went|gone) (?:up|down)|took (?:a|the) job|got (?:a|the) job|got hired|hired|promoted|accepted (?:an?|the) offer|signed|enrolled|took up|rescheduled|postponed|pushed back|pushed to|got pushed|delayed to|brought forward|changed to|takes over|taking over|took over|went (?:vegan|vegetarian|keto))\b/i;
 
+/**
+ * A correction: "correction: Dutch class is Mondays not Wednesdays", "demos are at 3pm, not 2", "it's
+ * tuesday nights, not monday". A value set against another of its kind (a number, a weekday, a month)
+ * says which one holds: an update, like "moved to".
+ */
+const CORRECTION = /\b(?:correction|corrected|correcting|scratch that|i meant|my mistake|typo)\b|\b(?:not|rather than|instead of)\s+(?:(?:on|at|in|the)\s+)?(?:\d|(?:mon|tues|wednes|thurs|fri|satur|sun)days?\b|(?:january|february|march|april|june|july|august|september|october|november|december)\b)/i;
+
 /** The change a statement announces, if any. An ending wins: "I quit, I'm freelance now" is split before. */
 export function changeCue(text: string): ChangeCue | null {
   if (/\?\s*$/.test(text)) return null;
   if (END_CUE.test(text)) return 'end';
-  if (UPDATE_CUE.test(text)) return 'update';
+  if (UPDATE_CUE.test(text) || CORRECTION.test(text)) return 'update';
   return null;
 }
 

@@ -46,6 +46,8 @@ describe('classifyMemoryType', () => {
     ['Check out the new cafe.', 'factual'],
     ['Did you run the tests?', 'factual'],
     ['Create those memories!', 'factual'],
+    ["Call the landlord! Have to run, it's Wednesday so book club at Marjorie's.", 'factual'],
+    ['Restart the router. Then wait a minute!', 'procedural'],
     ['Change is possible.', 'factual'],
     ['It taught me how to find support.', 'factual'],
   ])('%s → %s', (text, type) => {

@@ -352,3 +352,46 @@ describe('endings said beside the new value', () => {
     expect(openingName('I met Anjali', names)).toBeNull();
   });
 });
+
+describe('corrections and days written in small letters', () => {
+  const say = (name: string, text: string, day: string) => event(`${name}: ${text}`, { ...at(day), metadata: { speaker: name } });
+
+  it('a correction ("Mondays not Wednesdays", "3pm, not 2") retires the value it corrects', async () => {
+    const { run, current } = setup();
+    await run([say('Carmen', 'signed up for Dutch classes, Wednesday evenings at the library', '2023-09-10')]);
+    await run([say('Carmen', 'correction: Dutch class is Mondays not Wednesdays', '2023-09-18')]);
+    expect(current().filter((c) => /wednesday evenings/i.test(c))).toEqual([]);
+    await run([say('Hannah', 'sprint demos will be every other Friday at 2pm, invite sent', '2024-02-26')]);
+    await run([say('Hannah', 'correction: demos are at 3pm, not 2', '2024-02-27')]);
+    expect(current().filter((c) => /2pm/.test(c))).toEqual([]);
+  });
+
+  it('reads weekdays and dates in small letters as values ("tuesday nights, not monday", "starting may 20")', async () => {
+    const { run, current } = setup();
+    await run([say('Tobi', 'trash is monday night right', '2024-05-01')]);
+    await run([say('Greta', "city is changing trash pickup. starting may 20 it's tuesday nights, not monday", '2024-05-10')]);
+    expect(current().some((c) => c.includes('monday night right'))).toBe(false);
+    const { typedValues } = await import('../../src/consolidation/updates');
+    expect([...(typedValues("starting may 20 it's tuesday nights, not thurs").get('date') ?? [])].sort()).toEqual(['may 20', 'thu', 'tue']);
+    expect(typedValues('the market 5 stalls may open').get('date')).toBeUndefined(); // no month, and "may" alone is a verb
+  });
+
+  it("retires an assistant's statement of a value that changed, never a tool's record", async () => {
+    const { run, current } = setup();
+    await run([
+      event("I can see you're on our 300 Mbps plan with an NW-600 modem.", { ...at('2023-05-08', 1), role: 'assistant' }),
+      event(JSON.stringify({ account: 'AC-1', modem: 'NW-600' }), { ...at('2023-05-08', 2), role: 'tool', content_type: 'json' }),
+    ]);
+    await run([event('Please bring your NW-900 modem with you, the new address is covered.', { ...at('2023-07-20'), role: 'assistant' })]);
+    const now = current();
+    expect(now.some((c) => c.includes('300 Mbps plan with an NW-600'))).toBe(false);
+    expect(now.some((c) => c.startsWith('tool:') || c.includes('account: AC-1'))).toBe(true);
+  });
+
+  it('an imperative exclamation before a fact is no how-to: the fact can be updated', async () => {
+    const { run, current } = setup();
+    await run([say('Linda', "Call the landlord! Have to run, it's Wednesday so book club at Marjorie's.", '2023-01-11')]);
+    await run([say('Linda', 'Book club is switching from Wednesdays to Mondays starting this month.', '2023-02-01')]);
+    expect(current().some((c) => c.includes("book club at Marjorie's"))).toBe(false);
+  });
+});
