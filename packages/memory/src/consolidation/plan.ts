@@ -17,7 +17,7 @@ import { FACT_ANNOTATION, extractSubjectAttribute, isBackReference, normalizeVal
 import { normalizeSubject } from './speaker';
 import { reinforceImportance, scoreImportance } from './importance';
 import { draftEvents, newDiscourseState, type StatementDraft } from './drafts';
-import { STATE_FACETS, type Facet } from '../text';
+import { emojiWords, STATE_FACETS, withEmojiWords, type Facet } from '../text';
 import { endingNames, recordEntries, recordKey, restatesChangedFields, restatesValue, slotAttributes, slotOf, updatesTopic, type Slot } from './updates';
 import { llmDrafts } from './llm-extract';
 import { openingName } from './discourse';
@@ -82,7 +82,8 @@ export async function planConsolidation(input: ConsolidationInput): Promise<Cons
     // "Actually, it's Denver" alone means nothing later: say which attribute it corrects.
     const annotation = fact && isBackReference(d.text) && !FACT_ANNOTATION.test(t.text) ? ` (${fact.attribute}: ${fact.value})` : '';
     const content = `${d.prefix}${t.text}${annotation}`;
-    const named = d.speaker && !isEventRole(d.speaker) ? [d.speaker] : [];
+    // the speaker, and what its emoji name ("meet Lola 🐕" is about a dog): keywords the words do not give
+    const named = [...(d.speaker && !isEventRole(d.speaker) ? [d.speaker] : []), ...emojiWords(t.text)];
     const keywords = d.keywords && d.keywords.length > 0
       ? dedupeLower([...named, ...d.keywords]).slice(0, opts.keywords.max)
       : extractKeywords(d.event.content_type === 'json' ? jsonKeywordText(t.text) : t.text, opts.keywords, named);
@@ -95,7 +96,8 @@ export async function planConsolidation(input: ConsolidationInput): Promise<Cons
   });
 
   // The vectors, in one call.
-  const vectors = prepared.length > 0 ? await input.embedder.embed(prepared.map((p) => p.content)) : [];
+  // an emoji is no word to the embedder: its words are read beside it ("meet Lola 🐕" is about a dog)
+  const vectors = prepared.length > 0 ? await input.embedder.embed(prepared.map((p) => withEmojiWords(p.content))) : [];
   if (vectors.length !== prepared.length) throw new Error(`embedder returned ${vectors.length} vectors for ${prepared.length} texts`);
 
   const planned: { unit: MemoryUnit; vector: Float32Array; fact: SubjectAttribute | null }[] = [];

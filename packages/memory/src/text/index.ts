@@ -9,3 +9,4 @@ export * from './stem';
 export * from './attributes';
 export * from './facets';
 export * from './changes';
+export * from './emoji';
