@@ -18,7 +18,7 @@ import { normalizeSubject } from './speaker';
 import { reinforceImportance, scoreImportance } from './importance';
 import { draftEvents, newDiscourseState, type StatementDraft } from './drafts';
 import { emojiWords, STATE_FACETS, withEmojiWords, type Facet } from '../text';
-import { endingNames, recordEntries, recordKey, restatesChangedFields, restatesValue, slotAttributes, slotOf, updatesTopic, type Slot } from './updates';
+import { endingNames, recordEntries, recordKey, restatesChangedFields, restatesValue, slotAttributes, slotOf, updatesTopic, valuedFacets, type Slot } from './updates';
 import { llmDrafts } from './llm-extract';
 import { openingName } from './discourse';
 import { assertPlanCoversEvents } from './invariants';
@@ -175,7 +175,8 @@ export async function planConsolidation(input: ConsolidationInput): Promise<Cons
 
     // 8b: updates said in passing (updates.ts): a change cue retires the subject's current statements on the facet.
     if (!p.fact && p.slot?.cue) {
-      const slot = p.slot;
+      const valued = p.slot.cue === 'update' ? valuedFacets(p.draft.text) : null;
+      const slot = valued ? { ...p.slot, facets: p.slot.facets.filter((f) => valued.has(f)) } : p.slot;
       const attrs = slotAttributes(slot);
       const sameEvent = (u: MemoryUnit) => u.references.includes(eventId);
       const retirable = (u: MemoryUnit) => isCurrent(u) && u.subject === slot.subject && u.attribute !== null

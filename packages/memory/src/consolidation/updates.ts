@@ -71,6 +71,29 @@ export function restatesValue(next: string, old: string, facet: string): boolean
   return true;
 }
 
+/**
+ * The facets a statement that tells several changes gives new values of. "Moved cities, changed jobs
+ * twice, adopted Mochi, passed Grade 3. Not bad." looks back over a year: each clause announces a change
+ * and none says to what, so no address or job it names is the one that holds now, and retiring every
+ * current one on those facets (as one update does: "We've moved. Edinburgh!") took the flat in Leith
+ * with it. When two or more clauses announce changes, a facet is updated only by a clause that gives a
+ * value (a name, a number, a date: "moved to Leeds, started at St James's"). Null: one change or none,
+ * the statement's facets stand as they are.
+ */
+export function valuedFacets(text: string): Set<Facet> | null {
+  const clauses = withoutSpeakerPrefix(text).split(/[,;.!?]+|\s(?:and|but|then)\s/).map((c) => c.trim()).filter((c) => c !== '');
+  const changing = clauses.filter((c) => changeCue(c) !== null);
+  if (changing.length < 2) return null;
+  const out = new Set<Facet>();
+  for (const c of changing) {
+    const facets = facetsInOrder(c).filter((f) => STATE_FACETS.has(f));
+    if (facets.length === 0) continue;
+    const valued = specificValues(c).size > 0 || facets.some((f) => VALUE_FACETS.has(f) && facetWords(c, f).size > 0);
+    if (valued) for (const f of facets) out.add(f);
+  }
+  return out;
+}
+
 /** Every attribute a slot's update may retire (a new job replaces the old occupation and employer). */
 export function slotAttributes(slot: Slot): string[] {
   return [...new Set(slot.facets.flatMap(facetGroup))];

@@ -395,3 +395,16 @@ describe('corrections and days written in small letters', () => {
     expect(current().some((c) => c.includes("book club at Marjorie's"))).toBe(false);
   });
 });
+
+describe('a statement telling several changes at once', () => {
+  it('updates only the facets a clause gives a value of: a look back ("Moved cities, changed jobs twice") retires no address', async () => {
+    const { run, current } = setup();
+    const noor = (text: string, day: string) => event(`Noor: ${text}`, { ...at(day), metadata: { speaker: 'Noor' } });
+    await run([noor("We've moved. Edinburgh! A flat in Leith with a view of a very ugly crane.", '2023-07-16')]);
+    await run([noor('Moved cities, changed jobs twice, adopted Mochi, passed Grade 3. Not bad.', '2023-12-31')]);
+    expect(current().some((c) => c.includes('Leith'))).toBe(true);
+    const { valuedFacets } = await import('../../src/consolidation/updates');
+    expect(valuedFacets("We've moved. Edinburgh!")).toBeNull(); // one change: the statement's facets stand
+    expect([...(valuedFacets("Moved to Leeds, started at St James's") ?? [])]).toEqual(['residence']);
+  });
+});
