@@ -148,6 +148,9 @@ const ABOUT_USER = /\b(?:your|you're|you are|you have|you've|you'll|you were|you
 /** The assistant narrating its own work or asking to wait. */
 const SELF_NARRATION = /^(?:(?:i'?m|i am|we'?re|we are)\s+(?:now\s+)?(?:looking|checking|searching|pulling|working|on it|going to|looking into)|let me\b|let's see\b|one (?:moment|sec(?:ond)?)\b|just a (?:moment|sec(?:ond)?)\b|give me a (?:moment|sec(?:ond)?)\b|(?:looking|checking|searching)\b|i'?ll (?:look|check|search|find|get back|see)\b|anything else\b|is there anything else\b|let me know\b|feel free\b|hope (?:this|that) helps\b|have a (?:great|good|nice|lovely)\b|enjoy\b)/i;
 /** Echoes of what the user just said ("the plan follows your new days"): a remark on the user's words with no value of its own. */
+/** An assistant's wish or exclamation: "What a…", "How exciting", "I hope…", "Happy holidays", "Good luck", "Enjoy…". */
+const REACTION = /^(?:what an? |how (?:exciting|lovely|wonderful|fun|nice|great|amazing|fantastic|special|thoughtful|sweet)\b|i (?:really |do )?hope\b|hope (?:you|your|the|it|she|he|they|that)\b|happy (?:holidays|birthday|anniversary|new year|travels|easter|christmas|hanukkah|diwali|eid)\b|merry\b|good luck\b|best of luck\b|fingers crossed\b|safe travels\b|wishing\b|best wishes\b)/i;
+
 const ECHO = /^(?:the plan (?:follows|reflects|is updated|has been updated)|i'?ve noted|i have noted|that'?s noted|i'?ll remember|i will remember|i'?ll keep (?:that|it) in mind)\b/i;
 
 /** How to do something ("To restart the build server, first drain the queue, then reboot"): an agent's knowledge. */
@@ -167,6 +170,10 @@ export function assistantChatter(statement: string, people: ReadonlySet<string> 
   const rest = bare.replace(ASSISTANT_OPENER, '').trim();
   if (rest === '' || /^[^\p{L}\p{N}]*$/u.test(rest) || PLEASANTRY_REST.test(rest)) return 'an assistant pleasantry';
   if (SELF_NARRATION.test(rest)) return 'an assistant describing its own work';
+  // a wish or an exclamation over what the user told ("What a big week for your family, congratulations
+  // to Ingrid on signing the lease!", "I hope Margaret's operation goes smoothly"): the user's own
+  // statement holds the fact; the assistant's echo only adds a rival to it in search
+  if (REACTION.test(rest) && !/\d/.test(rest) && !ACTION.test(rest)) return 'an assistant reaction';
   if (/\d/.test(rest)) return null;
   if (ECHO.test(rest)) return 'an assistant acknowledgement';
   if (ACTION.test(rest) || ABOUT_USER.test(rest)) return null;

@@ -214,6 +214,18 @@ describe('turn-level discourse', () => {
     ]);
   });
 
+  it("keeps an assistant's wishes and exclamations over what the user told out of memory, not what it did", async () => {
+    const { run } = setup();
+    const p = await run([
+      event('What a big week for your family — congratulations to Ingrid on signing the lease!', { role: 'assistant' }),
+      event("I hope Margaret's operation goes smoothly and you both have something lovely to look forward to.", { role: 'assistant' }),
+      event('Happy holidays to you and your family too, Rosa!', { role: 'assistant' }),
+      event("Happy birthday! I've booked the table at Nopi for 8pm.", { role: 'assistant' }),
+    ]);
+    expect(p.dropped.map((d) => d.reason)).toEqual(Array(3).fill('noise: an assistant reaction'));
+    expect(p.units.map((u) => u.unit.content)).toEqual([expect.stringContaining('booked the table at Nopi for 8pm')]);
+  });
+
   it('cuts lead-ins, joins fragments to their sentence, and names whom "she" is about', async () => {
     const { run } = setup();
     const p = await run([
