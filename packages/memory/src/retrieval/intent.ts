@@ -152,12 +152,22 @@ function saysPlaceInWords(content: string): boolean {
   return PLACE_AFTER_PREPOSITION.test(withoutSpeakerPrefix(content)) || /\bat home\b/i.test(content);
 }
 
+/**
+ * A statement that reports something as it happened ("Callum proposed.", "We are back from Norway.",
+ * "sold the car today"): its own time (when it was said) answers "when did …?", and the context shows it.
+ */
+const EVENT_REPORT = /\b(?:(?:just|finally|officially) \w+|proposed|arrived|moved|started|finished|graduated|married|engaged|born|passed|quit|retired|resigned|sold|bought|adopted|got back|(?:am|are|is|we're|i'm) back|came back|broke up|laid off|closed|signed|accepted|landed|left|died|won|lost)\b/i;
+
+export function reportsEvent(content: string): boolean {
+  return EVENT_REPORT.test(withoutSpeakerPrefix(content));
+}
+
 /** Bounded demotions of an answer's form (see the header); 1 when the statement has what is asked. */
 export const KIND_FACTOR = 0.7;
 
 export function kindFactor(kind: AnswerKind, content: string): number {
   if (kind === null || isQuestion(content)) return 1;
-  if (kind === 'time') return carriesTime(content) ? 1 : KIND_FACTOR;
+  if (kind === 'time') return carriesTime(content) || reportsEvent(content) ? 1 : KIND_FACTOR;
   if (kind === 'number') return /\d/.test(content) ? 1 : KIND_FACTOR;
   if (kind === 'place') return saysWhere(content) ? 1 : KIND_FACTOR;
   return namesSomeone(content) ? 1 : KIND_FACTOR;
