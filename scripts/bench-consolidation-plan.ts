@@ -89,7 +89,7 @@ async function main(): Promise<void> {
           events: records.slice(i, i + batch), now: NOW, embedder, newId: () => `${conv.id}-${String(ids++).padStart(8, '0')}`,
           findSimilar: async (_user, vector, k) => (scanAll ? fullScan(held.values(), vector, k) : similar.topK(vector, k)),
           findBySubjectAttribute: async (_user, subject, attribute) => [...(facts.get(`${subject}\0${attribute}`) ?? [])],
-          findSharingWords: noTopicWords ? undefined : async (_user, text, k) => topics.sharing(text, k),
+          findSharingWords: noTopicWords ? undefined : async (_user, text, k, min) => topics.sharing(text, k, min),
         });
         for (const { unit, vector } of plan.units) {
           const v = Float32Array.from(vector);

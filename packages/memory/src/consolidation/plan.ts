@@ -17,8 +17,8 @@ import { FACT_ANNOTATION, extractSubjectAttribute, isBackReference, normalizeVal
 import { normalizeSubject } from './speaker';
 import { reinforceImportance, scoreImportance } from './importance';
 import { draftEvents, newDiscourseState, type StatementDraft } from './drafts';
-import { emojiWords, STATE_FACETS, withEmojiWords, type Facet } from '../text';
-import { endingNames, recordEntries, recordKey, restatesChangedFields, restatesValue, slotAttributes, slotOf, updatesTopic, valuedFacets, type Slot } from './updates';
+import { emojiWords, endedClause, STATE_FACETS, withEmojiWords, type Facet } from '../text';
+import { aboutPronoun, endingNames, endsOwnThing, recordEntries, recordKey, restatesChangedFields, restatesValue, slotAttributes, slotOf, updatesTopic, valuedFacets, type Slot } from './updates';
 import { llmDrafts } from './llm-extract';
 import { openingName } from './discourse';
 import { assertPlanCoversEvents } from './invariants';
@@ -197,6 +197,22 @@ export async function planConsolidation(input: ConsolidationInput): Promise<Cons
 
     // 9: duplicates, by similarity, among this batch's new units and existing current units.
     const similar = (await input.findSimilar(userId, vec, opts.candidateK)).filter((s) => isCurrent(s.unit) && s.unit.level === 1);
+
+    // 8d: a speaker's own clear ending ("i quit grindhouse", "me and tess broke up", "sold the car")
+    // ends what their earlier statements say of the thing it names, whatever facet they were filed under
+    // or none: "grindhouse was a zoo today", "tess made me dinner", "my car heater died" (updates.ts endsOwnThing).
+    if (p.slot?.cue !== 'update' && endsOwnThing(p.draft.text)) {
+      const speaker = normalizeSubject(p.draft.speaker);
+      const sharing = input.findSharingWords ? await input.findSharingWords(userId, endedClause(p.draft.text) ?? p.draft.text, opts.candidateK, 1) : [];
+      for (const u of [...planned.map((q) => q.unit), ...similar.map((s) => s.unit), ...sharing]) {
+        if (supersedes.some((x) => x.id === u.id) || u.references.includes(eventId) || !isCurrent(u) || u.level !== 1 || u.speaker === 'tool') continue;
+        // the speaker's own statements, not what they told of another ("he's (Marco) a physio" holds after
+        // "Marco and I broke up")
+        if (normalizeSubject(u.speaker) !== speaker || !endingNames(p.draft.text, withoutPrefix(u))) continue;
+        const about = u.subject ?? aboutPronoun(withoutPrefix(u));
+        if (about === null || about === speaker) supersedes.push(u);
+      }
+    }
     const batchSimilar = planned
       .map((q, j) => ({ j, unit: q.unit, similarity: cosine(vec, q.vector) }))
       .filter((s) => s.unit.retired_at === null);

@@ -23,10 +23,11 @@ export interface ConsolidationInput {
   /** Existing units of the user with this subject and attribute. */
   findBySubjectAttribute: (userId: string, subject: string, attribute: string) => Promise<MemoryUnit[]>;
   /**
-   * Existing current units of the user sharing at least two topic words (updates.ts `objectStems`) with
-   * `text`, most shared first: where an update of a topic looks beside the vector-nearest statements.
+   * Existing current units of the user sharing at least `min` (default two) topic words (updates.ts
+   * `objectStems`) with `text`, most shared first: where an update of a topic looks beside the
+   * vector-nearest statements, and an ending for what named the ended thing.
    */
-  findSharingWords?: (userId: string, text: string, k: number) => Promise<MemoryUnit[]>;
+  findSharingWords?: (userId: string, text: string, k: number, min?: number) => Promise<MemoryUnit[]>;
   llm?: Llm;
   options?: Partial<ConsolidationOptions>;
 }

@@ -39,6 +39,11 @@ const UNRESOLVED_PERSON = /^(?:she|he|they)(?:'s|'d|'ll|'re)?\b(?! \()/i;
 /** "She (Miso) lives …": the name consolidation wrote beside a pronoun (discourse.ts). */
 const RESOLVED_PRONOUN = /^(?:she|he)(?:'s|'d|'ll)? \((\p{Lu}[\p{L}'-]*)\)/iu;
 
+/** The person a statement's opening "she"/"he" was resolved to ("he's (Marco) a physio" → "marco"), else null. */
+export function aboutPronoun(text: string): string | null {
+  return RESOLVED_PRONOUN.exec(text)?.[1]?.toLowerCase() ?? null;
+}
+
 /**
  * The slot of a statement, or null when it speaks of no single-valued facet. `speakerSubject` is the
  * normalized speaker (speaker.ts normalizeSubject); `names` are the names the conversation uses.
@@ -126,6 +131,20 @@ export function endingNames(ending: string, old: string): boolean {
   const a = new Set([...objectStems(endedClause(ending) ?? ending)].map(valueStem));
   for (const w of objectStems(old)) if (a.has(valueStem(w))) return true;
   return false;
+}
+
+/** Endings that leave no doubt of what stopped (not "left", "stopped", "finished": "left my keys at Sam's"). */
+const CLEAR_END = /\b(?:quit|quitting|resigned|broke up|split up|divorced|sold|moved out|laid off|no longer|not (?:\w+ )?any ?more|gave up|giving up|handed in (?:my|his|her|their) notice)\b/i;
+
+/**
+ * Does a statement end something of the speaker's own ("i quit grindhouse", "me and tess broke up",
+ * "sold the car today")? Then earlier statements of the same speaker naming the ended thing are no
+ * longer current, whatever facet they were filed under, or none ("grindhouse was a zoo today").
+ */
+export function endsOwnThing(text: string): boolean {
+  const body = withoutSpeakerPrefix(text);
+  // a plan is no ending yet ("i'm gonna quit the library job after finals")
+  return !/\?\s*$/.test(body) && CLEAR_END.test(body) && !INTENT.test(body) && (FIRST_PERSON.test(body) || /^(?:just |finally )?(?:quit|sold|resigned|gave up|handed in)\b/i.test(body));
 }
 
 /** A change that says part of the old value holds: "same date", "same time", "still at 8". */

@@ -41,7 +41,7 @@ describe('TopicWords', () => {
         events, now: NOW, newId, embedder: new HashEmbedder(),
         findSimilar: async () => [], // as when the local embedder puts the two statements far apart
         findBySubjectAttribute: mem.findBySubjectAttribute,
-        findSharingWords: async (_user, text, k) => topics.sharing(text, k),
+        findSharingWords: async (_user, text, k, min) => topics.sharing(text, k, min),
       });
       mem.apply(plan);
       for (const u of mem.units.values()) topics.put(u);

@@ -420,3 +420,30 @@ describe('a statement telling several changes at once', () => {
     expect([...(valuedFacets("Moved to Leeds, started at St James's") ?? [])]).toEqual(['residence']);
   });
 });
+
+describe("a speaker's own clear ending", () => {
+  const say = (name: string, text: string, day: string) => event(`${name}: ${text}`, { ...at(day), metadata: { speaker: name } });
+
+  it('retires their earlier statements naming the ended thing, whatever they were about, not a plan or what they told of another', async () => {
+    const { mem, run, current } = setup();
+    await run([
+      say('Jules', 'grindhouse was a zoo today, 3 ppl called out n it was just me on bar', '2023-01-08'),
+      say('Lucía', "he's (Marco) a physio at the Real Madrid youth academy can you believe", '2023-01-09'),
+      say('Lucía', 'so Marco and I went to that vermut place in Lavapiés.', '2023-01-10'),
+      say('Ana', 'the library job is fine, quiet shifts', '2023-01-11'),
+    ]);
+    await run([
+      say('Jules', 'so i quit grindhouse lol. starting at spoke & chain monday', '2023-06-02'),
+      say('Lucía', 'and news from me... Marco and I broke up.', '2023-06-03'),
+      say('Ana', "i'm gonna quit the library job after finals", '2023-06-04'),
+    ]);
+    const now = current();
+    expect(now.some((c) => c.includes('grindhouse was a zoo'))).toBe(false);
+    expect(now.some((c) => c.includes('vermut place'))).toBe(false);
+    expect(now.some((c) => c.includes('a physio at the Real Madrid'))).toBe(true); // his job holds
+    expect(now.some((c) => c.includes('library job is fine'))).toBe(true); // a plan ends nothing yet
+    expect([...mem.units.values()].find((u) => u.content.includes('grindhouse was a zoo'))?.superseded_by).toBeTruthy();
+    const { endsOwnThing } = await import('../../src/consolidation/updates');
+    expect([endsOwnThing('sold the car today'), endsOwnThing('I left my keys at Sam\'s'), endsOwnThing('did you quit?')]).toEqual([true, false, false]);
+  });
+});

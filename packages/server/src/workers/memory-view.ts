@@ -77,11 +77,11 @@ export class UserMemoryView {
     (userId === this.userId ? this.similar.topK(vector, k) : []);
 
   /**
-   * The current factual L1 units sharing two or more topic words with `text` (updates.ts objectStems),
-   * most shared first, ties by id: deterministic, like findSimilar.
+   * The current L1 statements sharing `min` (default two) or more topic words with `text` (updates.ts
+   * objectStems), most shared first, ties by id: deterministic, like findSimilar.
    */
-  findSharingWords = async (userId: string, text: string, k: number): Promise<MemoryUnit[]> =>
-    (userId === this.userId ? this.topics.sharing(text, k) : []);
+  findSharingWords = async (userId: string, text: string, k: number, min?: number): Promise<MemoryUnit[]> =>
+    (userId === this.userId ? this.topics.sharing(text, k, min) : []);
 
   /** The user's units (current or not) stating a fact about this subject and attribute, in key order. */
   findBySubjectAttribute = async (userId: string, subject: string, attribute: string): Promise<MemoryUnit[]> =>
