@@ -168,6 +168,32 @@ function cpuSeconds(pid: number): number {
   return (Number(fields[11]) + Number(fields[12])) / 100;
 }
 
+/** CPU seconds of each thread of a process so far, by thread id (the main thread's id is the pid). */
+function threadCpuSeconds(pid: number): Map<number, number> {
+  const out = new Map<number, number>();
+  for (const tid of readdirSync(`/proc/${pid}/task`)) {
+    try {
+      const fields = readFileSync(`/proc/${pid}/task/${tid}/stat`, 'utf8').split(') ')[1].split(' ');
+      out.set(Number(tid), (Number(fields[11]) + Number(fields[12])) / 100);
+    } catch {
+      // the thread ended meanwhile
+    }
+  }
+  return out;
+}
+
+/**
+ * CPU ms per query of the main thread, and of the busiest other thread (the index worker when it ranks
+ * queries; otherwise a libuv or GC helper): which thread a query's CPU is spent on.
+ */
+function threadSplit(pid: number, before: Map<number, number>, after: Map<number, number>, queries: number): { main: number; busiest_other: number } {
+  let other = 0;
+  for (const [tid, s] of after) if (tid !== pid) other = Math.max(other, s - (before.get(tid) ?? 0));
+  const main = (after.get(pid) ?? 0) - (before.get(pid) ?? 0);
+  const perQuery = (s: number) => round((s * 1000) / Math.max(1, queries));
+  return { main: perQuery(main), busiest_other: perQuery(other) };
+}
+
 /** strata_retrieval_stage_seconds sums and counts by stage, and the index cache's counters, from /metrics. */
 async function scrape(client: StrataClient): Promise<Map<string, number>> {
   const res = await client.raw<string>('GET', '/metrics');
@@ -234,6 +260,10 @@ interface RunFigures {
   server_ms: { p50: number; p99: number };
   livez_ms: { p99: number; max: number; samples: number };
   node_cpu_ms_per_query: number;
+  /** the same split by thread (threadSplit) */
+  thread_cpu_ms_per_query: { main: number; busiest_other: number };
+  /** the machine's 1-minute load average as the storm began and ended (a run pair is comparable only at similar load) */
+  load_average: [number, number];
   rss_mib: { before: number; end: number; max: number };
   stages_mean_ms: Record<string, number>;
   index_cache: { builds: number; evictions: number; bytes_mib: number };
@@ -296,6 +326,8 @@ async function oneRun(root: string, tree: string, run: number, a: ConcurrentArgs
 
     const before = await scrape(probe);
     const cpu0 = cpuSeconds(node.pid);
+    const threads0 = threadCpuSeconds(node.pid);
+    const load0 = loadavg()[0];
     let running = true;
     const livez: number[] = [];
     const rss: number[] = [];
@@ -331,6 +363,8 @@ async function oneRun(root: string, tree: string, run: number, a: ConcurrentArgs
     running = false;
     await poller;
     const cpu = cpuSeconds(node.pid) - cpu0;
+    const threads1 = threadCpuSeconds(node.pid);
+    const load1 = loadavg()[0];
     const after = await scrape(probe);
     const delta = (k: string) => (after.get(k) ?? 0) - (before.get(k) ?? 0);
     const stages: Record<string, number> = {};
@@ -347,6 +381,8 @@ async function oneRun(root: string, tree: string, run: number, a: ConcurrentArgs
       client_ms: { p50: pct(clientMs, 50), p99: pct(clientMs, 99) }, server_ms: { p50: pct(serverMs, 50), p99: pct(serverMs, 99) },
       livez_ms: { p99: pct(livez, 99), max: pct(livez, 100), samples: livez.length },
       node_cpu_ms_per_query: round((cpu * 1000) / Math.max(1, clientMs.length)),
+      thread_cpu_ms_per_query: threadSplit(node.pid, threads0, threads1, clientMs.length),
+      load_average: [round(load0, 1), round(load1, 1)],
       rss_mib: { before: rssBefore, end, max: Math.max(end, ...rss) },
       stages_mean_ms: stages,
       index_cache: {
@@ -404,6 +440,7 @@ export async function runConcurrent(a: ConcurrentArgs): Promise<void> {
       'q/s': col((r) => r.qps), 'client p50': col((r) => r.client_ms.p50), 'client p99': col((r) => r.client_ms.p99),
       'server p50': col((r) => r.server_ms.p50), 'server p99': col((r) => r.server_ms.p99), 'livez max': col((r) => r.livez_ms.max),
       'RSS MiB': col((r) => r.rss_mib.max), 'CPU ms/q': col((r) => r.node_cpu_ms_per_query),
+      'main CPU/q': col((r) => r.thread_cpu_ms_per_query.main), 'other CPU/q': col((r) => r.thread_cpu_ms_per_query.busiest_other),
     };
   });
   console.log(`\n${load}, ${a.clients} clients × ${a.seconds} s; load average ${loadavg()[0].toFixed(1)}`);

@@ -28,7 +28,20 @@ function workerEntry(): { source: string; eval: boolean; execArgv?: string[] } {
   const file = __filename.replace(/index-worker\.(ts|js)$/, (_m, ext: string) => `thread.${ext}`);
   if (file.endsWith('.js')) return { source: file, eval: false };
   const bootstrap = `require(${JSON.stringify(require.resolve('tsx/cjs'))}); require(${JSON.stringify(file)});`;
-  return { source: bootstrap, eval: true, execArgv: ['--conditions=strata-source'] };
+  return { source: bootstrap, eval: true, execArgv: [...profilingArgs(process.execArgv), '--conditions=strata-source'] };
+}
+
+/** The node's --cpu-prof flags, which the worker keeps (a worker's own execArgv replaces the parent's). */
+export function profilingArgs(execArgv: readonly string[]): string[] {
+  const out: string[] = [];
+  for (let i = 0; i < execArgv.length; i++) {
+    const a = execArgv[i];
+    if (!a.startsWith('--cpu-prof')) continue;
+    out.push(a);
+    const takesValue = a === '--cpu-prof-dir' || a === '--cpu-prof-name' || a === '--cpu-prof-interval';
+    if (takesValue && i + 1 < execArgv.length) out.push(execArgv[++i]);
+  }
+  return out;
 }
 
 export class IndexWorker {
