@@ -230,7 +230,9 @@ export async function planConsolidation(input: ConsolidationInput): Promise<Cons
         // ("I can see you're on our 300 Mbps plan with an NW-600 modem"): its kind does not keep it current.
         // A tool's output is a record, replaced by a later state of itself only (step 8, recordKey).
         if (supersedes.some((x) => x.id === u.id) || u.references.includes(eventId) || !isCurrent(u) || u.level !== 1 || u.speaker === 'tool') continue;
-        if (updatesTopic(next, { text: withoutPrefix(u), owner: ownerOf(u.speaker, u.subject ?? openedBy(withoutPrefix(u))) })) supersedes.push(u);
+        // the same speaker's statement earlier in this batch is the topic a bare value may continue
+        const follows = u.speaker === p.draft.speaker && planned.some((q) => q.unit === u);
+        if (updatesTopic(next, { text: withoutPrefix(u), owner: ownerOf(u.speaker, u.subject ?? openedBy(withoutPrefix(u))) }, { follows })) supersedes.push(u);
       }
     }
     if (supersedes.length === 0) {

@@ -185,7 +185,7 @@ const MEASURE = /(?:[£$€]\s?\d[\d.,]*|\d[\d.,:]*\s?(?:%|mg|g|kg|km|mi|miles?|
  * not a replacement. Personal statements ("I", "my") must be the same person's; statements about a
  * thing (a deadline, a password, a booking) may be told by anyone in the chat.
  */
-export function updatesTopic(next: { text: string; owner: string }, old: { text: string; owner: string }): boolean {
+export function updatesTopic(next: { text: string; owner: string }, old: { text: string; owner: string }, opts: { follows?: boolean } = {}): boolean {
   if (changeCue(next.text) !== 'update') return false;
   // "The wedding is at Ashton Court now, same date": part of the old statement still holds (its date);
   // it stays, and retrieval orders the two as versions (fusion.ts findVersions)
@@ -204,7 +204,10 @@ export function updatesTopic(next: { text: string; owner: string }, old: { text:
   // 3, for both you and Adam" / "my son Adam, he's 9"), and neither is the owner's own name, wherever it
   // stands ("Maya moved to Quito" moved no plan of "Maya's cat is called Miso").
   const thing = shared - sharedNames(next.text, old.text) - sharedOwner(next, old, stemsNext, stemsOld);
-  if (thing < 1 && shared < 2) return false;
+  // "January 28 now, 10am" right after the same person's "my visa appointment … is Jan 21": a value
+  // with no topic words of its own continues the topic its speaker was on (`follows`: the caller's word)
+  const continues = opts.follows === true && stemsNext.size === 0;
+  if (thing < 1 && shared < 2 && !continues) return false;
   // A new value replaces an old one of its kind: a date another date, an amount another amount of its
   // unit, a code another code. "He's 9" is no new value for "the flight is now on July 3".
   for (const [kind, values] of now) {

@@ -447,3 +447,23 @@ describe("a speaker's own clear ending", () => {
     expect([endsOwnThing('sold the car today'), endsOwnThing('I left my keys at Sam\'s'), endsOwnThing('did you quit?')]).toEqual([true, false, false]);
   });
 });
+
+describe('a bare new value right after its topic', () => {
+  it("continues the same speaker's topic in its batch: \"January 28 now, 10am\" retires \"… is Jan 21\"", async () => {
+    const { run, current } = setup();
+    const say = (name: string, text: string, i: number) => event(`${name}: ${text}`, { ...at('2025-01-05', i), metadata: { speaker: name } });
+    await run([
+      say('Elif', 'my visa appointment at the Canadian consulate is Jan 21', 1),
+      say('Jonah', 'fingers crossed, my dentist is Jan 30', 2),
+      say('Elif', 'wait sorry, they just emailed, they moved it. January 28 now, 10am', 3),
+    ]);
+    const now = current();
+    expect(now.some((c) => c.includes('consulate is Jan 21'))).toBe(false);
+    expect(now.some((c) => c.includes('dentist is Jan 30'))).toBe(true); // another speaker's topic
+    const { updatesTopic } = await import('../../src/consolidation/updates');
+    const old = { text: 'my visa appointment at the Canadian consulate is Jan 21', owner: 'elif' };
+    expect(updatesTopic({ text: 'January 28 now, 10am', owner: 'elif' }, old)).toBe(false); // no shared topic, and not said to follow
+    expect(updatesTopic({ text: 'January 28 now, 10am', owner: 'elif' }, old, { follows: true })).toBe(true);
+    expect(updatesTopic({ text: 'the gym is January 28 now', owner: 'elif' }, old, { follows: true })).toBe(false); // a topic of its own
+  });
+});
