@@ -147,10 +147,10 @@ const ACTION = /\b(?:booked|added|changed|moved|cancel(?:l)?ed|removed|saved|sch
 const ABOUT_USER = /\b(?:your|you're|you are|you have|you've|you'll|you were|you need|you can't|you should)\b/i;
 /** The assistant narrating its own work or asking to wait. */
 const SELF_NARRATION = /^(?:(?:i'?m|i am|we'?re|we are)\s+(?:now\s+)?(?:looking|checking|searching|pulling|working|on it|going to|looking into)|let me\b|let's see\b|one (?:moment|sec(?:ond)?)\b|just a (?:moment|sec(?:ond)?)\b|give me a (?:moment|sec(?:ond)?)\b|(?:looking|checking|searching)\b|i'?ll (?:look|check|search|find|get back|see)\b|anything else\b|is there anything else\b|let me know\b|feel free\b|hope (?:this|that) helps\b|have a (?:great|good|nice|lovely)\b|enjoy\b)/i;
-/** Echoes of what the user just said ("the plan follows your new days"): a remark on the user's words with no value of its own. */
-/** An assistant's wish or exclamation: "What a…", "How exciting", "I hope…", "Happy holidays", "Good luck", "Enjoy…". */
+/** An assistant's wish or exclamation: "What a…", "How exciting", "I hope…", "Happy holidays", "Good luck". */
 const REACTION = /^(?:what an? |how (?:exciting|lovely|wonderful|fun|nice|great|amazing|fantastic|special|thoughtful|sweet)\b|i (?:really |do )?hope\b|hope (?:you|your|the|it|she|he|they|that)\b|happy (?:holidays|birthday|anniversary|new year|travels|easter|christmas|hanukkah|diwali|eid)\b|merry\b|good luck\b|best of luck\b|fingers crossed\b|safe travels\b|wishing\b|best wishes\b)/i;
 
+/** Echoes of what the user just said ("the plan follows your new days"): a remark on the user's words with no value of its own. */
 const ECHO = /^(?:the plan (?:follows|reflects|is updated|has been updated)|i'?ve noted|i have noted|that'?s noted|i'?ll remember|i will remember|i'?ll keep (?:that|it) in mind)\b/i;
 
 /** How to do something ("To restart the build server, first drain the queue, then reboot"): an agent's knowledge. */

@@ -195,17 +195,29 @@ export async function planConsolidation(input: ConsolidationInput): Promise<Cons
       }
     }
 
-    // 9: duplicates, by similarity, among this batch's new units and existing current units.
+    // The current statements nearest this one, stored and in this batch: 8c and 8d look among them for
+    // what this statement retires, 9 for what it duplicates.
     const similar = (await input.findSimilar(userId, vec, opts.candidateK)).filter((s) => isCurrent(s.unit) && s.unit.level === 1);
 
-    // 8d: a speaker's own clear ending ("i quit grindhouse", "me and tess broke up", "sold the car")
-    // ends what their earlier statements say of the thing it names, whatever facet they were filed under
-    // or none: "grindhouse was a zoo today", "tess made me dinner", "my car heater died" (updates.ts endsOwnThing).
-    if (p.slot?.cue !== 'update' && endsOwnThing(p.draft.text)) {
+    const batchSimilar = planned
+      .map((q, j) => ({ j, unit: q.unit, similarity: cosine(vec, q.vector) }))
+      .filter((s) => s.unit.retired_at === null);
+    // What 8c and 8d may retire: a current statement (level 1) of another event, not yet taken. An
+    // assistant's statement is procedural (what it did), yet may state a value that changes since ("I can
+    // see you're on our 300 Mbps plan with an NW-600 modem"): its kind does not keep it current. A tool's
+    // output is a record, replaced by a later state of itself only (step 8, recordKey).
+    const mayRetire = (u: MemoryUnit): boolean => !supersedes.some((x) => x.id === u.id) && !u.references.includes(eventId)
+      && isCurrent(u) && u.level === 1 && u.speaker !== 'tool';
+
+    // 8d: a speaker's own clear ending ("i quit grindhouse", "me and tess broke up", "sold the car";
+    // its cue is an ending, so 8c below passes it by) ends what their earlier statements say of the thing
+    // it names, whatever facet they were filed under or none: "grindhouse was a zoo today", "tess made me
+    // dinner", "my car heater died" (updates.ts endsOwnThing).
+    if (endsOwnThing(p.draft.text)) {
       const speaker = normalizeSubject(p.draft.speaker);
       const sharing = input.findSharingWords ? await input.findSharingWords(userId, endedClause(p.draft.text) ?? p.draft.text, opts.candidateK, 1) : [];
       for (const u of [...planned.map((q) => q.unit), ...similar.map((s) => s.unit), ...sharing]) {
-        if (supersedes.some((x) => x.id === u.id) || u.references.includes(eventId) || !isCurrent(u) || u.level !== 1 || u.speaker === 'tool') continue;
+        if (!mayRetire(u)) continue;
         // the speaker's own statements, not what they told of another ("he's (Marco) a physio" holds after
         // "Marco and I broke up")
         if (normalizeSubject(u.speaker) !== speaker || !endingNames(p.draft.text, withoutPrefix(u))) continue;
@@ -213,9 +225,6 @@ export async function planConsolidation(input: ConsolidationInput): Promise<Cons
         if (about === null || about === speaker) supersedes.push(u);
       }
     }
-    const batchSimilar = planned
-      .map((q, j) => ({ j, unit: q.unit, similarity: cosine(vec, q.vector) }))
-      .filter((s) => s.unit.retired_at === null);
 
     // 8c: updates of a topic (updates.ts updatesTopic), among the statements most like this one.
     if (p.slot?.cue !== 'end' && !p.fact?.attribute.startsWith('record ')) {
@@ -226,15 +235,13 @@ export async function planConsolidation(input: ConsolidationInput): Promise<Cons
       // nursery changed its pickup days" is far, as vectors go, from "WFH Tue/Thu from now on, nursery pickup"
       const sharing = input.findSharingWords ? await input.findSharingWords(userId, p.draft.text, opts.candidateK) : [];
       for (const u of [...batchSimilar.map((s) => s.unit), ...similar.map((s) => s.unit), ...sharing]) {
-        // an assistant's statement is procedural (what it did), yet may state a value that changes since
-        // ("I can see you're on our 300 Mbps plan with an NW-600 modem"): its kind does not keep it current.
-        // A tool's output is a record, replaced by a later state of itself only (step 8, recordKey).
-        if (supersedes.some((x) => x.id === u.id) || u.references.includes(eventId) || !isCurrent(u) || u.level !== 1 || u.speaker === 'tool') continue;
+        if (!mayRetire(u)) continue;
         // the same speaker's statement earlier in this batch is the topic a bare value may continue
         const follows = u.speaker === p.draft.speaker && planned.some((q) => q.unit === u);
         if (updatesTopic(next, { text: withoutPrefix(u), owner: ownerOf(u.speaker, u.subject ?? openedBy(withoutPrefix(u))) }, { follows })) supersedes.push(u);
       }
     }
+    // 9: duplicates, by similarity, among this batch's new units and existing current units.
     if (supersedes.length === 0) {
       const canMerge = (u: MemoryUnit): boolean => normalizeSubject(u.speaker) === speakerKey && u.memory_type === p.draft.memoryType
         && compatibleText(u.content, p.content) && !conflictingFact(u, p.fact, speakerKey)

@@ -158,7 +158,7 @@ function saysPlaceInWords(content: string): boolean {
  */
 const EVENT_REPORT = /\b(?:(?:just|finally|officially) \w+|proposed|arrived|moved|started|finished|graduated|married|engaged|born|passed|quit|retired|resigned|sold|bought|adopted|got back|(?:am|are|is|we're|i'm) back|came back|broke up|laid off|closed|signed|accepted|landed|left|died|won|lost)\b/i;
 
-export function reportsEvent(content: string): boolean {
+function reportsEvent(content: string): boolean {
   return EVENT_REPORT.test(withoutSpeakerPrefix(content));
 }
 

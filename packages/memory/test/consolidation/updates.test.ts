@@ -24,6 +24,8 @@ function setup() {
 }
 
 const at = (day: string, i = 0) => ({ valid_time: `${day}T10:0${i}:00.000Z` });
+/** A named person's chat line on `day` (the i-th minute past ten), as a group chat export reaches an agent. */
+const say = (name: string, text: string, day: string, i = 0) => event(`${name}: ${text}`, { ...at(day, i), metadata: { speaker: name } });
 
 describe('updates said in passing', () => {
   it('an implicit change of commute retires the old one ("sold the bike, I take the train now")', async () => {
@@ -301,9 +303,8 @@ describe('typedValues: weekdays', () => {
 describe('topic updates of a named person', () => {
   it('are that person\'s whoever tells them: "Anjali moved the wedding" updates "my sister Anjali … wedding is next February"', async () => {
     const { run, current } = setup();
-    const ravi = (text: string, day: string) => event(`Ravi: ${text}`, { ...at(day), metadata: { speaker: 'Ravi' } });
-    await run([ravi('my sister Anjali just got engaged btw, wedding is in Jaipur next February', '2025-03-02')]);
-    const p = await run([ravi('Anjali moved the wedding to March 14, venue clash', '2025-06-20')]);
+    await run([say('Ravi', 'my sister Anjali just got engaged btw, wedding is in Jaipur next February', '2025-03-02')]);
+    const p = await run([say('Ravi', 'Anjali moved the wedding to March 14, venue clash', '2025-06-20')]);
     expect(p.retired).toHaveLength(1);
     expect(current().some((c) => c.includes('next February'))).toBe(false);
   });
@@ -366,7 +367,6 @@ describe('endings said beside the new value', () => {
 });
 
 describe('corrections and days written in small letters', () => {
-  const say = (name: string, text: string, day: string) => event(`${name}: ${text}`, { ...at(day), metadata: { speaker: name } });
 
   it('a correction ("Mondays not Wednesdays", "3pm, not 2") retires the value it corrects', async () => {
     const { run, current } = setup();
@@ -411,9 +411,8 @@ describe('corrections and days written in small letters', () => {
 describe('a statement telling several changes at once', () => {
   it('updates only the facets a clause gives a value of: a look back ("Moved cities, changed jobs twice") retires no address', async () => {
     const { run, current } = setup();
-    const noor = (text: string, day: string) => event(`Noor: ${text}`, { ...at(day), metadata: { speaker: 'Noor' } });
-    await run([noor("We've moved. Edinburgh! A flat in Leith with a view of a very ugly crane.", '2023-07-16')]);
-    await run([noor('Moved cities, changed jobs twice, adopted Mochi, passed Grade 3. Not bad.', '2023-12-31')]);
+    await run([say('Noor', "We've moved. Edinburgh! A flat in Leith with a view of a very ugly crane.", '2023-07-16')]);
+    await run([say('Noor', 'Moved cities, changed jobs twice, adopted Mochi, passed Grade 3. Not bad.', '2023-12-31')]);
     expect(current().some((c) => c.includes('Leith'))).toBe(true);
     const { valuedFacets } = await import('../../src/consolidation/updates');
     expect(valuedFacets("We've moved. Edinburgh!")).toBeNull(); // one change: the statement's facets stand
@@ -422,7 +421,6 @@ describe('a statement telling several changes at once', () => {
 });
 
 describe("a speaker's own clear ending", () => {
-  const say = (name: string, text: string, day: string) => event(`${name}: ${text}`, { ...at(day), metadata: { speaker: name } });
 
   it('retires their earlier statements naming the ended thing, whatever they were about, not a plan or what they told of another', async () => {
     const { mem, run, current } = setup();
@@ -451,11 +449,10 @@ describe("a speaker's own clear ending", () => {
 describe('a bare new value right after its topic', () => {
   it("continues the same speaker's topic in its batch: \"January 28 now, 10am\" retires \"… is Jan 21\"", async () => {
     const { run, current } = setup();
-    const say = (name: string, text: string, i: number) => event(`${name}: ${text}`, { ...at('2025-01-05', i), metadata: { speaker: name } });
     await run([
-      say('Elif', 'my visa appointment at the Canadian consulate is Jan 21', 1),
-      say('Jonah', 'fingers crossed, my dentist is Jan 30', 2),
-      say('Elif', 'wait sorry, they just emailed, they moved it. January 28 now, 10am', 3),
+      say('Elif', 'my visa appointment at the Canadian consulate is Jan 21', '2025-01-05', 1),
+      say('Jonah', 'fingers crossed, my dentist is Jan 30', '2025-01-05', 2),
+      say('Elif', 'wait sorry, they just emailed, they moved it. January 28 now, 10am', '2025-01-05', 3),
     ]);
     const now = current();
     expect(now.some((c) => c.includes('consulate is Jan 21'))).toBe(false);
