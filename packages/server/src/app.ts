@@ -11,6 +11,7 @@ import { checkRawBody, jsonBodyReader } from './http/body';
 import { sendError } from './http/errors';
 import { sendJson } from './http/json-reply';
 import { runHandler, type RouteContext, type RouteSpec } from './http/route';
+import { RouteTable } from './http/route-table';
 import type { Metrics } from './metrics';
 import { traceIds, type Tracing } from './telemetry/tracing';
 import { checkIdentifier, checkQueryNames, checkUuid, type Validator } from './validation';
@@ -100,14 +101,17 @@ export function createApp(deps: AppDeps): express.Express {
   // the node inflate and parse a body, and credentials are judged before the body is.
   const readBody = jsonBodyReader(deps.bodyLimit);
 
-  // The API's routes first: the endpoints of other protocols (MCP, the dashboard's files) have paths of
-  // their own, so no API request walks their layers.
-  for (const route of deps.routes) {
-    app[route.method](route.path, (req: Request, res: Response, next: NextFunction) => {
-      res.locals.route = route.path;
-      handle(route, req, res, deps, readBody).catch(next);
-    });
-  }
+  // The API's routes first, matched in one step (http/route-table.ts) rather than by walking one router
+  // layer per route; the endpoints of other protocols (MCP, the dashboard's files) have paths of their
+  // own, so no API request walks their layers.
+  const table = new RouteTable(deps.routes);
+  app.use((req: Request, res: Response, next: NextFunction) => {
+    const match = table.match(req.method, req.path);
+    if (!match) return next();
+    res.locals.route = match.route.path;
+    req.params = match.params;
+    handle(match.route, req, res, deps, readBody).catch(next);
+  });
 
   for (const mount of deps.mounts ?? []) mount(app);
 
@@ -199,7 +203,9 @@ async function handle(route: RouteSpec, req: Request, res: Response, deps: AppDe
     requireRole(principal, route.auth);
   }
   route.beforeBody?.(req, res);
-  checkQueryNames(req.query as Record<string, unknown>, route.queryParams);
+  // express 5 parses the query string again at every read of req.query: once here
+  const query = req.query as Record<string, unknown>;
+  checkQueryNames(query, route.queryParams);
   if (route.rawBody) checkRawBody(req, route.rawBody);
   else await readBody(req, res);
   const params: Record<string, string> = { ...(req.params as Record<string, string>) };
@@ -212,7 +218,7 @@ async function handle(route: RouteSpec, req: Request, res: Response, deps: AppDe
   if (route.body) {
     body = deps.validator.check(route.body, body ?? {});
   }
-  const ctx: RouteContext = { req, res, principal, params, query: req.query as Record<string, unknown>, body };
+  const ctx: RouteContext = { req, res, principal, params, query, body };
   const run = async () => {
     const answer = deps.tracing?.enabled
       ? await deps.tracing.span(`operation ${route.method.toUpperCase()} ${route.path}`, { attributes: { 'strata.route': route.path } }, () => runHandler(route, ctx))

@@ -1,6 +1,6 @@
-import type { Transform } from 'node:stream';
+import type { Readable, Transform } from 'node:stream';
 import { createBrotliDecompress, createGunzip, createInflate } from 'node:zlib';
-import express, { type Request, type Response } from 'express';
+import type { Request, Response } from 'express';
 import { StrataError, badRequest, payloadTooLarge } from '@strata/store';
 import { MAX_JSON_DEPTH, jsonDeeperThan } from '../validation';
 
@@ -10,22 +10,44 @@ import { MAX_JSON_DEPTH, jsonDeeperThan } from '../validation';
  * most `limit` bytes once decoded (413, so a small compressed body cannot inflate past it), nested at
  * most 64 levels (400 json_too_deep, measured on the raw bytes before anything parses them). Every
  * refusal is a StrataError, so it reaches the client as the envelope.
+ *
+ * The bytes are read here rather than by body-parser (issue 27: its stream machinery, media-type and
+ * charset parsing and iconv decoding were a tenth of a write's CPU). What it did is kept, step for step:
+ * a body already finished is not read; a declared length over the limit is refused before reading; the
+ * rest of a refused body is read and discarded before the refusal is answered; one UTF-8 BOM is
+ * dropped; an empty body is `{}`; anything but an object or array at the top is invalid JSON.
+ * `packages/server/test/body-reader.test.ts` checks the answers against body-parser's, input for input.
  */
 export function jsonBodyReader(limit: number): (req: Request, res: Response) => Promise<void> {
-  const parse = express.json({ limit, type: () => true, verify: refuseDeepJson });
-  return (req, res) => new Promise<void>((resolve, reject) => {
-    if (!['POST', 'PUT', 'PATCH', 'DELETE'].includes(req.method) || !hasBody(req)) return resolve();
-    if (!req.is('application/json') && !req.is('application/*+json')) {
-      return reject(new StrataError('unsupported_media_type', 'Send the body as JSON with Content-Type: application/json.'));
+  return async (req) => {
+    if (!BODY_METHODS.has(req.method) || !hasBody(req)) return;
+    const contentType = req.headers['content-type'];
+    // the common spellings of JSON in UTF-8 without parsing the header; anything else the full way
+    if (typeof contentType !== 'string' || !PLAIN_JSON.has(contentType.toLowerCase())) {
+      if (!req.is('application/json') && !req.is('application/*+json')) {
+        throw new StrataError('unsupported_media_type', 'Send the body as JSON with Content-Type: application/json.');
+      }
+      // JSON on the wire is UTF-8 (RFC 8259 §8.1), named so (body-parser refused `utf8`, and so does this).
+      const charset = charsetOf(contentType ?? '');
+      if (charset === 'utf8') throw new StrataError('unsupported_media_type', 'The body must be UTF-8 JSON.');
+      if (charset !== null && charset !== 'utf-8') {
+        throw new StrataError('unsupported_media_type', `The body must be UTF-8 JSON; charset=${charset} is not accepted.`);
+      }
     }
-    // body-parser accepts any utf-* charset and decodes it; JSON on the wire is UTF-8 (RFC 8259 §8.1).
-    const charset = charsetOf(req.headers['content-type'] ?? '');
-    if (charset !== null && charset !== 'utf-8' && charset !== 'utf8') {
-      return reject(new StrataError('unsupported_media_type', `The body must be UTF-8 JSON; charset=${charset} is not accepted.`));
+    // a request whose body is over (or whose client stopped sending) has none to read
+    if ((req as { upgrade?: boolean }).upgrade || !req.socket?.readable || (req.complete && !req.readable)) return;
+    const bytes = await readJsonBytes(req, limit);
+    if (jsonDeeperThan(bytes, MAX_JSON_DEPTH)) {
+      throw new StrataError('json_too_deep', `The request body nests JSON deeper than ${MAX_JSON_DEPTH} levels.`);
     }
-    parse(req, res, (err?: unknown) => (err ? reject(bodyError(err, req)) : resolve()));
-  });
+    req.body = parseJsonBody(bytes.toString('utf8'));
+  };
 }
+
+const BODY_METHODS = new Set(['POST', 'PUT', 'PATCH', 'DELETE']);
+
+/** Content-Type values (lowercased) that are JSON in UTF-8 as they stand. */
+const PLAIN_JSON = new Set(['application/json', 'application/json; charset=utf-8', 'application/json;charset=utf-8']);
 
 function hasBody(req: Request): boolean {
   return req.headers['transfer-encoding'] !== undefined || Number(req.headers['content-length'] ?? 0) > 0;
@@ -37,37 +59,110 @@ function charsetOf(contentType: string): string | null {
   return m ? m[2].toLowerCase() : null;
 }
 
-const TOO_DEEP = 'json.too.deep';
+const incomplete = () => new StrataError('invalid_request', 'The request body was incomplete.');
+const tooLarge = () => new StrataError('payload_too_large', 'The request body is larger than server.body_limit (once decoded).');
 
-/** body-parser's verify hook: runs on the decoded bytes, before JSON.parse. */
-function refuseDeepJson(_req: unknown, _res: unknown, buf: Buffer): void {
-  if (jsonDeeperThan(buf, MAX_JSON_DEPTH)) throw Object.assign(new Error('JSON nested too deep'), { type: TOO_DEEP });
+/** The decoder of a Content-Encoding (lowercased, as sent), null for identity; 415 for one not known. */
+function jsonDecoderOf(req: Request): Transform | null {
+  switch ((req.headers['content-encoding'] || 'identity').toLowerCase()) {
+    case 'identity':
+      return null;
+    case 'deflate':
+      return createInflate();
+    case 'gzip':
+      return createGunzip();
+    case 'br':
+      return createBrotliDecompress();
+  }
+  throw new StrataError('unsupported_media_type', 'Content-Encoding must be gzip, deflate, br or identity.');
 }
 
-/** body-parser's errors as the contract's; an error it did not classify is returned as is (a bug: 500). */
-function bodyError(err: unknown, req: Request): unknown {
-  const e = err as { type?: string };
-  switch (e.type) {
-    case 'entity.parse.failed':
-      return new StrataError('invalid_json', 'The request body is not valid JSON (an object or array is expected).');
-    case TOO_DEEP:
-      return new StrataError('json_too_deep', `The request body nests JSON deeper than ${MAX_JSON_DEPTH} levels.`);
-    case 'entity.too.large':
-      return new StrataError('payload_too_large', 'The request body is larger than server.body_limit (once decoded).');
-    case 'encoding.unsupported':
-      return new StrataError('unsupported_media_type', 'Content-Encoding must be gzip, deflate, br or identity.');
-    case 'charset.unsupported':
-      return new StrataError('unsupported_media_type', 'The body must be UTF-8 JSON.');
-    case 'request.aborted':
-    case 'request.size.invalid':
-      return new StrataError('invalid_request', 'The request body was incomplete.');
+/**
+ * The body's bytes, decoded, at most `limit` of them. A refusal (too large, cut short, not decodable)
+ * is thrown once the rest of the request has been read and discarded, so the answer reaches a client
+ * still sending and the connection stays usable.
+ */
+function readJsonBytes(req: Request, limit: number): Promise<Buffer> {
+  const decoder = jsonDecoderOf(req);
+  const declared = decoder ? NaN : parseInt(String(req.headers['content-length']), 10);
+  return new Promise<Buffer>((resolve, reject) => {
+    const source: Readable = decoder ?? req;
+    const chunks: Buffer[] = [];
+    let received = 0;
+    let done = false;
+    const finish = (err: unknown, body?: Buffer) => {
+      if (done) return;
+      done = true;
+      source.off('data', onData).off('end', onEnd).off('error', onError);
+      req.off('aborted', onAborted).off('close', onClose);
+      if (decoder) {
+        req.unpipe(decoder);
+        decoder.on('error', () => {});
+        decoder.destroy();
+      }
+      if (err === undefined) {
+        if (decoder) req.resume();
+        return resolve(body!);
+      }
+      discardRest(req, () => reject(err));
+    };
+    const onData = (chunk: Buffer) => {
+      received += chunk.length;
+      if (received > limit) return finish(tooLarge());
+      chunks.push(chunk);
+    };
+    const onEnd = () => {
+      if (!Number.isNaN(declared) && received !== declared) return finish(incomplete());
+      finish(undefined, chunks.length === 1 ? chunks[0] : Buffer.concat(chunks, received));
+    };
+    const onError = (err: Error) => {
+      if (decoder && source === decoder) return finish(new StrataError('invalid_body_encoding', `The request body does not decode as Content-Encoding ${String(req.headers['content-encoding']).toLowerCase()}.`));
+      const code = (err as { code?: string }).code;
+      finish(code === 'ECONNRESET' || code === 'ERR_STREAM_PREMATURE_CLOSE' ? incomplete() : err);
+    };
+    const onAborted = () => finish(incomplete());
+    // a request closed before all of it arrived never ends (one that did may close before its decoder ends)
+    const onClose = () => {
+      if (!req.complete) finish(incomplete());
+    };
+    if (!Number.isNaN(declared) && declared > limit) return finish(tooLarge());
+    source.on('data', onData).on('end', onEnd).on('error', onError);
+    req.on('aborted', onAborted).on('close', onClose);
+    if (decoder) req.pipe(decoder);
+  });
+}
+
+/** Reads what is left of a request into nothing, then calls `then` (at once if nothing is left). */
+function discardRest(req: Request, then: () => void): void {
+  if (req.complete && !req.readable) return then();
+  if (req.destroyed || !req.socket?.readable) return then();
+  let called = false;
+  const once = () => {
+    if (called) return;
+    called = true;
+    req.off('end', once).off('close', once).off('error', once);
+    then();
+  };
+  req.on('end', once).on('close', once).on('error', once);
+  req.resume();
+}
+
+/** JSON with an object or array at the top (RFC 7159 whitespace around it); an empty body is `{}`. */
+function parseJsonBody(raw: string): unknown {
+  const text = raw.charCodeAt(0) === 0xfeff ? raw.slice(1) : raw;
+  if (text.length === 0) return {};
+  let at = 0;
+  // RFC 7159 whitespace: space, tab, line feed, carriage return
+  for (let c = text.charCodeAt(0); c === 0x20 || c === 0x09 || c === 0x0a || c === 0x0d; c = text.charCodeAt(++at));
+  const first = text[at];
+  if (first === '{' || first === '[') {
+    try {
+      return JSON.parse(text);
+    } catch {
+      // the same answer as a body that does not start as JSON may
+    }
   }
-  // What is left is the decompressor's own error (zlib or brotli: bad header, bad data, truncated).
-  const coding = String(req.headers['content-encoding'] ?? 'identity').toLowerCase();
-  if (coding !== 'identity') {
-    return new StrataError('invalid_body_encoding', `The request body does not decode as Content-Encoding ${coding}.`);
-  }
-  return err;
+  throw new StrataError('invalid_json', 'The request body is not valid JSON (an object or array is expected).');
 }
 
 /** The media types a raw NDJSON body may be sent as. */
