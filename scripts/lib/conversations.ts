@@ -177,7 +177,7 @@ export async function runSuite(client: StrataClient, suite: Suite, options: RunO
     }
     l1 += units.length;
     for (const u of units) {
-      all.push(`${c.id}: ${u.content}`);
+      all.push(`${c.id}: [${u.subject ?? ''}|${u.attribute ?? ''}] ${u.content}`);
       if (isFillerText(u.content)) filler.push(`${c.id}: ${u.content}`);
     }
     for (const q of c.questions) {
@@ -256,7 +256,7 @@ export async function runSuite(client: StrataClient, suite: Suite, options: RunO
   };
 }
 
-type ListedUnit = { id: string; level: number; content: string; retired_at: string | null; superseded_by: string | null };
+type ListedUnit = { id: string; level: number; content: string; retired_at: string | null; superseded_by: string | null; subject?: string | null; attribute?: string | null };
 
 async function listAll(client: StrataClient, userId: string, includeRetired = false): Promise<ListedUnit[]> {
   const out: ListedUnit[] = [];

@@ -17,8 +17,8 @@ import { FACT_ANNOTATION, extractSubjectAttribute, isBackReference, normalizeVal
 import { normalizeSubject } from './speaker';
 import { reinforceImportance, scoreImportance } from './importance';
 import { draftEvents, newDiscourseState, type StatementDraft } from './drafts';
-import { emojiWords, endedClause, STATE_FACETS, withEmojiWords, type Facet } from '../text';
-import { aboutPronoun, endingNames, endsOwnThing, recordEntries, recordKey, restatesChangedFields, restatesValue, slotAttributes, slotOf, updatesTopic, valuedFacets, type Slot } from './updates';
+import { emojiWords, endedClause, replacedValues, STATE_FACETS, valueKey, valueKeys, withEmojiWords, type Facet } from '../text';
+import { aboutPronoun, endingNames, endsOwnThing, objectStems, recordEntries, recordKey, restatesChangedFields, restatesValue, slotAttributes, slotOf, updatesTopic, valuedFacets, type Slot } from './updates';
 import { llmDrafts } from './llm-extract';
 import { openingName } from './discourse';
 import { assertPlanCoversEvents } from './invariants';
@@ -239,6 +239,29 @@ export async function planConsolidation(input: ConsolidationInput): Promise<Cons
         // the same speaker's statement earlier in this batch is the topic a bare value may continue
         const follows = u.speaker === p.draft.speaker && planned.some((q) => q.unit === u);
         if (updatesTopic(next, { text: withoutPrefix(u), owner: ownerOf(u.speaker, u.subject ?? openedBy(withoutPrefix(u))) }, { follows })) supersedes.push(u);
+      }
+    }
+    // 8e: a statement that names the value it replaces ("Devon's spot will be #9 not #12", "Mochi
+    // (ex-Pickle)", "bye bye Phibsboro", "from $1,450 to $1,525": text/changes.ts replacedValues) retires
+    // the earlier statements giving that value on the same topic: a content word or another number shared
+    // beside the value ("… #12 for $40/mo" / "… #9 not #12. Same $40"), or, for a name, the same owner
+    // ("I'm calling him Pickle"). A number or a month alone is too common to say which statement meant it
+    // ("the boiler in unit 12"). The speaker said which value no longer holds; no facet need match.
+    const named = p.fact?.attribute.startsWith('record ') ? [] : replacedValues(p.draft.text);
+    if (named.length > 0) {
+      const owner = ownerOf(p.draft.speaker, p.slot?.subject ?? openedBy(p.draft.text));
+      const topic = objectStems(p.draft.text);
+      const numbers = [...valueKeys(p.draft.text)].filter((v) => /\d/.test(v) && !named.includes(v));
+      const sharing = input.findSharingWords ? await input.findSharingWords(userId, named.join(' '), opts.candidateK, 1) : [];
+      for (const u of [...planned.map((q) => q.unit), ...similar.map((s) => s.unit), ...sharing]) {
+        if (!mayRetire(u)) continue;
+        const body = withoutPrefix(u);
+        const given = valueKeys(body);
+        const gives = named.filter((v) => given.has(v));
+        if (gives.length === 0) continue;
+        const sameTopic = [...objectStems(body)].some((w) => topic.has(w) && !named.includes(valueKey(w))) || numbers.some((v) => given.has(v));
+        const ownName = gives.some((v) => !/\d/.test(v) && v.length > 3) && ownerOf(u.speaker, u.subject ?? openedBy(body)) === owner;
+        if (sameTopic || ownName) supersedes.push(u);
       }
     }
     // 9: duplicates, by similarity, among this batch's new units and existing current units.

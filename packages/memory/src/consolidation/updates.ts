@@ -119,8 +119,14 @@ const CUE_WORDS = new Set(['quit', 'quitting', 'resigned', 'retired', 'sold', 's
  */
 export function objectStems(text: string): Set<string> {
   const body = withoutSpeakerPrefix(text);
-  return new Set(words(body.toLowerCase()).filter((w) => w.length > 2 && !STOPWORDS.has(w) && !CUE_WORDS.has(w) && !/^\d/.test(w) && !MONTH.test(w) && !WEEKDAY.test(w)).map(stemPlural));
+  const out = new Set(words(body.toLowerCase()).filter((w) => w.length > 2 && !STOPWORDS.has(w) && !CUE_WORDS.has(w) && !/^\d/.test(w) && !MONTH.test(w) && !WEEKDAY.test(w)).map(stemPlural));
+  // a short thing written in capitals is a thing too: "PT moved his days", "the HR form", "my GP"
+  for (const m of body.matchAll(/\b[A-Z]{2}\b/g)) if (!SHORT_CAPS_WORDS.has(m[0])) out.add(m[0].toLowerCase());
+  return out;
 }
+
+/** Two-letter words written in capitals that are words, not things: "OK", "US" (us), "AM". */
+const SHORT_CAPS_WORDS = new Set(['OK', 'US', 'HI', 'NO', 'SO', 'OH', 'MY', 'IT', 'IS', 'IN', 'ON', 'AT', 'TO', 'DO', 'GO', 'BE', 'ME', 'WE', 'HE', 'UP', 'OF', 'OR', 'AN', 'AS', 'BY', 'IF', 'AM', 'PM']);
 
 /**
  * Does an ending ("I quit the cafe") name what `old` states ("Long shift at the cafe")? Only the clause

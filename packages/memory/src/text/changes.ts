@@ -6,6 +6,8 @@
  * (consolidation/updates.ts); retrieval ranks an ending below the value that holds now, and above it
  * for a question about before (retrieval/fusion.ts).
  */
+import { STOPWORDS } from './stopwords';
+
 export type ChangeCue = 'update' | 'end';
 
 const END_CUE = /\b(?:quit|quitting|resigned|retired|sold|selling|left|leaving|no longer|not (?:\w+ )?any ?more|stopped|dropped|gave up|giving up|broke up|split up|divorced|finished|handed in|laid off|let go|cancel(?:l)?ed|moved out|lost (?:my|his|her|the) job|ended|over with)\b/i;
@@ -16,7 +18,7 @@ const UPDATE_CUE = /\b(?:now|these days|nowadays|currently|at the moment|instead
  * tuesday nights, not monday". A value set against another of its kind (a number, a weekday, a month)
  * says which one holds: an update, like "moved to".
  */
-const CORRECTION = /\b(?:correction|corrected|correcting|scratch that|i meant|my mistake|typo)\b|\b(?:not|rather than|instead of)\s+(?:(?:on|at|in|the)\s+)?(?:\d|(?:mon|tues|wednes|thurs|fri|satur|sun)days?\b|(?:january|february|march|april|june|july|august|september|october|november|december)\b)/i;
+const CORRECTION = /\b(?:correction|corrected|correcting|scratch that|i meant|my mistake|typo)\b|\b(?:not|rather than|instead of)\s+(?:(?:on|at|in|the)\s+)?(?:#?\d|(?:mon|tues|wednes|thurs|fri|satur|sun)days?\b|(?:january|february|march|april|june|july|august|september|october|november|december)\b)/i;
 
 /** The change a statement announces, if any. An ending wins: "I quit, I'm freelance now" is split before. */
 export function changeCue(text: string): ChangeCue | null {
@@ -55,4 +57,72 @@ export function endedClause(text: string): string | null {
 export function endsWithNewValue(text: string): boolean {
   if (!END_CUE.test(text)) return false;
   return UPDATE_CUE.test(text) || text.split(CLAUSE_BREAK).some(givesNewValue);
+}
+
+/**
+ * Words naming an old value outright, with the value after them. "not", "rather than", "instead of"
+ * name an old value only in a statement of change ("pto is apr 1-5, not march"; "rent goes through the
+ * portal starting Feb instead of Zelle"): "tea instead of coffee this morning" is one morning. After
+ * "not" and "rather than" only a value-like word counts (a number, a code, a weekday or month, a name):
+ * "not sure", "not bad" name no value.
+ */
+const NOT_VALUE = /\b(?:not|rather than)\s+(?:(?:the|a|an|on|at|in|my|our|his|her|their)\s+)?([#$£€]?[\p{L}\p{N}][\p{L}\p{N}:.,/-]*)/giu;
+const INSTEAD_OF = /\b(?:instead of|in place of)\s+(?:(?:the|a|an|my|our|his|her|their)\s+)?([#$£€]?[\p{L}\p{N}][\p{L}\p{N}:.,/-]*)/giu;
+/** Words that say by themselves that a value is the old one: "Mochi (ex-Pickle)", "formerly Harlow St", "bye bye quartz". */
+const FORMER = /(?:\b(?:formerly|previously|no more|bye bye|goodbye to)\s+|\bex-)(?:(?:the|a|an|my|our|his|her|their)\s+)?([#$£€]?[\p{L}\p{N}][\p{L}\p{N}:.,/-]*)/giu;
+/** "went from $1,450 to $1,525", "switched from oat to almond": the value after "from" is the old one. */
+const FROM_TO = /\b(?:moved|moving|moves|switched|switching|changed|changing|went|going|goes|gone|go|upgraded|downgraded|raised|lowered|bumped|cut|dropped)\b[^.!?]{0,30}?\bfrom\s+(?:(?:the|a|an|my|our|his|her|their)\s+)?([#$£€]?[\p{L}\p{N}][\p{L}\p{N}:.,/-]*)\s+to\b/giu;
+
+/** A month or weekday however written ("march", "Mar", "Wednesdays", "tues", "weds"). */
+const MONTH_OR_DAY = /^(?:jan(?:uary)?|feb(?:ruary)?|mar(?:ch)?|apr(?:il)?|may|june?|july?|aug(?:ust)?|sept?(?:ember)?|oct(?:ober)?|nov(?:ember)?|dec(?:ember)?|(?:mon|tues?|wed(?:nes)?|weds|thu(?:rs?)?|fri|sat(?:ur)?|sun)(?:days?)?)$/;
+/** Short forms that are also ordinary words ("may", "sat", "sun", "wed"): a value only when written out. */
+const WORD_TOO = new Set(['may', 'mar', 'mon', 'sat', 'sun', 'wed', 'tue', 'thu', 'fri', 'jan', 'jun', 'jul', 'aug', 'oct', 'nov', 'dec', 'sep', 'apr', 'feb']);
+
+/**
+ * One spelling per value, so "march" meets "mar 18-22", "Wednesdays" meets "wednesday" and "#12" meets
+ * "12": lowercased, signs and closing punctuation dropped, a month or weekday by its first three letters.
+ */
+export function valueKey(token: string): string {
+  const t = token.toLowerCase().replace(/^[#$£€]+/, '').replace(/[.,:/-]+$/, '');
+  return MONTH_OR_DAY.test(t) ? t.slice(0, 3) : t;
+}
+
+/** Is a word a value as opposed to an ordinary word: a number or code, a weekday or month, a name? */
+function valueLike(token: string): boolean {
+  if (/\d/.test(token) || /^[#$£€]/.test(token)) return true;
+  const t = token.toLowerCase().replace(/[.,:/-]+$/, '');
+  if (MONTH_OR_DAY.test(t) && !WORD_TOO.has(t)) return true;
+  return /^\p{Lu}/u.test(token) && token !== 'I';
+}
+
+/**
+ * The values a statement names as the ones it replaces: "Devon's spot will be #9 not #12" → 12,
+ * "Mochi (ex-Pickle)" → pickle, "pto is apr 1-5, not march" → mar, "rent goes through the portal instead
+ * of Zelle" → zelle, "bye bye Phibsboro" → phibsboro (valueKey spellings). Consolidation retires the
+ * earlier statements that give such a value (plan.ts, step 8e). A question names nothing.
+ */
+export function replacedValues(text: string): string[] {
+  if (/\?\s*$/.test(text)) return [];
+  const out = new Set<string>();
+  // "instead" is a change cue of its own; here another word must say the value changed
+  const change = changeCue(text.replace(/\binstead(?: of)?\b/gi, ' ')) !== null;
+  if (change) for (const m of text.matchAll(NOT_VALUE)) if (valueLike(m[1])) out.add(valueKey(m[1]));
+  for (const re of change ? [INSTEAD_OF, FORMER, FROM_TO] : [FORMER, FROM_TO]) {
+    for (const m of text.matchAll(re)) {
+      const key = valueKey(m[1]);
+      if (valueLike(m[1]) || (key.length >= 3 && !STOPWORDS.has(key))) out.add(key);
+    }
+  }
+  return [...out].filter((v) => v !== '');
+}
+
+/** The values a statement gives, in valueKey spellings: what `replacedValues` is looked up in. */
+export function valueKeys(text: string): Set<string> {
+  const out = new Set<string>();
+  for (const m of text.matchAll(/[#$£€]?[\p{L}\p{N}][\p{L}\p{N}:.,/-]*/gu)) {
+    out.add(valueKey(m[0]));
+    // and its parts: "$40/mo" gives 40, "hickory-look" gives hickory
+    if (/[/-]/.test(m[0])) for (const part of m[0].split(/[/-]+/)) if (part !== '') out.add(valueKey(part));
+  }
+  return out;
 }

@@ -47,6 +47,10 @@ const PHRASES: [RegExp, Facet][] = [
   [/\b(?:works?|working|worked)\s+(?:at|for)\b/, 'employer'],
   [/\b(?:lives?|living|lived|based|resides?|residing|settled)\s+(?:in|at|near)\b/, 'residence'],
   [/\b(?:moved|moving|relocated|relocating)\s+(?:to|into)\b/, 'residence'],
+  // a home by other words, with where it is: "found a place in medford", "my place in somerville", "moving
+  // out", "moving in with Zoe", "move-in is sept 1", "moving march 9" ("the new place" says no where, and
+  // "moving in September" is a date, not a move-in)
+  [/\b(?:my|our|his|her|their|a|new|own) place (?:in|on|near|at|by)\b|\bmov(?:e|ed|es|ing)[- ]out\b|\bmov(?:e|ed|es|ing)[- ]in(?= with\b| together\b| (?:is|was|day|date)\b|\s*[.!,;]|\s*$)|\bmoving (?:day|date|(?:jan|feb|mar|apr|may|jun|jul|aug|sep|oct|nov|dec)[a-z]* \d)/, 'residence'],
   [/\bdate of birth\b/, 'birthday'],
   [/\bwas born\b|\bborn (?:on|in)\b/, 'birthday'],
   [/\bfree time\b|\bspare time\b|\bfor fun\b|\bon (?:the )?weekends?\b|\bthe weekends?\b/, 'hobby'],
@@ -122,8 +126,14 @@ for (const [facet, list] of Object.entries(WORDS) as [Facet, string[]][]) for (c
  */
 const THING_PLACE = /\b(?:it|that|this|which)\s+(?:lives|stays|sits|goes)\b/g;
 
+/**
+ * Words of a kind used as idioms: "Thursdays at 7 work for me", "that works" agree to a time, they
+ * speak of no job; "long live harbor" is no home. Blanked like THING_PLACE.
+ */
+const IDIOMS = /\b(?:works?|worked|working) (?:for|with) (?:me|us|you)\b|\b(?:that|it|this|which) (?:works|worked)\b|\blong live\b/g;
+
 function readable(text: string): string {
-  return text.toLowerCase().replace(THING_PLACE, (m) => ' '.repeat(m.length));
+  return text.toLowerCase().replace(THING_PLACE, (m) => ' '.repeat(m.length)).replace(IDIOMS, (m) => ' '.repeat(m.length));
 }
 
 /** The facets a sentence (a statement or a question) speaks of; empty when none. */

@@ -464,3 +464,44 @@ describe('a bare new value right after its topic', () => {
     expect(updatesTopic({ text: 'the gym is January 28 now', owner: 'elif' }, old, { follows: true })).toBe(false); // a topic of its own
   });
 });
+
+describe('a statement naming the value it replaces', () => {
+  it('reads the old value after "not", "ex-", "instead of", "bye bye", "from … to", and only in a statement of change', async () => {
+    const { replacedValues } = await import('../../src/text');
+    expect(replacedValues("small change: Devon's spot will be #9 not #12. Same $40.")).toEqual(['12']);
+    expect(replacedValues('Mochi (ex-Pickle) lost his mind when I walked in')).toEqual(['pickle']);
+    expect(replacedValues('wait, pto is apr 1-5, not march. her dad had the dates wrong')).toEqual(['mar']);
+    expect(replacedValues('rent goes through the portal starting Feb instead of Zelle')).toEqual(['zelle']);
+    expect(replacedValues('Rent would go from $1,450 to $1,525.')).toEqual(['1,450']);
+    expect(replacedValues('bye bye quartz, hello butcher block')).toEqual(['quartz']);
+    // one morning's choice, a plain "not", a question: no old value
+    expect(replacedValues('I had tea instead of coffee this morning')).toEqual([]);
+    expect(replacedValues("I'm not sure, not bad, not really")).toEqual([]);
+    expect(replacedValues('is it not Tuesday?')).toEqual([]);
+  });
+
+  it("retires the owner's statements giving that value, and anyone's on the same topic, and nothing else", async () => {
+    const { run, current } = setup();
+    await run([
+      say('Gerald', 'I can rent him #12 for $40/mo if he needs it', '2025-01-10', 1),
+      say('Gerald', 'the boiler in unit 12 was serviced in May', '2025-01-10', 2),
+      say('Sam', "I'm calling him Pickle", '2025-01-10', 3),
+      say('Ana', 'pickle jars are 2 for 1 at the market', '2025-01-10', 4),
+      say('Dmitri', 'putting in pto for mar 18-22 for tucson', '2025-01-10', 5),
+      say('Priya', 'my sister visits in march', '2025-01-10', 6),
+    ]);
+    await run([
+      say('Gerald', "small change: Devon's spot will be #9 not #12. Same $40.", '2025-02-01', 1),
+      say('Sam', 'Mochi (ex-Pickle) lost his mind when I walked in', '2025-02-01', 2),
+      say('Dmitri', 'correction: pto is apr 1-5, not march', '2025-02-01', 3),
+    ]);
+    const now = current();
+    expect(now.some((c) => c.includes('rent him #12'))).toBe(false);
+    expect(now.some((c) => c.includes('calling him Pickle'))).toBe(false);
+    expect(now.some((c) => c.includes('pto for mar 18-22'))).toBe(false);
+    // the same value, said of another thing: a boiler, jars, a visit
+    expect(now.some((c) => c.includes('unit 12 was serviced'))).toBe(true);
+    expect(now.some((c) => c.includes('pickle jars'))).toBe(true);
+    expect(now.some((c) => c.includes('visits in march'))).toBe(true);
+  });
+});

@@ -41,6 +41,17 @@ describe('facets: the kind of personal fact a sentence speaks of', () => {
     expect(of('I love my dog.')).toEqual(['pet']);
   });
 
+  it('reads a home by other words ("a place in", "moving out"), and no kind in idioms ("works for me", "long live")', () => {
+    expect(of('also I found a place in medford near the tufts stop')).toEqual(['residence']);
+    expect(of("I'll host february! my place in somerville")).toEqual(['residence']);
+    expect(of('GOT IT!!! moving march 9')).toEqual(['residence']);
+    expect(of('Kim is moving out end of August')).toEqual(['residence']);
+    expect(of('Thursdays at 7 work for me')).toEqual(['schedule']);
+    expect(of('ok that works, see you then')).toEqual([]);
+    expect(of('the project is now called Harbor. falcon is dead, long live harbor')).toEqual([]);
+    expect(of('I work for a bakery in town')).toEqual(['employer']);
+  });
+
   it('orders the facets by where they first appear', () => {
     expect(facetsInOrder('I quit my job and moved to Porto')).toEqual(['occupation', 'residence']);
   });
