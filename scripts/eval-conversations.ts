@@ -6,13 +6,16 @@
  *
  *   node --conditions=strata-source --import tsx scripts/eval-conversations.ts [--file test/conversations/suite.json ...]
  *        [--embedder local|hashing] [--all-at-once] [--url URL --api-key KEY] [--misses] [--units] [--dump] [--retired]
- *        [--llm BASE_URL --llm-model MODEL] [--env NAME=VALUE ...]
+ *        [--llm BASE_URL --llm-model MODEL] [--env NAME=VALUE ...] [--candidates FILE]
+ *
+ * --candidates writes each question's top 30 candidates with their ranking signals (JSON lines), for
+ * studying the ranking offline.
  *
  * --llm runs consolidation through an OpenAI-compatible chat model (the node's `[llm]` section; the key is
  * read from STRATA_LLM_API_KEY in this shell, never from the command line), so the same figures compare
  * the offline path with a model.
  */
-import { mkdirSync, writeFileSync } from 'node:fs';
+import { appendFileSync, mkdirSync, writeFileSync } from 'node:fs';
 import { dirname, resolve } from 'node:path';
 import { StrataClient } from '@strata/client';
 import { removeDir, startServer, type ServerProcess } from '../test/helpers/server-process';
@@ -46,7 +49,12 @@ async function main(): Promise<void> {
   const client = new StrataClient({ baseUrl: url || server!.url, apiKey: key });
   try {
     const started = Date.now();
-    const s = await runSuite(client, suite, { perSession: !process.argv.includes('--all-at-once'), progress: (m) => process.stderr.write(`${m}\n`), explain: process.argv.includes('--explain') });
+    const dump = arg('candidates');
+    if (dump) writeFileSync(dump, '');
+    const s = await runSuite(client, suite, {
+      perSession: !process.argv.includes('--all-at-once'), progress: (m) => process.stderr.write(`${m}\n`), explain: process.argv.includes('--explain'),
+      candidates: dump ? (c) => appendFileSync(dump, `${JSON.stringify(c)}\n`) : undefined,
+    });
     console.log(`conversations ${suite.conversations.length} (${files.join(', ')}), ${s.questions} questions, ${((Date.now() - started) / 1000).toFixed(1)} s`);
     console.log(`  top-1 ${s.top1.toFixed(3)}   top-3 ${s.top3.toFixed(3)}`);
     for (const [kind, v] of Object.entries(s.by_kind).sort()) console.log(`  ${kind.padEnd(13)} top-1 ${v.top1.toFixed(3)}  top-3 ${v.top3.toFixed(3)}  (${v.questions})`);

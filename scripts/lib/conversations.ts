@@ -139,6 +139,8 @@ export interface RunOptions {
   userPrefix?: string;
   /** print the ranking signals of the top results of each question missed at rank 1 */
   explain?: boolean;
+  /** given each question's top 30 candidates with their ranking signals (`explain`), for offline analysis */
+  candidates?: (c: { conversation: string; q: string; kind: string; answer: string; stale?: string; results: unknown[] }) => void;
   progress?: (msg: string) => void;
 }
 
@@ -186,6 +188,10 @@ export async function runSuite(client: StrataClient, suite: Suite, options: RunO
       const res = await client.retrieve(users[i], streamOf(i), { query: q.q, limit: 10 });
       const top = res.results.map((r) => r.unit.content);
       const rank = top.findIndex((t) => answer.test(t));
+      if (options.candidates) {
+        const ex = await client.retrieve(users[i], streamOf(i), { query: q.q, limit: 30, explain: true } as Parameters<StrataClient['retrieve']>[2]);
+        options.candidates({ conversation: c.id, q: q.q, kind: q.kind, answer: q.answer, stale: q.stale, results: ex.results });
+      }
       if (options.explain && rank !== 0) {
         const ex = await client.retrieve(users[i], streamOf(i), { query: q.q, limit: 10, explain: true } as Parameters<StrataClient['retrieve']>[2]);
         console.log(`? ${q.q}  /${q.answer}/ rank ${rank + 1}`);
