@@ -105,10 +105,11 @@ export function slotAttributes(slot: Slot): string[] {
 }
 
 // The words that announce a change say nothing of what changed: two statements that both say "new" or
-// "changed" ("New year, new plan. I'm Hana" / "because of my new job") are not about one thing.
+// "changed" ("New year, new plan. I'm Hana" / "because of my new job") are not about one thing. Nor do
+// the words of a time or a frequency ("once a day" / "twice a day": a dose, a watering).
 const CUE_WORDS = new Set(['quit', 'quitting', 'resigned', 'retired', 'sold', 'selling', 'left', 'leaving', 'longer', 'anymore', 'stopped',
   'dropped', 'gave', 'giving', 'broke', 'split', 'finished', 'handed', 'laid', 'cancelled', 'canceled', 'moved', 'lost', 'ended', 'last',
-  'week', 'month', 'year', 'today', 'yesterday', 'ago', 'finally', 'just', 'really', 'officially',
+  'day', 'days', 'week', 'month', 'year', 'today', 'yesterday', 'ago', 'finally', 'just', 'really', 'officially', 'once', 'twice', 'times',
   'new', 'now', 'changed', 'change', 'changes', 'changing', 'switched', 'switch', 'switching', 'updated', 'update', 'instead', 'started',
   'starting', 'pushed', 'rescheduled', 'postponed', 'delayed', 'bumped', 'shifted', 'replaced', 'same', 'still']);
 
@@ -259,6 +260,8 @@ export function typedValues(text: string): Map<string, Set<string>> {
     add(`amount ${unit}`, amount);
     measured.add(amount);
   }
+  // how often: "twice a day" and "once a day" are two values of one kind
+  for (const m of body.matchAll(/\b(once|twice|(?:three|four|five|six|\d+) times) (?:a|per|every) (day|week|month|year|night)\b/gi)) add(`often ${m[2].toLowerCase()}`, m[1].toLowerCase());
   // a day beside its month is part of the date ("July 3"), not a number of its own
   const days = new Set<string>();
   for (const m of body.matchAll(/\b([A-Z][a-z]+)\.? (\d{1,2})\b|\b(\d{1,2}) ([A-Z][a-z]+)\b/g)) {

@@ -11,7 +11,7 @@ import { STOPWORDS } from './stopwords';
 export type ChangeCue = 'update' | 'end';
 
 const END_CUE = /\b(?:quit|quitting|resigned|retired|sold|selling|left|leaving|no longer|not (?:\w+ )?any ?more|stopped|dropped|gave up|giving up|broke up|split up|divorced|finished|handed in|laid off|let go|cancel(?:l)?ed|moved out|lost (?:my|his|her|the) job|ended|over with)\b/i;
-const UPDATE_CUE = /\b(?:now|these days|nowadays|currently|at the moment|instead|switched|switching|changed|changing|moved|moving|relocated|relocating|settled|new|started|starting|began|become|became|joined|transferred|upgraded|downgraded|replaced|from now on|down to|up to|updated|(?:raised|increased|reduced|lowered|cut|drop)(?: \w+){0,2} to|(?:goes|going|went|gone) (?:up|down)|took (?:a|the) job|got (?:a|the) job|got hired|hired|promoted|accepted (?:an?|the) offer|signed|enrolled|took up|rescheduled|postponed|pushed back|pushed to|got pushed|delayed to|brought forward|changed to|takes over|taking over|took over|went (?:vegan|vegetarian|keto))\b/i;
+const UPDATE_CUE = /\b(?:now|these days|nowadays|currently|at the moment|instead|switched|switching|changed|changing|moved|moving|relocated|relocating|settled|new|started|starting|began|become|became|joined|transferred|upgraded|downgraded|replaced|from now on|going forward|from here on|as of (?:today|now|this week|next week|monday|tuesday|wednesday|thursday|friday|saturday|sunday)|effective (?:immediately|today|now)|switch(?:es)?(?: \w+){0,3} to|down to|up to|updated|(?:raised|increased|reduced|lowered|cut|drop)(?: \w+){0,2} to|(?:goes|going|went|gone) (?:up|down)|took (?:a|the) job|got (?:a|the) job|got hired|hired|promoted|accepted (?:an?|the) offer|signed|enrolled|took up|rescheduled|postponed|pushed back|pushed to|got pushed|delayed to|brought forward|changed to|takes over|taking over|took over|went (?:vegan|vegetarian|keto))\b/i;
 
 /**
  * A correction: "correction: Dutch class is Mondays not Wednesdays", "demos are at 3pm, not 2", "it's
@@ -68,6 +68,9 @@ export function endsWithNewValue(text: string): boolean {
  */
 const NOT_VALUE = /\b(?:not|rather than)\s+(?:(?:the|a|an|on|at|in|my|our|his|her|their)\s+)?([#$£€]?[\p{L}\p{N}][\p{L}\p{N}:.,/-]*)/giu;
 const INSTEAD_OF = /\b(?:instead of|in place of)\s+(?:(?:the|a|an|my|our|his|her|their)\s+)?([#$£€]?[\p{L}\p{N}][\p{L}\p{N}:.,/-]*)/giu;
+/** A choice made for good, which makes "instead of" a change: "I have decided to try 'Sungold' this year instead of Moneymaker". */
+const DECIDED = /\b(?:decided|decision|chose|choosing|picked|opted|going with|went with)\b/i;
+
 /** Words that say by themselves that a value is the old one: "Mochi (ex-Pickle)", "formerly Harlow St", "bye bye quartz". */
 const FORMER = /(?:\b(?:formerly|previously|no more|bye bye|goodbye to)\s+|\bex-)(?:(?:the|a|an|my|our|his|her|their)\s+)?([#$£€]?[\p{L}\p{N}][\p{L}\p{N}:.,/-]*)/giu;
 /** "went from $1,450 to $1,525", "switched from oat to almond": the value after "from" is the old one. */
@@ -105,7 +108,7 @@ export function replacedValues(text: string): string[] {
   if (/\?\s*$/.test(text)) return [];
   const out = new Set<string>();
   // "instead" is a change cue of its own; here another word must say the value changed
-  const change = changeCue(text.replace(/\binstead(?: of)?\b/gi, ' ')) !== null;
+  const change = changeCue(text.replace(/\binstead(?: of)?\b/gi, ' ')) !== null || DECIDED.test(text);
   if (change) for (const m of text.matchAll(NOT_VALUE)) if (valueLike(m[1])) out.add(valueKey(m[1]));
   for (const re of change ? [INSTEAD_OF, FORMER, FROM_TO] : [FORMER, FROM_TO]) {
     for (const m of text.matchAll(re)) {

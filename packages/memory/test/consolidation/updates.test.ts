@@ -505,3 +505,32 @@ describe('a statement naming the value it replaces', () => {
     expect(now.some((c) => c.includes('visits in march'))).toBe(true);
   });
 });
+
+describe('changes said with a frequency or a decision', () => {
+  it('a dose by how often, a variety chosen instead of another: the old one retires', async () => {
+    const { run, current } = setup();
+    await run([
+      event('The vet prescribed carprofen 50 mg twice a day for his hips.', at('2025-01-10', 2)),
+      event("I have grown 'Moneymaker' tomatoes in the greenhouse for many years.", at('2025-01-10', 3)),
+      event('I water the greenhouse twice a day in July.', at('2025-01-10', 4)),
+    ]);
+    await run([
+      event('The vet reduced the carprofen to once a day.', at('2025-03-01', 2)),
+      event("I have decided to try 'Sungold' this year instead of Moneymaker.", at('2025-03-01', 3)),
+    ]);
+    const now = current();
+    expect(now.some((c) => c.includes('50 mg twice a day'))).toBe(false);
+    expect(now.some((c) => c.includes("grown 'Moneymaker'"))).toBe(false);
+    expect(now.some((c) => c.includes('water the greenhouse twice a day'))).toBe(true); // another thing done twice a day
+  });
+
+  it('"going forward", "as of today" and "switch … to" announce a change; a one-off "instead of" does not name an old value', async () => {
+    const { changeCue, replacedValues } = await import('../../src/text');
+    expect(changeCue('going forward our contact there is Kevin Marsh')).toBe('update');
+    expect(changeCue('as of today the gate code is 4471')).toBe('update');
+    expect(changeCue('please switch my notifications to text messages')).toBe('update');
+    expect(changeCue('the switch is by the door')).toBeNull();
+    expect(replacedValues('I had tea instead of coffee this morning')).toEqual([]);
+    expect(replacedValues('we went with the oak table instead of Ikea')).toEqual(['ikea']);
+  });
+});
