@@ -52,7 +52,7 @@ export function matchedTerms(content: string, terms: readonly string[], own: Rea
 
 const PAST_VERB = /\b(?:did|was|were|had|used to|went|got|became|made|took)\b/i;
 const PRESENT = /\b(?:now|these days|nowadays|currently|at the moment|still|today|is|are|am|does|do|has|have)\b/i;
-const EARLIER = /\b(?:ex|ex-\w+|old|older|former|formerly|previous|previously|before|originally|original|used to|earlier|first|initially|prior|last (?:one|time))\b/i;
+const EARLIER = /\b(?:ex|ex-\w+|old|older|former|formerly|previous|previously|before|originally|original|used to|earlier|first|initially|prior|last (?:one|time)|back (?:in|then|when)|at the (?:start|beginning|outset)|in the beginning|to begin with|when (?:\w+ ){1,4}(?:started|began|joined|moved in|signed up))\b/i;
 
 export function queryIntent(query: string): QueryIntent {
   const q = query.normalize('NFKC').replace(/\s+/g, ' ').trim();

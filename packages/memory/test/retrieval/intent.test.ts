@@ -9,6 +9,9 @@ describe('query intent', () => {
     ['What was the original Atlas deadline?', 'history'],
     ["What did Lucía's ex do for a living?", 'history'],
     ['What car did Kofi have?', 'past'],
+    ['What was the total rent back in January?', 'history'],
+    ['Which city was the user in when they started the journal?', 'history'],
+    ['Who was Jules going out with at the start of 2023?', 'history'],
     ['Who is Lucía dating now?', 'current'],
   ])('%s asks about %s', (q, tense) => {
     expect(queryIntent(q).tense).toBe(tense);
