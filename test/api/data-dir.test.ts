@@ -33,6 +33,21 @@ describe('data directory permissions', () => {
     removeDir(root);
   });
 
+  it("deletes the spools of imports a stop interrupted, and nothing else of the data directory's", async () => {
+    const dataDir = tempDir();
+    chmodSync(dataDir, 0o700);
+    for (const dir of ['import-a1B2c3', 'import-notmine', 'imports']) {
+      mkdirSync(join(dataDir, dir), { mode: 0o700 });
+      writeFileSync(join(dataDir, dir, 'body.ndjson'), '{"format":"strata-export"}\n', { mode: 0o600 });
+    }
+    const server = await startServer({ dataDir });
+    const left = readdirSync(dataDir);
+    expect(await server.stop()).toBe(0);
+    expect(left).not.toContain('import-a1B2c3');
+    expect(left).toEqual(expect.arrayContaining(['import-notmine', 'imports'])); // not a spool's name
+    removeDir(dataDir);
+  });
+
   it('refuses a data directory readable by others (0755), naming the path and the fix', async () => {
     const dataDir = tempDir();
     writeFileSync(join(dataDir, 'strata.json'), '{"format":1,"shards":1}\n');

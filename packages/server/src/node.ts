@@ -29,6 +29,7 @@ import { answerClientErrors } from './http/client-errors';
 import { mountDashboard } from './http/dashboard';
 import { expressShapes } from './http/express-shapes';
 import { prepareDataDir } from './data-dir';
+import { removeLeftoverSpools } from './operations/import';
 import { ScopeGuard } from './auth/scope';
 import { AuthService } from './auth/service';
 import { UserOrgs } from './auth/user-orgs';
@@ -133,6 +134,8 @@ export class StrataNode {
   static async start(configured: Config, options: { logger?: Logger; adminPassword?: Promise<{ password: string; hash: string }> } = {}): Promise<StrataNode> {
     const logger = options.logger ?? pino({ level: configured.log.level, base: { node_id: configured.cluster.node_id } });
     prepareDataDir(configured.storage.data_dir); // 0700, refused when open to others (before any store opens)
+    const spools = removeLeftoverSpools(configured.storage.data_dir);
+    if (spools.length > 0) logger.info({ removed: spools }, 'removed the spools of imports a stop interrupted');
     const layout = groupsOfDataDir(configured.storage.data_dir, configured.cluster.shards);
     if (layout.ignored) {
       logger.warn({ data_directory_groups: layout.groups, configured: configured.cluster.shards }, 'cluster.shards (STRATA_SHARDS) is the initial group count only: this data directory has its own');

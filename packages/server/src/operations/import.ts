@@ -12,7 +12,7 @@
  */
 import { encodeVector, conflict, recordOrgs, settle, StrataError, EXPORT_KINDS, type ExportKind, type ExportRecord, type ImportAnswer, type ImportCommand } from '@strata/store';
 import { once } from 'node:events';
-import { createReadStream, createWriteStream } from 'node:fs';
+import { createReadStream, createWriteStream, readdirSync, rmSync } from 'node:fs';
 import { mkdtemp, rm } from 'node:fs/promises';
 import { join } from 'node:path';
 import type { Principal } from '../auth/principal';
@@ -167,6 +167,24 @@ export async function importFile(services: Services, principal: Principal, input
     await spool?.remove();
   }
 }
+
+/**
+ * Deletes the spools a node left when it stopped in the middle of an import (a crash, a kill): the
+ * import's client got no answer and sends the file again, so nothing reads them. Run at start, before
+ * any request can open a new one.
+ */
+export function removeLeftoverSpools(dataDir: string): string[] {
+  const removed: string[] = [];
+  for (const entry of readdirSync(dataDir, { withFileTypes: true })) {
+    if (!entry.isDirectory() || !SPOOL_DIR.test(entry.name)) continue;
+    rmSync(join(dataDir, entry.name), { recursive: true, force: true });
+    removed.push(entry.name);
+  }
+  return removed;
+}
+
+/** What `mkdtemp(join(dataDir, 'import-'))` names: "import-" and six characters. */
+const SPOOL_DIR = /^import-[A-Za-z0-9]{6}$/;
 
 /**
  * The body of an import by scoped credentials, kept in a private file while its lines' scopes are
