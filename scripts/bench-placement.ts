@@ -20,7 +20,7 @@
  *                              [--grow] [--grow-only] [--grow-groups 12] [--split-records 100]
  */
 import { randomUUID } from 'node:crypto';
-import { mkdirSync, mkdtempSync, readdirSync, rmSync, statSync, writeFileSync } from 'node:fs';
+import { mkdirSync, mkdtempSync, readdirSync, readFileSync, rmSync, statSync, writeFileSync } from 'node:fs';
 import { loadavg } from 'node:os';
 import { join } from 'node:path';
 import { Pool } from 'undici';
@@ -44,7 +44,7 @@ function bytesUnder(dir: string): number {
   return total;
 }
 
-interface ShardView { shard_id: number; applied_index: number; holds: boolean; leader: number | null }
+interface ShardView { shard_id: number; applied_index: number; commit_index: number; role: string; holds: boolean; leader: number | null }
 interface PlacedGroup { group_id: number; voters: number[]; learners: number[]; leader: number | null; move: unknown; drops?: unknown[] }
 interface NodeStatus {
   shards: ShardView[];
@@ -165,16 +165,45 @@ async function joinUnderLoad(c: { urls: string[]; procs: Proc[] }, n: number, sh
 }
 const mean = (xs: number[]) => xs.reduce((a, b) => a + b, 0) / xs.length;
 
-/** The same load on a running cluster: per node, the commands applied and the bytes written meanwhile. */
-async function measure(c: { urls: string[]; dirs: string[] }, writes: number, clients: number, users: number) {
+/** Bytes the process has caused to be written to storage so far (`write_bytes` of /proc/<pid>/io: LevelDB's compactions included). */
+function ioWritten(proc: Proc): number {
+  const line = readFileSync(`/proc/${proc.child.pid}/io`, 'utf8').split('\n').find((l) => l.startsWith('write_bytes:'));
+  return Number(line?.split(':')[1] ?? 0);
+}
+
+/**
+ * Until every node has applied what the leader of each group it holds has committed: a node restarted or
+ * given a replica applies a backlog for a while, which a measurement begun then would count as the load's.
+ */
+async function caughtUp(urls: string[], ms = 600_000): Promise<void> {
+  const deadline = Date.now() + ms;
+  for (;;) {
+    const views = await Promise.all(urls.map((u) => status(u).catch(() => null)));
+    const committed = new Map<number, number>();
+    for (const v of views) for (const s of v?.shards ?? []) if (s.role === 'leader') committed.set(s.shard_id, s.commit_index);
+    const behind = views.some((v) => v === null || v.shards.some((s) => s.holds && !(s.applied_index >= (committed.get(s.shard_id) ?? Infinity))));
+    if (!behind) return;
+    if (Date.now() > deadline) throw new Error('the nodes did not catch up with their groups');
+    await sleep(500);
+  }
+}
+
+/**
+ * The same load on a running cluster: per node, the commands applied meanwhile (the Raft applied index of
+ * each group it holds), the growth of its data directory, and what the process wrote to storage.
+ */
+async function measure(c: { urls: string[]; dirs: string[]; procs: Proc[] }, writes: number, clients: number, users: number) {
+  await caughtUp(c.urls);
   const before = await Promise.all(c.urls.map(status));
   const bytesBefore = c.dirs.map(bytesUnder);
+  const ioBefore = c.procs.slice(0, c.urls.length).map(ioWritten);
   const load_avg_before = loadavg()[0];
   const load = await writeLoad(c.urls, writes, clients, users);
   await sleep(2000); // followers apply the last entries
   const after = await Promise.all(c.urls.map(status));
   const perNodeApplied = after.map((v, i) => applied(v) - applied(before[i]));
   const perNodeBytes = c.dirs.map((d, i) => bytesUnder(d) - bytesBefore[i]);
+  const perNodeIo = c.procs.slice(0, c.urls.length).map((p, i) => ioWritten(p) - ioBefore[i]);
   const held = after.map((v) => v.shards.filter((s) => s.holds).length);
   return {
     nodes: c.urls.length, groups: after[0].key_ranges?.ranges.length ?? null, writes, acknowledged: load.acked, retried_answers: load.errors, writes_per_s: load.acked / load.seconds,
@@ -182,6 +211,7 @@ async function measure(c: { urls: string[]; dirs: string[] }, writes: number, cl
     groups_held_per_node: { mean: mean(held), min: Math.min(...held), max: Math.max(...held) },
     applied_per_node: { mean: mean(perNodeApplied), min: Math.min(...perNodeApplied), max: Math.max(...perNodeApplied), each: perNodeApplied },
     bytes_per_node: { mean: mean(perNodeBytes), min: Math.min(...perNodeBytes), max: Math.max(...perNodeBytes) },
+    io_written_per_node: { mean: mean(perNodeIo), min: Math.min(...perNodeIo), max: Math.max(...perNodeIo) },
     applied_all_nodes: perNodeApplied.reduce((a, b) => a + b, 0),
     bytes_all_nodes: perNodeBytes.reduce((a, b) => a + b, 0),
     load_avg: { before: load_avg_before, after: loadavg()[0] },
@@ -193,7 +223,8 @@ function describe(r: Measured, label: string): string {
   return `${label}${String(r.nodes).padStart(2)} nodes, ${r.groups} groups: groups held ${r.groups_held_per_node.min}-${r.groups_held_per_node.max}/node; ` +
     `commands applied per node ${r.applied_per_node.mean.toFixed(0)} (${r.applied_per_node.min}-${r.applied_per_node.max}), ` +
     `per write ${(r.applied_per_node.mean / r.acknowledged).toFixed(2)}; ` +
-    `bytes written per node ${(r.bytes_per_node.mean / 1048576).toFixed(2)} MiB (${(r.bytes_per_node.min / 1048576).toFixed(2)}-${(r.bytes_per_node.max / 1048576).toFixed(2)}); ` +
+    `data directory growth per node ${(r.bytes_per_node.mean / 1048576).toFixed(2)} MiB (${(r.bytes_per_node.min / 1048576).toFixed(2)}-${(r.bytes_per_node.max / 1048576).toFixed(2)}), ` +
+    `written to storage ${(r.io_written_per_node.mean / 1048576).toFixed(2)} MiB (${(r.io_written_per_node.min / 1048576).toFixed(2)}-${(r.io_written_per_node.max / 1048576).toFixed(2)}); ` +
     `${r.writes_per_s.toFixed(0)} writes/s, p50 ${r.p50_ms.toFixed(1)} ms, p99 ${r.p99_ms.toFixed(1)} ms, ${r.acknowledged} acknowledged, ${r.retried_answers} retried answers; ` +
     `load average ${r.load_avg.before.toFixed(1)} → ${r.load_avg.after.toFixed(1)}`;
 }
@@ -261,7 +292,7 @@ async function grownSeries(counts: number[], target: number, splitRecords: numbe
     for (const u of urls) await waitHttp(`${u}/readyz`, (st) => st === 200, `${u} ready`, HEADERS, 120_000);
     const ids = urls.map((_, i) => i + 1);
     await until(urls[0], `the placement over ${n0} nodes settled`, (v) => placementSettled(v, ids), 300_000);
-    results.push(await measure({ urls, dirs }, writes, clients, users));
+    results.push(await measure({ urls, dirs, procs }, writes, clients, users));
     console.log(describe(results[results.length - 1], 'grown: '));
     for (const n of counts.slice(1)) {
       for (let id = urls.length + 1; id <= n; id++) {
@@ -275,7 +306,7 @@ async function grownSeries(counts: number[], target: number, splitRecords: numbe
         ids.push(id);
       }
       await until(urls[0], `the placement over ${n} nodes settled`, (v) => placementSettled(v, ids), 900_000);
-      results.push(await measure({ urls, dirs }, writes, clients, users));
+      results.push(await measure({ urls, dirs, procs }, writes, clients, users));
       console.log(describe(results[results.length - 1], 'grown: '));
     }
     return { results, growth };
@@ -321,11 +352,12 @@ async function main(): Promise<void> {
     const grown = grow ? await grownSeries(counts, growGroups, splitRecords, writes, clients, users, dir) : null;
     const relative = (series: Measured[]) => series.map((r) => ({
       nodes: r.nodes, applied: r.applied_per_node.mean / series[0].applied_per_node.mean, bytes: r.bytes_per_node.mean / series[0].bytes_per_node.mean,
+      io: r.io_written_per_node.mean / series[0].io_written_per_node.mean,
     }));
     if (results.length) {
       console.log('\nfixed count: per-node work relative to the first cluster size:');
       for (const [i, x] of relative(results).entries()) {
-        console.log(`  ${x.nodes} nodes: commands applied ${x.applied.toFixed(2)}x, bytes ${x.bytes.toFixed(2)}x (ideal with replication 3 over ${x.nodes} nodes: ${(results[0].nodes / x.nodes).toFixed(2)}x); ${results[i].applied_per_node.mean.toFixed(0)} commands per node`);
+        console.log(`  ${x.nodes} nodes: commands applied ${x.applied.toFixed(2)}x, data directory growth ${x.bytes.toFixed(2)}x, written to storage ${x.io.toFixed(2)}x (ideal with replication 3 over ${x.nodes} nodes: ${(results[0].nodes / x.nodes).toFixed(2)}x); ${results[i].applied_per_node.mean.toFixed(0)} commands per node`);
       }
     }
     if (grown) {
@@ -333,8 +365,8 @@ async function main(): Promise<void> {
       for (const [i, x] of relative(grown.results).entries()) {
         const fixed = results.find((r) => r.nodes === x.nodes);
         const r = grown.results[i];
-        console.log(`  ${x.nodes} nodes: commands applied ${x.applied.toFixed(2)}x, bytes ${x.bytes.toFixed(2)}x; ${r.applied_per_node.mean.toFixed(0)} commands per node (${r.applied_per_node.min}-${r.applied_per_node.max})` +
-          (fixed ? `, ${(r.applied_per_node.mean / fixed.applied_per_node.mean).toFixed(2)}x the fixed count's ${fixed.applied_per_node.mean.toFixed(0)}; bytes ${(r.bytes_per_node.mean / fixed.bytes_per_node.mean).toFixed(2)}x` : ''));
+        console.log(`  ${x.nodes} nodes: commands applied ${x.applied.toFixed(2)}x, data directory growth ${x.bytes.toFixed(2)}x, written to storage ${x.io.toFixed(2)}x; ${r.applied_per_node.mean.toFixed(0)} commands per node (${r.applied_per_node.min}-${r.applied_per_node.max})` +
+          (fixed ? `, ${(r.applied_per_node.mean / fixed.applied_per_node.mean).toFixed(2)}x the fixed count's ${fixed.applied_per_node.mean.toFixed(0)}; written to storage ${(r.io_written_per_node.mean / fixed.io_written_per_node.mean).toFixed(2)}x` : ''));
       }
     }
     writeFileSync(join(ROOT, 'bench-results', 'placement.json'), JSON.stringify({ at: new Date().toISOString(), results, grown }, null, 2) + '\n');
