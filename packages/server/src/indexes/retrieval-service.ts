@@ -193,14 +193,15 @@ export class RetrievalService {
 
     const home = this.options.shards.forUser(userId);
     const { reads } = this.options;
-    const orgShards = body.org_id ? this.options.shards.all() : [];
+    // every live group (a replica moved away is not open here)
+    const orgGroups = body.org_id ? this.options.shards.groupIds() : [];
     // the org's groups held here are read from their indexes; the others from a node holding them
-    const remoteOrg = reads ? orgShards.filter((s) => !reads.holds(s.id)).map((s) => s.id) : [];
-    const localOrg = orgShards.filter((s) => !remoteOrg.includes(s.id));
+    const remoteOrg = reads ? orgGroups.filter((g) => !reads.holds(g)) : [];
+    const localOrg = orgGroups.filter((g) => !remoteOrg.includes(g));
     const linearizable = body.consistency === 'linearizable';
     if (linearizable) {
-      const barriers = new Set([home, ...localOrg]);
-      await Promise.all([...barriers].map((s) => s.log.readBarrier()));
+      const barriers = new Set([home.id, ...localOrg]);
+      await Promise.all([...barriers].map((g) => this.options.shards.here(g).log.readBarrier()));
     }
     // The pending events are read BEFORE the user's index: the index awaits every command applied before
     // it is asked, so an event consolidated in between is in the index, and nothing falls between the two
@@ -230,7 +231,7 @@ export class RetrievalService {
       fusion: { collapseKey: collapseBySource, importanceHalfLifeDays: config.memory.importance_half_life_days, ...base.fusion },
     };
     const input: RankInput = {
-      userId, streamId, scope, orgId: body.org_id ?? null, orgShards: orgShards.map((s) => s.id), localOrg: localOrg.map((s) => s.id), remoteOrg, home: home.id, linearizable, queryHash,
+      userId, streamId, scope, orgId: body.org_id ?? null, orgShards: orgGroups, localOrg, remoteOrg, home: home.id, linearizable, queryHash,
       pendingEvents, pendingVectors: pendingEvents ? this.pendingVectorsOf(pendingEvents, unembedded, vectors.slice(1)) : [],
       request, config: retrievalConfig,
     };
@@ -318,7 +319,7 @@ export class RetrievalService {
   private async orgEntries(input: RankInput): Promise<retrieval.IndexEntry[][]> {
     const { embedder } = this.options;
     const [local, remote] = await Promise.all([
-      Promise.all(input.localOrg.map(async (id) => indexEntriesOf(await orgIndexEntries(this.options.shards.byId(id)!.db, input.orgId!), embedder))),
+      Promise.all(input.localOrg.map(async (id) => indexEntriesOf(await orgIndexEntries(this.options.shards.here(id).db, input.orgId!), embedder))),
       input.remoteOrg.length > 0
         ? this.options.reads!.each('orgIndexEntries', { org_id: input.orgId! }, { groups: input.remoteOrg, linearizable: input.linearizable })
           .then((wire) => wire.map((w) => indexEntriesOf(w, embedder)))
