@@ -257,7 +257,7 @@ export class StrataNode {
     for (const shard of shards) await wireShard(shard);
     // Retrieval reinforcement: answers note their top units; one memory.reinforce per shard every few seconds.
    
-    const reinforcement = new ReinforcementBatcher({ shardOf: (userId) => router.forUser(userId), logger, ...reinforcementSettings(config) });
+    const reinforcement = new ReinforcementBatcher({ shardOf: (userId) => router.byId(router.groupOf(userId)), logger, ...reinforcementSettings(config) });
     // Cross-shard reads: local where this node holds a group, else from a holder (attached below, once routing exists).
     const reads = new ShardReads(router, config.cluster.forward_timeout_ms);
     const retrieval = new RetrievalService({

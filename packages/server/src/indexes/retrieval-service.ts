@@ -236,7 +236,8 @@ export class RetrievalService {
       request, config: retrievalConfig,
     };
     const ranking = await this.rank(user, input, stages);
-    const results = await stages.time('records', () => wholeRecords(userId, ranking.results, (owner) => this.options.shards.forUser(owner).db, ranking.slim));
+    // a slim record is of an index held here, so its owner's group is open here (one closed a moment ago: left out)
+    const results = await stages.time('records', () => wholeRecords(userId, ranking.results, (owner) => this.options.shards.byId(this.options.shards.groupOf(owner))?.db, ranking.slim));
     try {
       // raw hits are events, not units: nothing to reinforce
       this.options.onRetrieved?.(userId, results.filter((r): r is RetrievedUnit & { unit: MemoryUnit } => r.unit.level !== 0));
@@ -399,13 +400,14 @@ export class RetrievalService {
 export async function wholeRecords(
   userId: string,
   ranked: retrieval.ScoredUnit<Ranked>[],
-  dbOf: (owner: string) => StateDb,
+  dbOf: (owner: string) => StateDb | undefined,
   slim: (r: retrieval.ScoredUnit<Ranked>, i: number) => boolean = (r) => isSlimRecord(r.unit),
 ): Promise<RetrievedUnit[]> {
   const byDb = new Map<StateDb, string[]>();
   for (const [i, r] of ranked.entries()) {
     if (!slim(r, i)) continue;
     const db = dbOf(r.unit.user_id);
+    if (!db) continue;
     const keys = byDb.get(db);
     const key = join(r.unit.user_id, r.unit.id);
     if (keys) keys.push(key);
