@@ -5,9 +5,9 @@
  * and asks again while X is down. X decides from its own replica only, so a request that arrives late
  * (after X was added back to g) cannot make it wipe a replica it needs.
  */
-import { open as openFile, readdir, rename, rm } from 'node:fs/promises';
+import { readdir, rename, rm } from 'node:fs/promises';
 import { dirname, join } from 'node:path';
-import type { ConfState, RaftGroup } from '@strata/raft';
+import { syncDir, type ConfState, type RaftGroup } from '@strata/raft';
 import type { GroupPlacementRecord, RaftApplier } from '@strata/store';
 
 /** What this node knows of its replica of the group, read from its own Raft state and applied state. */
@@ -187,16 +187,3 @@ export async function sweepSetAside(dataDir: string): Promise<string[]> {
 export function replicaDir(dataDir: string, group: number): string {
   return join(dataDir, `shard-${group}`);
 }
-
-/** A rename is durable once its directory is synced (some filesystems refuse: then it is as durable as they make it). */
-async function syncDir(dir: string): Promise<void> {
-  const fh = await openFile(dir, 'r');
-  try {
-    await fh.sync();
-  } catch {
-    // refused by the filesystem
-  } finally {
-    await fh.close();
-  }
-}
-
