@@ -4,8 +4,9 @@
  * replicas are re-created on it, the dead node removed from their groups while down (the drop is
  * recorded and asked again every round). The dead node comes back: it wipes those replicas, and the
  * balancing that gives it its share moves replicas off the others, which wipe theirs. At the end every
- * replica a node does not hold is gone from its disk (read with the nodes stopped: no state record,
- * no Raft key but the removal's index, no snapshot file) and every acknowledged write is on every voter of its group exactly once.
+ * replica a node does not hold is gone from its disk (read with the nodes stopped: no directory, no Raft
+ * key but the removal's index, no snapshot file) and every acknowledged write is on every voter of its
+ * group exactly once; a node restarted does not open, nor make the directory of, a group it dropped.
  */
 import { existsSync } from 'node:fs';
 import { join } from 'node:path';
@@ -27,17 +28,21 @@ async function settledWith(cluster: TestCluster, gone: number[], check: (groups:
   return groups && check(groups) ? groups : false;
 }
 
-/** What a stopped node's disk holds of a group: state records, Raft keys, and whether its snapshot directory exists. */
-async function onDisk(dataDir: string, group: number): Promise<{ records: number; raftKeys: number; snapshots: boolean }> {
-  const db = await StateDb.open(join(dataDir, `shard-${group}`, 'state'));
-  const records = (await db.level.keys().all()).length;
-  await db.close();
+/** What a stopped node's disk holds of a group: its directory and state records, Raft keys, and whether its snapshot directory exists. */
+async function onDisk(dataDir: string, group: number): Promise<{ dir: boolean; records: number; raftKeys: number; snapshots: boolean }> {
+  const dir = existsSync(join(dataDir, `shard-${group}`));
+  let records = 0;
+  if (dir) {
+    const db = await StateDb.open(join(dataDir, `shard-${group}`, 'state'));
+    records = (await db.level.keys().all()).length;
+    await db.close();
+  }
   const storage = await LevelStorage.open(join(dataDir, 'raft'));
   let raftKeys = 0;
   for await (const k of storage.db.keys()) if (k.readUInt32BE(1) === group) raftKeys++;
   const snapshots = existsSync(storage.snapshots.dir(group));
   await storage.close();
-  return { records, raftKeys, snapshots };
+  return { dir, records, raftKeys, snapshots };
 }
 
 describe(`disk reclaimed: ${SHARDS} groups, replication ${RF}`, () => {
@@ -93,16 +98,26 @@ describe(`disk reclaimed: ${SHARDS} groups, replication ${RF}`, () => {
       for (const g of final) {
         const disk = await onDisk(cluster.node(id).dataDir, g.group_id);
         if (g.voters.includes(id)) {
-          expect([id, g.group_id, disk.records > 0, disk.raftKeys > 0]).toEqual([id, g.group_id, true, true]);
+          expect([id, g.group_id, disk.dir, disk.records > 0, disk.raftKeys > 0]).toEqual([id, g.group_id, true, true, true]);
         } else {
-          // of its Raft keys at most one is left: the removal's index, which keeps a wiped replica out of the
-          // group's elections until it is added back (packages/raft/test/wiped-votes.test.ts)
-          expect([id, g.group_id, disk.records, disk.raftKeys <= 1, disk.snapshots]).toEqual([id, g.group_id, 0, true, false]);
+          // every replica a node lacks was once there (the victim held every group, node 4 took the victim's,
+          // the others every group from the start) and was dropped: its directory is gone, and of its Raft keys
+          // one is left, the removal's index, which keeps a replica opened again blank out of the group's
+          // elections until it is added back (packages/raft/test/wiped-votes.test.ts)
+          expect([id, g.group_id, disk.dir, disk.records, disk.raftKeys, disk.snapshots]).toEqual([id, g.group_id, false, 0, 1, false]);
           wiped.push(`${id}/${g.group_id}`);
         }
       }
     }
     // 3 groups on 4 nodes: each node lacks at least one, and the victim held every group before it died
     expect(wiped.length).toBe(3);
+
+    // A node restarted alone opens shard 0 and the groups it holds, not one it dropped, and does not make its directory.
+    const [id, group] = wiped[0].split('/').map(Number);
+    await cluster.startNode(id);
+    const open = await waitFor(`node ${id} serving again`, async () => (await statusOf(cluster, id)).shards.map((s) => s.shard_id), 120_000, 500);
+    expect(open).toEqual([0, ...final.filter((g) => g.voters.includes(id)).map((g) => g.group_id)].sort((a, b) => a - b));
+    expect(existsSync(join(cluster.node(id).dataDir, `shard-${group}`))).toBe(false);
+    await cluster.kill(id);
   });
 });

@@ -17,7 +17,7 @@ export {
 export type { RaftStateMachine, AppliedEntry, SnapshotPoint, SnapshotReader, SnapshotWriter, EntryKind } from './driver/state-machine';
 export { BufferSnapshotWriter, bufferSnapshotReader, readWholeSnapshot } from './driver/snapshot-buffer';
 export { LevelStorage, type StoredGroup, type BatchOp } from './storage/level-storage';
-export { SnapshotFiles, SnapshotFileWriter } from './storage/snapshot-files';
+export { SnapshotFiles, SnapshotFileWriter, syncDir } from './storage/snapshot-files';
 export { HttpTransport, startRaftServer, sign, signedHeaders, bodyDigest, type HttpTransportOptions, type SignedHeaders } from './transport/http';
 export { ReplayGuard } from './transport/replay';
 export { LocalTransportHub, type Transport, type InboundHandler } from './transport/transport';

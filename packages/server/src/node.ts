@@ -17,7 +17,8 @@ import { PlacementExecutor } from './cluster/placement/executor';
 import { GroupRouting } from './cluster/placement/routing';
 import { ShardReads } from './cluster/shard-reads';
 import { Readiness } from './cluster/readiness';
-import { RemovalWatch } from './cluster/removal';
+import { RemovalWatch, removedMarkerExists } from './cluster/removal';
+import { deleteReplica, keepClosed, namedFor, replicaDir, sweepSetAside } from './cluster/replica-drop';
 import { shardReadRoutes } from './routes/shard-reads';
 import { ClusterRuntime, RAFT_PREFIX, selfUrlOf } from './cluster/runtime';
 import { startCluster } from './cluster/start';
@@ -192,9 +193,32 @@ export class StrataNode {
     });
     // users to groups: the key-range directory in shard 0 (its initial table until recorded: start.ts records it)
     const ranges = await KeyRangeDirectory.open(shards[0], config.cluster.shards);
+    // Where each shard group lives (shard 0 on every node, the others on replication_factor nodes), and
+    // the loop that moves replicas, run by the leader of shard 0 (docs/cluster.md "Placement").
+    const directory = await PlacementDirectory.open(shards[0], cluster.initialPlacement());
     // A retired group removed from the cluster is not opened; one whose removal a stop or a crash
     // interrupted here (its directory is still on disk) is finished first (docs/cluster.md "Removing a retired group").
-    const shardDir = (id: number) => join(config.storage.data_dir, `shard-${id}`);
+    const shardDir = (id: number) => replicaDir(config.storage.data_dir, id);
+    // A replica moved off this node is closed here, its directory and log deleted (cluster/replica-drop.ts,
+    // docs/cluster.md "Disk reclaimed"): it stays closed until the placement names this node for the group
+    // again. So does, on a node removed from the cluster, every group it holds nothing of. What a drop a
+    // crash interrupted left set aside goes first.
+    for (const left of await sweepSetAside(config.storage.data_dir)) logger.info({ directory: left }, 'a dropped replica\'s directory left set aside by a stop or a crash: deleted');
+    const closedHere = new Set<number>();
+    // groups this node dropped a replica of (since the start, or before: the removal mark in its storage)
+    const droppedHere = new Set<number>();
+    let removedFromCluster = () => removedMarkerExists(config.storage.data_dir);
+    // a node removed from the cluster is named for nothing (its copy of the directory stopped at its removal)
+    const named = (id: number) => !removedFromCluster() && namedFor(directory.get(id), config.cluster.node_id);
+    /** Whether a live group not open here stays closed (and its directory, if any, goes); false: open it. */
+    const keptClosed = async (id: number): Promise<boolean> => {
+      const disk = await cluster.inspectShard(id);
+      if (disk.removedAt > 0) droppedHere.add(id);
+      const closed = await keepClosed(shardDir(id), disk, { named: named(id), removedFromCluster: removedFromCluster() });
+      if (closed) closedHere.add(id);
+      else closedHere.delete(id);
+      return closed;
+    };
     // what is left on disk of a removed group that is not open here: its Raft state, then its directory
     const deleteRemains = async (id: number): Promise<void> => {
       if (!existsSync(shardDir(id))) return;
@@ -203,7 +227,7 @@ export class StrataNode {
       logger.info({ shard: id }, 'removed group: the rest of its replica deleted');
     };
     for (const id of ranges.removed()) await deleteRemains(id);
-    for (let id = 1; id < config.cluster.shards; id++) if (!ranges.removed().includes(id)) shards.push(await openGroup(id));
+    for (let id = 1; id < config.cluster.shards; id++) if (!ranges.removed().includes(id) && !(await keptClosed(id))) shards.push(await openGroup(id));
     const router = new ShardRouter(shards, ranges);
     // Derived indexes per shard, kept current by each state machine's applied-command listener. A
     // Raft snapshot install replaces the whole state: the shard then gets a fresh manager (built
@@ -236,7 +260,7 @@ export class StrataNode {
     for (const shard of shards) await wireShard(shard);
     // Retrieval reinforcement: answers note their top units; one memory.reinforce per shard every few seconds.
    
-    const reinforcement = new ReinforcementBatcher({ shardOf: (userId) => router.forUser(userId), logger, ...reinforcementSettings(config) });
+    const reinforcement = new ReinforcementBatcher({ shardOf: (userId) => router.byId(router.groupOf(userId)), logger, ...reinforcementSettings(config) });
     // Cross-shard reads: local where this node holds a group, else from a holder (attached below, once routing exists).
     const reads = new ShardReads(router, config.cluster.forward_timeout_ms);
     const retrieval = new RetrievalService({
@@ -262,19 +286,21 @@ export class StrataNode {
     metrics.gauge('strata_index_graphs_building', "Users whose vector graph is being built (their vector search is exact until it is live)", () => retrieval.graphsBuilding());
     metrics.gauge('strata_index_worker_users', "Users whose derived indexes the index worker holds (their queries run in it)", () => indexWorker?.held ?? 0);
     metrics.gauge('strata_index_cache_builds', "Users' derived indexes built from LevelDB (first use or after eviction), since start", () => indexCache.builds);
-    const appliedGauge = (shard: Shard) => metrics.gauge(`strata_applied_index_shard_${shard.id}`, `Applied log index of shard ${shard.id}`, () => shard.sm.appliedIndex());
+    // once per id (a group closed here and opened again keeps its gauge), reading the replica open now (0 when none)
+    const appliedGauge = (shard: Shard) => {
+      const name = `strata_applied_index_shard_${shard.id}`;
+      if (!metrics.registry.getSingleMetric(name)) metrics.gauge(name, `Applied log index of shard ${shard.id}`, () => router.byId(shard.id)?.sm.appliedIndex() ?? 0);
+    };
     for (const shard of shards) appliedGauge(shard);
     const backlog = shards.map((shard) => ({ shard: shard.id, read: () => shard.db.counter('pending') }));
     metrics.perShard('strata_consolidation_backlog', 'Events waiting for consolidation, by shard (replicated: every member reports it)', backlog);
-    // Where each shard group lives (shard 0 on every node, the others on replication_factor nodes), and
-    // the loop that moves replicas, run by the leader of shard 0 (docs/cluster.md "Placement").
-    const directory = await PlacementDirectory.open(router.meta(), cluster.initialPlacement());
     const routing = new GroupRouting(cluster, directory);
     const forwarder = new Forwarder({ timeoutMs: config.cluster.forward_timeout_ms, tracing, view: routing });
     const peerSigner = new PeerSigner(cluster.secret, config.cluster.node_id, config.cluster.peer_clock_skew_s * 1000);
     reads.attach({ routing, signer: peerSigner, forwarder });
     // A removed node that still runs finds out, and then refuses requests about data (cluster/removal.ts).
     const removal = new RemovalWatch({ rt: cluster, fwd: forwarder, signer: peerSigner, dataDir: config.storage.data_dir, logger });
+    removedFromCluster = () => removal.isRemoved();
     // /readyz for a load balancer: most groups served, one group electing takes no node out (cluster/readiness.ts).
     const readiness = new Readiness({
       open: () => open,
@@ -292,11 +318,17 @@ export class StrataNode {
       view: routing, leaderOf: (shard, deadline) => forwarder.leaderOf(shard, deadline), signer: peerSigner,
       timeoutMs: config.cluster.forward_timeout_ms, requestTimeoutMs: config.server.request_timeout_ms, maxLineBytes: config.import.max_bytes,
     });
-    const clusterService = new ClusterService(cluster, forwarder, routing, directory, peerSigner,
-      (group, removedAt) => logger.info({ shard: group, removed_at: removedAt }, 'replica moved away: wiped from this node'));
+    const clusterService = new ClusterService(cluster, forwarder, routing, directory, peerSigner, {
+      // declared below, before anything can ask (no await between here and there after requests are served)
+      // decided and wiped in the queue that opens and closes groups: nothing changes the replica in between
+      serial: (decideAndWipe) => inOrder(decideAndWipe),
+      wipe: (group, removedAt) => dropGroupNow(group, removedAt),
+      live: () => ranges.groupIds(),
+      onWiped: (group, removedAt) => logger.info({ shard: group, removed_at: removedAt }, 'replica moved away: deleted from this node (closed until the placement names this node for it again)'),
+    });
     const placement = new PlacementExecutor({
       rt: cluster, meta: router.meta(), directory, fwd: forwarder, signer: peerSigner, logger,
-      localStatus: () => clusterService.status(),
+      localStatus: () => clusterService.status(), groupIds: () => ranges.groupIds(),
       onStep: (step, outcome) => metrics.placementSteps.inc({ kind: step.kind, outcome }),
     });
     clusterService.executor = placement;
@@ -402,9 +434,9 @@ export class StrataNode {
     // one begun earlier): empty until its voters are initialized and seeded (cluster/split/driver.ts).
     let adding = Promise.resolve();
     // groups are opened and removed one at a time, in the order asked; one that fails does not stop the next
-    const inOrder = (step: () => Promise<void>): Promise<void> => {
+    const inOrder = <T>(step: () => Promise<T>): Promise<T> => {
       const run = adding.then(step);
-      adding = run.catch(() => undefined);
+      adding = run.then(() => undefined, () => undefined);
       return run;
     };
     // The workers of a new group start once the directory routes users to it: before the commit its
@@ -421,6 +453,11 @@ export class StrataNode {
       if (!open) return;
       if (shards.some((s) => s.id === id)) return startWorkersOnceRouted();
       if (ranges.removed().includes(id)) return;
+      // a replica moved off this node: opened again (blank) once the placement names this node for the group
+      const reopened = closedHere.has(id);
+      if (reopened && !named(id)) return;
+      if (!reopened && (await keptClosed(id))) return;
+      closedHere.delete(id);
       const shard = await openGroup(id);
       shards.push(shard);
       await wireShard(shard);
@@ -428,7 +465,7 @@ export class StrataNode {
       backlog.push({ shard: shard.id, read: () => shard.db.counter('pending') });
       waiting.set(id, shard);
       startWorkersOnceRouted();
-      logger.info({ shard: id }, 'shard group opened (a split made it)');
+      logger.info({ shard: id }, reopened ? 'shard group opened again: the placement names this node for it' : 'shard group opened (a split made it)');
     });
     const startWorkers = (shard: Shard) => {
       if (config.consolidation.enabled) {
@@ -448,14 +485,8 @@ export class StrataNode {
       dispatcher.start();
       ownWorkers(shard.id, pruner, dispatcher);
     };
-    // A retired group removed (cluster.remove_group applied in shard 0): its workers stop, its Raft group
-    // closes for good (messages for it are ignored from then on), its log and state are deleted.
-    const removeGroup = (id: number): Promise<void> => inOrder(async () => {
-      if (!open) return;
-      const at = shards.findIndex((s) => s.id === id);
-      // not open here: what is left of it on disk (a removal a stop or a crash interrupted) goes
-      if (at < 0) return deleteRemains(id);
-      const shard = shards[at];
+    // a group's workers stop (it is removed, or its replica moved away)
+    const stopGroupWorkers = async (id: number): Promise<void> => {
       const own = groupWorkers.get(id) ?? [];
       groupWorkers.delete(id);
       await Promise.all(own.map((w) => w.stop()));
@@ -463,6 +494,19 @@ export class StrataNode {
         for (let i = list.length - 1; i >= 0; i--) if (own.includes(list[i])) list.splice(i, 1);
       }
       waiting.delete(id);
+    };
+    // A retired group removed (cluster.remove_group applied in shard 0): its workers stop, its Raft group
+    // closes for good (messages for it are ignored from then on), its log and state are deleted.
+    const removeGroup = (id: number): Promise<void> => inOrder(async () => {
+      if (!open) return;
+      const at = shards.findIndex((s) => s.id === id);
+      // not open here: what is left of it on disk (a removal a stop or a crash interrupted) goes
+      if (at < 0) {
+        closedHere.delete(id);
+        return deleteRemains(id);
+      }
+      const shard = shards[at];
+      await stopGroupWorkers(id);
       await cluster.removeShard(id);
       shards.splice(at, 1);
       const queued = backlog.findIndex((b) => b.shard === id);
@@ -473,11 +517,73 @@ export class StrataNode {
       await rm(shardDir(id), { recursive: true, force: true });
       logger.info({ shard: id }, 'retired group removed: its replica is deleted from this node');
     });
+    // A replica moved off this node (the placement loop asked, and this node's own replica says it is no
+    // longer a member: cluster/replica-drop.ts): its Raft group closes and its workers stop; once no apply
+    // of it runs it leaves the node's groups, its state closes and its directory is renamed aside (one
+    // atomic rename), then its log and snapshot files are deleted (the removal's index kept), then the
+    // directory set aside. A crash before the rename leaves the whole replica (opened at start: the drop,
+    // asked again, deletes it); after it, the log rebuilds the state at start, or, deleted too, the group
+    // stays closed; never a replica missing part of its state. `onlyIfBlank` (with `removedAt` 0): a group
+    // open here with nothing in it, closed if the placement does not name this node (closeUnnamedBlank).
+    const dropGroupNow = async (id: number, removedAt: number, onlyIfBlank = false): Promise<void> => {
+      if (!open) throw new Error('the node is stopping');
+      const shard = shards.find((s) => s.id === id);
+      if (!shard) return; // not open here: nothing of it is held
+      if (onlyIfBlank && !(blankHere(id) && !named(id))) return;
+      // the Raft group leaves the host at once (no message reaches it from here on), then the workers stop
+      const deleting = deleteReplica({
+        dir: shardDir(id),
+        removeGroup: (beforeStorage) => cluster.dropShard(id, removedAt, beforeStorage),
+        // the group is closed and no apply of it runs: it leaves the node's groups, then its state closes
+        closeState: async () => {
+          shards.splice(shards.indexOf(shard), 1);
+          const queued = backlog.findIndex((b) => b.shard === id);
+          if (queued >= 0) backlog.splice(queued, 1);
+          indexes.get(id)?.release();
+          indexes.delete(id);
+          fences.forget(id);
+          closedHere.add(id);
+          await shard.db.close();
+        },
+      });
+      deleting.catch(() => undefined); // awaited below, after the workers stop
+      await stopGroupWorkers(id);
+      await deleting;
+      droppedHere.add(id);
+      // named again meanwhile (added back before this drop was answered): it opens again, blank
+      if (named(id)) void addGroup(id).catch((err) => logger.error({ err, shard: id }, 'opening a group this node was named for failed'));
+    };
+    const dropGroup = (id: number, removedAt: number, onlyIfBlank = false): Promise<void> => inOrder(() => dropGroupNow(id, removedAt, onlyIfBlank));
+    /** The group is open here and its replica holds nothing (no entry, no membership): never held, or dropped and opened again. */
+    function blankHere(id: number): boolean {
+      const st = cluster.findGroup(id)?.status();
+      return !!st && st.lastIndex === 0 && st.members.length === 0;
+    }
+    /**
+     * Closes the groups open here with nothing in them that the placement no longer names this node for,
+     * among those it dropped before (opened again when named, by a directory that then moved on), and on a
+     * node removed from the cluster every one (never held, or dropped): their directories go.
+     */
+    const closeUnnamedBlank = () => {
+      for (const shard of shards) {
+        if (shard.id === 0 || !(droppedHere.has(shard.id) || removedFromCluster()) || named(shard.id) || !blankHere(shard.id)) continue;
+        void dropGroup(shard.id, 0, true).catch((err) => logger.error({ err, shard: shard.id }, 'closing an empty group failed'));
+      }
+    };
     for (const id of ranges.groupIds()) await addGroup(id);
+    // a group closed here is opened again when the placement names this node for it (a replica added back)
+    directory.onChange(() => {
+      for (const id of closedHere) if (named(id)) void addGroup(id).catch((err) => logger.error({ err, shard: id }, 'opening a group this node was named for failed'));
+      closeUnnamedBlank();
+    });
     ranges.onNewGroup((id) => void addGroup(id).catch((err) => logger.error({ err, shard: id }, 'opening a group made by a split failed')));
     ranges.onRemoved((id) => void removeGroup(id).catch((err) => logger.error({ err, shard: id }, 'removing a retired group failed')));
-    // removed while this node was opening; and every few seconds, so nothing of a removed group stays on disk
-    const sweepRemoved = () => ranges.removed().forEach((id) => void removeGroup(id).catch((err) => logger.error({ err, shard: id }, 'removing a retired group failed')));
+    // removed while this node was opening; and every few seconds, so nothing of a removed group stays on disk.
+    // Also every few seconds (and on each change of the placement): closeUnnamedBlank.
+    const sweepRemoved = () => {
+      ranges.removed().forEach((id) => void removeGroup(id).catch((err) => logger.error({ err, shard: id }, 'removing a retired group failed')));
+      closeUnnamedBlank();
+    };
     sweepRemoved();
     const removedSweep = setInterval(sweepRemoved, 5000);
     removedSweep.unref();

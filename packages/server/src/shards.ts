@@ -1,4 +1,4 @@
-import { fnv1a32, groupOfUser, initialRanges, type CommandLog, type StateDb, type StateMachine } from '@strata/store';
+import { fnv1a32, groupOfUser, initialRanges, unavailable, type CommandLog, type StateDb, type StateMachine } from '@strata/store';
 
 export { fnv1a32 };
 
@@ -12,6 +12,8 @@ export interface Shard {
 /** Which group a user's data is in (the key-range directory, cluster/placement/range-directory.ts). */
 export interface UserGroups {
   groupOf(userId: string): number;
+  /** every live group id, open on this node or not (without it: the groups open here) */
+  groupIds?(): number[];
 }
 
 /**
@@ -34,8 +36,33 @@ export class ShardRouter {
     if (shards.length === 0) throw new Error('at least one shard is required');
   }
 
+  /**
+   * The user's group as open on this node. A range never routes to a removed group, but a group may
+   * not be open here: a replica moved away is closed (cluster/replica-drop.ts); requests about its
+   * users are forwarded to a holder before they get here, and anything else is answered 503.
+   */
   forUser(userId: string): Shard {
-    return this.byId(this.groups.groupOf(userId))!; // a range never routes to a removed group
+    return this.here(this.groups.groupOf(userId));
+  }
+
+  /** The group of this id open on this node; 503 when it is not (a replica moved away a moment ago: retry). */
+  here(id: number): Shard {
+    const shard = this.byId(id);
+    if (!shard) throw unavailable(`This node does not hold shard ${id}; retry on another node.`, 'no_leader');
+    return shard;
+  }
+
+  /** The id of the user's group (open here or not). */
+  groupOf(userId: string): number {
+    return this.groups.groupOf(userId);
+  }
+
+  /**
+   * Every live group's id, in order, open on this node or not (a replica moved away is not open here):
+   * what a read about every group goes over, each group from its replica here or from a holder.
+   */
+  groupIds(): number[] {
+    return this.groups.groupIds?.() ?? this.shards.map((s) => s.id).sort((a, b) => a - b);
   }
 
   /** The group of this id open on this node (undefined: removed, or not opened yet). */

@@ -312,12 +312,16 @@ export class RaftHost implements GroupHost {
 
   /**
    * Stops a group for good and deletes its log, hard state and snapshot files (a retired group removed:
-   * docs/cluster.md "Removing a retired group"); messages for it are ignored from then on. Also for a
-   * group not open (its storage left by a removal a crash interrupted). A crash midway leaves a wipe the
-   * next load finishes, or the storage as it was (the caller asks again). The state machine's own
-   * storage is the caller's: no apply of the group runs once this has returned.
+   * docs/cluster.md "Removing a retired group"; a replica moved away, closed until the node is named for
+   * the group again: "Disk reclaimed"); messages for it are ignored from then on. Also for a group not
+   * open (its storage left by a removal a crash interrupted). A crash midway leaves a wipe the next load
+   * finishes, or the storage as it was (the caller asks again). The state machine's own storage is the
+   * caller's: no apply of the group runs once this has returned, nor when `beforeStorage` runs (after the
+   * group is closed, before its storage is touched: the caller deletes the state there, so that a crash
+   * finds either the state gone and the log intact, or both gone). `removedAt`: the removal the replica
+   * is dropped after, kept in the storage as a wipe keeps it (resetGroup; RawNode.removedAt).
    */
-  async removeGroup(groupId: number): Promise<void> {
+  async removeGroup(groupId: number, opts: { removedAt?: number; beforeStorage?: () => Promise<void> } = {}): Promise<void> {
     if (this.closed) throw new ClosedError();
     const old = this.groups.get(groupId);
     if (old) {
@@ -330,7 +334,8 @@ export class RaftHost implements GroupHost {
       await this.applying?.catch(() => undefined);
       await old.close(new GroupResetError());
     }
-    await this.opts.storage.dropGroup(groupId);
+    await opts.beforeStorage?.();
+    await this.opts.storage.dropGroup(groupId, opts.removedAt ?? 0);
   }
 
   /**

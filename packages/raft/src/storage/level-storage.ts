@@ -130,6 +130,19 @@ export class LevelStorage {
     return { hardState, offset: meta.offset, offsetTerm: meta.offsetTerm, offsetConf: meta.offsetConf, entries, snapshot, incoming, removedAt };
   }
 
+  /**
+   * What the storage holds of a group, without opening it: `blank` when nothing but the removal mark is
+   * left (never written, or wiped: a wipe a crash interrupted is finished first, as load() would), and
+   * the removal its replica was wiped after (0 if never).
+   */
+  async inspect(group: number): Promise<{ blank: boolean; removedAt: number }> {
+    if (await this.db.get(key(group, K_WIPING))) await this.finishWipe(group);
+    let blank = true;
+    for await (const _ of this.db.keys({ gte: key(group, 0), lt: key(group, K_WIPING), limit: 1 })) blank = false;
+    const removedRaw = await this.db.get(key(group, K_REMOVED));
+    return { blank, removedAt: removedRaw ? Number(removedRaw.toString()) : 0 };
+  }
+
   /** An image stored inside LevelDB by an older version moves to its file (once). */
   private async migrateSnapshot(group: number, meta: SnapshotMeta): Promise<Snapshot> {
     const data = (await this.db.get(key(group, K_SNAP_DATA))) ?? Buffer.alloc(0);

@@ -211,7 +211,7 @@ export class SnapshotFiles {
 }
 
 /** A rename is durable once its directory is synced. */
-async function syncDir(dir: string): Promise<void> {
+export async function syncDir(dir: string): Promise<void> {
   const fh = await open(dir, 'r');
   try {
     await fh.sync();

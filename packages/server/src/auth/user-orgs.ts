@@ -14,11 +14,11 @@ export class UserOrgs implements UserDirectory {
   constructor(private readonly shards: ShardRouter, private readonly reads: ShardReads) {}
 
   orgOf(userId: string): Promise<string | null> {
-    return this.reads.one(this.shards.forUser(userId).id, 'userOrg', { user_id: userId });
+    return this.reads.one(this.shards.groupOf(userId), 'userOrg', { user_id: userId });
   }
 
   hasData(userId: string): Promise<boolean> {
-    return this.reads.one(this.shards.forUser(userId).id, 'userHasData', { user_id: userId });
+    return this.reads.one(this.shards.groupOf(userId), 'userHasData', { user_id: userId });
   }
 
   async claim(userId: string, orgId: string): Promise<string | null> {

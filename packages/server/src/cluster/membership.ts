@@ -20,7 +20,7 @@ import type { PeerSigner } from './peer-auth';
 import type { PlacementDirectory } from './placement/directory';
 import type { PlacementExecutor } from './placement/executor';
 import type { GroupRouting } from './placement/routing';
-import { ReplicaDrops, replicaView } from './replica-drop';
+import { blankView, ReplicaDrops, replicaView } from './replica-drop';
 import type { KeyRangeDirectory } from './placement/range-directory';
 import { readFenced, type SplitDriver } from './split/driver';
 import type { AutoScaler } from './split/auto';
@@ -128,6 +128,8 @@ export class ClusterService {
   autoscaler: AutoScaler | null = null;
   /** this node's replicas moved away, wiped when the placement loop asks (replica-drop.ts) */
   private readonly drops: ReplicaDrops;
+  /** the group ids the key-range directory names (open here or not) */
+  private readonly live: () => number[];
 
   constructor(
     private readonly rt: ClusterRuntime,
@@ -135,15 +137,32 @@ export class ClusterService {
     private readonly routing: GroupRouting,
     private readonly directory: PlacementDirectory,
     readonly peers: PeerSigner,
-    onWiped?: (group: number, removedAt: number) => void,
+    /**
+     * `wipe`: deletes this node's replica of a group it was removed from (node.ts dropGroup: closed, its
+     * directory and log deleted); `live`: the group ids the key-range directory names (a drop may ask
+     * about one not open here: dropped already).
+     */
+    replicas?: {
+      wipe: (group: number, removedAt: number) => Promise<void>; live: () => number[]; onWiped?: (group: number, removedAt: number) => void;
+      serial?: <T>(decideAndWipe: () => Promise<T>) => Promise<T>;
+    },
   ) {
     this.joins = new JoinSigner(rt.config.cluster.secret, rt.config.cluster.peer_clock_skew_s * 1000);
+    this.live = replicas?.live ?? (() => rt.shardIds());
     this.drops = new ReplicaDrops({
-      view: (g) => replicaView(this.nodeId, rt.group(g), rt.logs.get(g)!.applier),
-      wipe: (g, removedAt) => rt.resetShard(g, removedAt),
-      onWiped: (g, removedAt) => onWiped?.(g, removedAt),
+      view: async (g) => {
+        const log = rt.logs.get(g);
+        if (log) return replicaView(this.nodeId, log.group, log.applier);
+        // not open here: dropped already (nothing in its storage), or being opened or closed right now
+        if ((await rt.inspectShard(g)).blank) return blankView(this.nodeId);
+        throw unavailable(`This node's replica of shard ${g} is being opened or closed; ask again.`);
+      },
+      wipe: (g, removedAt) => (replicas ? replicas.wipe(g, removedAt) : Promise.reject(new Error('no replica wipe on this node'))),
+      onWiped: (g, removedAt) => replicas?.onWiped?.(g, removedAt),
+      serial: replicas?.serial,
     });
   }
+
 
   get nodeId(): number {
     return this.rt.config.cluster.node_id;
@@ -416,7 +435,8 @@ export class ClusterService {
    * (replica-drop.ts): `dropped` (wiped, or nothing held), `member` (named again since: kept), `not_yet`.
    */
   async drop(groupId: number, removedAt: number) {
-    this.knownGroup(groupId);
+    // a group not open here is asked about too: this node dropped it already, or never held it
+    if (!this.rt.shardIds().includes(groupId) && !this.live().includes(groupId)) throw notFound(`No shard ${groupId} in this cluster.`);
     if (groupId === 0) throw badRequest('validation_failed', 'Shard 0 is on every node: it is never dropped.');
     return { shard_id: groupId, ...(await this.drops.drop(groupId, removedAt)) };
   }

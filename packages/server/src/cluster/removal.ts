@@ -21,13 +21,18 @@ import type { ClusterRuntime } from './runtime';
 const MARKER = 'removed.json';
 const STATUS_PATH = '/v1/cluster/status';
 
+/** Whether the data directory says its node was removed from the cluster (the marker RemovalWatch writes). */
+export function removedMarkerExists(dataDir: string): boolean {
+  return existsSync(join(dataDir, MARKER));
+}
+
 export class RemovalWatch {
   private removed: boolean;
   private timer: NodeJS.Timeout | null = null;
   private asking = false;
 
   constructor(private readonly o: { rt: ClusterRuntime; fwd: Forwarder; signer: PeerSigner; dataDir: string; logger: Logger; everyMs?: number }) {
-    this.removed = existsSync(join(o.dataDir, MARKER));
+    this.removed = removedMarkerExists(o.dataDir);
   }
 
   isRemoved(): boolean {

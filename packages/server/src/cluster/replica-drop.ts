@@ -5,8 +5,10 @@
  * and asks again while X is down. X decides from its own replica only, so a request that arrives late
  * (after X was added back to g) cannot make it wipe a replica it needs.
  */
-import type { ConfState, RaftGroup } from '@strata/raft';
-import type { RaftApplier } from '@strata/store';
+import { readdir, rename, rm } from 'node:fs/promises';
+import { dirname, join } from 'node:path';
+import { syncDir, type ConfState, type RaftGroup } from '@strata/raft';
+import type { GroupPlacementRecord, RaftApplier } from '@strata/store';
 
 /** What this node knows of its replica of the group, read from its own Raft state and applied state. */
 export interface ReplicaView {
@@ -56,15 +58,27 @@ export function dropDecision(v: ReplicaView, removedAt: number): DropDecision {
   return 'wipe';
 }
 
+/** What a replica with nothing in it looks like (not open here: dropped already, or never held). */
+export function blankView(self: number): ReplicaView {
+  return { self, lastIndex: 0, logMembers: [], appliedIndex: 0, appliedMembers: null };
+}
+
 /** Runs the decisions of one node, one at a time per group (two placement leaders may ask at once). */
 export class ReplicaDrops {
   private readonly running = new Map<number, Promise<unknown>>();
 
-  constructor(private readonly o: { view: (group: number) => ReplicaView; wipe: (group: number, removedAt: number) => Promise<void>; onWiped?: (group: number, removedAt: number) => void }) {}
+  /**
+   * `serial`: runs a decision and its wipe where nothing else opens or closes the node's groups (node.ts:
+   * the queue that does), so that the replica the decision saw is the one wiped.
+   */
+  constructor(private readonly o: {
+    view: (group: number) => ReplicaView | Promise<ReplicaView>; wipe: (group: number, removedAt: number) => Promise<void>; onWiped?: (group: number, removedAt: number) => void;
+    serial?: <T>(decideAndWipe: () => Promise<T>) => Promise<T>;
+  }) {}
 
   async drop(group: number, removedAt: number): Promise<{ status: Exclude<DropDecision, 'wipe'> }> {
     const before = this.running.get(group) ?? Promise.resolve();
-    const next = before.catch(() => undefined).then(() => this.decideAndWipe(group, removedAt));
+    const next = before.catch(() => undefined).then(() => (this.o.serial ? this.o.serial(() => this.decideAndWipe(group, removedAt)) : this.decideAndWipe(group, removedAt)));
     this.running.set(group, next);
     try {
       return await next;
@@ -74,10 +88,102 @@ export class ReplicaDrops {
   }
 
   private async decideAndWipe(group: number, removedAt: number): Promise<{ status: Exclude<DropDecision, 'wipe'> }> {
-    const decision = dropDecision(this.o.view(group), removedAt);
+    const decision = dropDecision(await this.o.view(group), removedAt);
     if (decision !== 'wipe') return { status: decision };
     await this.o.wipe(group, removedAt);
     this.o.onWiped?.(group, removedAt);
     return { status: 'dropped' };
   }
+}
+
+/*
+ * The replica's files. A dropped replica is not kept open blank: the group closes on this node, its
+ * state directory (`shard-<id>`) and its Raft log and snapshot files are deleted, and the node opens
+ * the group again (blank, from nothing) only when the placement directory names it for the group.
+ */
+
+/** Pure: whether the placement record names `self` for the group (voter, learner, or the target of its move). */
+export function namedFor(record: GroupPlacementRecord | null, self: number): boolean {
+  if (!record) return false;
+  return record.voters.includes(self) || record.learners.includes(self) || record.move?.to === self;
+}
+
+/**
+ * Pure: whether a live group stays closed on this node (not opened at start, nor when the key-range
+ * directory names it again), given what its Raft storage holds: only a replica with nothing in it (no
+ * entry, no hard state, no snapshot: `blank`), which this node dropped (`removedAt` > 0) or which it never
+ * held on a node removed from the cluster (it will never be added to anything again), and which the
+ * placement does not name for this node. A replica with anything in its log is opened, whatever else
+ * (a drop a crash interrupted before the log went: the state is rebuilt from the log, and the drop,
+ * asked again, wipes it); so is one the placement names (added back: it catches up from nothing).
+ */
+export function staysClosed(disk: { blank: boolean; removedAt: number }, o: { named: boolean; removedFromCluster: boolean }): boolean {
+  if (o.named || !disk.blank) return false;
+  return disk.removedAt > 0 || o.removedFromCluster;
+}
+
+/**
+ * Whether a live group not open on this node stays closed (staysClosed); when it does, whatever
+ * directory of it is left goes (nothing in its log: a directory can only hold a replica the group does
+ * not count on).
+ */
+export async function keepClosed(dir: string, disk: { blank: boolean; removedAt: number }, o: { named: boolean; removedFromCluster: boolean }): Promise<boolean> {
+  if (!staysClosed(disk, o)) return false;
+  await deleteAside(await setAside(dir));
+  return true;
+}
+
+/**
+ * Deletes a replica's files once its Raft group is closed, in the order that leaves a crash something the
+ * next start finishes or recognises: `removeGroup` closes the group (no apply of it runs any more), then
+ * runs the callback it is given, which closes the state (`closeState`) and renames its directory aside
+ * (one atomic rename), then deletes the log and snapshot files (RaftHost.removeGroup with beforeStorage);
+ * the directory set aside goes last. A crash before the rename leaves the whole replica; after it, the log
+ * (its state rebuilt from it at start) or nothing; what was set aside is deleted at start (sweepSetAside).
+ */
+export async function deleteReplica(o: { dir: string; removeGroup: (beforeStorage: () => Promise<void>) => Promise<void>; closeState: () => Promise<void> }): Promise<void> {
+  let aside: string | null = null;
+  await o.removeGroup(async () => {
+    await o.closeState();
+    aside = await setAside(o.dir);
+  });
+  await deleteAside(aside);
+}
+
+/** What a dropped replica's directory is renamed to before it is deleted: `shard-<id>.dropped-<time>`. */
+const SET_ASIDE = '.dropped-';
+
+/**
+ * Renames a replica's directory aside (one atomic rename, then the data directory synced), so that no
+ * crash leaves half a LevelDB where the state was: either the whole state is there or none of it.
+ * Returns where it went (null when there was no directory).
+ */
+export async function setAside(dir: string): Promise<string | null> {
+  const aside = `${dir}${SET_ASIDE}${Date.now()}`;
+  try {
+    await rename(dir, aside);
+  } catch (err) {
+    if ((err as NodeJS.ErrnoException).code === 'ENOENT') return null;
+    throw err;
+  }
+  await syncDir(dirname(dir));
+  return aside;
+}
+
+/** Deletes a directory set aside (setAside); what a crash leaves of it goes at the next start (sweepSetAside). */
+export async function deleteAside(aside: string | null): Promise<void> {
+  if (aside) await rm(aside, { recursive: true, force: true });
+}
+
+/** Deletes every directory drops left set aside in `dataDir` (a crash between the rename and the delete). */
+export async function sweepSetAside(dataDir: string): Promise<string[]> {
+  const names = await readdir(dataDir).catch(() => [] as string[]);
+  const left = names.filter((name) => /^shard-[0-9]+$/.test(name.split(SET_ASIDE)[0]) && name.includes(SET_ASIDE));
+  for (const name of left) await rm(join(dataDir, name), { recursive: true, force: true });
+  return left;
+}
+
+/** The directory a group's replica keeps its state in. */
+export function replicaDir(dataDir: string, group: number): string {
+  return join(dataDir, `shard-${group}`);
 }

@@ -138,14 +138,20 @@ export class ClusterRuntime {
   }
 
   /**
-   * Wipes this node's replica of a shard and opens it again blank (cluster/replica-drop.ts decides when):
-   * the state machine's database, the group's log and snapshot files are deleted.
+   * Deletes this node's replica of a shard moved away (cluster/replica-drop.ts decides when; node.ts
+   * dropGroup): the group closes (its waiters fail), `deleteState` deletes the state machine's storage,
+   * then the group's log and snapshot files go, and the group is not open here any more. The storage
+   * keeps the removal's index: if the node is named for the group again and opens it, the blank replica
+   * has no say in the group until added back (RawNode.removedAt).
    */
-  async resetShard(id: number, removedAt: number): Promise<void> {
-    const log = this.logs.get(id);
-    if (!log) throw new Error(`no shard ${id}`);
-    // the blank replica keeps the removal's index: it has no say in the group until added back (RawNode.removedAt)
-    log.replaceGroup(await this.host.resetGroup(id, log.applier, removedAt));
+  async dropShard(id: number, removedAt: number, deleteState: () => Promise<void>): Promise<void> {
+    await this.host.removeGroup(id, { removedAt, beforeStorage: deleteState });
+    this.logs.delete(id);
+  }
+
+  /** What this node's Raft storage holds of a group not open here (LevelStorage.inspect). */
+  inspectShard(id: number): Promise<{ blank: boolean; removedAt: number }> {
+    return this.storage.inspect(id);
   }
 
   /**

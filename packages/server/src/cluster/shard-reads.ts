@@ -65,7 +65,7 @@ export class ShardReads {
 
   /** One result per group (`opts.groups`, default all), in that order. */
   async each<N extends ReadName>(name: N, args: ReadArgs<N>, opts: ReadOptions = {}): Promise<ReadResult<N>[]> {
-    const groups = opts.groups ?? this.shards.all().map((s) => s.id);
+    const groups = opts.groups ?? this.shards.groupIds();
     const linearizable = opts.linearizable === true;
     const remote = groups.filter((g) => !this.holds(g));
     const [local, fetched] = await Promise.all([
@@ -85,8 +85,8 @@ export class ShardReads {
    * holds it, and refused for that group otherwise (never answered from a replica that is not there).
    */
   async answer(body: unknown): Promise<{ results: GroupAnswer[] }> {
-    // ids up to the highest open here: they have gaps once a retired group is removed (one not open here is refused below)
-    const req = parseShardReadRequest(body, Math.max(...this.shards.all().map((s) => s.id)) + 1);
+    // ids up to the highest live one: they have gaps once a retired group is removed (one not open here is refused below)
+    const req = parseShardReadRequest(body, Math.max(...this.shards.groupIds(), ...this.shards.all().map((s) => s.id)) + 1);
     const args = parseReadArgs(req.query, req.args);
     const results = await Promise.all(req.groups.map(async (group): Promise<GroupAnswer> => {
       if (!this.holds(group)) return { group, ok: false, code: 'no_leader', error: `This node does not hold shard ${group}.` };

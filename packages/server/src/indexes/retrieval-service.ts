@@ -193,14 +193,15 @@ export class RetrievalService {
 
     const home = this.options.shards.forUser(userId);
     const { reads } = this.options;
-    const orgShards = body.org_id ? this.options.shards.all() : [];
+    // every live group (a replica moved away is not open here)
+    const orgGroups = body.org_id ? this.options.shards.groupIds() : [];
     // the org's groups held here are read from their indexes; the others from a node holding them
-    const remoteOrg = reads ? orgShards.filter((s) => !reads.holds(s.id)).map((s) => s.id) : [];
-    const localOrg = orgShards.filter((s) => !remoteOrg.includes(s.id));
+    const remoteOrg = reads ? orgGroups.filter((g) => !reads.holds(g)) : [];
+    const localOrg = orgGroups.filter((g) => !remoteOrg.includes(g));
     const linearizable = body.consistency === 'linearizable';
     if (linearizable) {
-      const barriers = new Set([home, ...localOrg]);
-      await Promise.all([...barriers].map((s) => s.log.readBarrier()));
+      const barriers = new Set([home.id, ...localOrg]);
+      await Promise.all([...barriers].map((g) => this.options.shards.here(g).log.readBarrier()));
     }
     // The pending events are read BEFORE the user's index: the index awaits every command applied before
     // it is asked, so an event consolidated in between is in the index, and nothing falls between the two
@@ -230,12 +231,13 @@ export class RetrievalService {
       fusion: { collapseKey: collapseBySource, importanceHalfLifeDays: config.memory.importance_half_life_days, ...base.fusion },
     };
     const input: RankInput = {
-      userId, streamId, scope, orgId: body.org_id ?? null, orgShards: orgShards.map((s) => s.id), localOrg: localOrg.map((s) => s.id), remoteOrg, home: home.id, linearizable, queryHash,
+      userId, streamId, scope, orgId: body.org_id ?? null, orgShards: orgGroups, localOrg, remoteOrg, home: home.id, linearizable, queryHash,
       pendingEvents, pendingVectors: pendingEvents ? this.pendingVectorsOf(pendingEvents, unembedded, vectors.slice(1)) : [],
       request, config: retrievalConfig,
     };
     const ranking = await this.rank(user, input, stages);
-    const results = await stages.time('records', () => wholeRecords(userId, ranking.results, (owner) => this.options.shards.forUser(owner).db, ranking.slim));
+    // a slim record is of an index held here, so its owner's group is open here (one closed a moment ago: left out)
+    const results = await stages.time('records', () => wholeRecords(userId, ranking.results, (owner) => this.options.shards.byId(this.options.shards.groupOf(owner))?.db, ranking.slim));
     try {
       // raw hits are events, not units: nothing to reinforce
       this.options.onRetrieved?.(userId, results.filter((r): r is RetrievedUnit & { unit: MemoryUnit } => r.unit.level !== 0));
@@ -318,7 +320,7 @@ export class RetrievalService {
   private async orgEntries(input: RankInput): Promise<retrieval.IndexEntry[][]> {
     const { embedder } = this.options;
     const [local, remote] = await Promise.all([
-      Promise.all(input.localOrg.map(async (id) => indexEntriesOf(await orgIndexEntries(this.options.shards.byId(id)!.db, input.orgId!), embedder))),
+      Promise.all(input.localOrg.map(async (id) => indexEntriesOf(await orgIndexEntries(this.options.shards.here(id).db, input.orgId!), embedder))),
       input.remoteOrg.length > 0
         ? this.options.reads!.each('orgIndexEntries', { org_id: input.orgId! }, { groups: input.remoteOrg, linearizable: input.linearizable })
           .then((wire) => wire.map((w) => indexEntriesOf(w, embedder)))
@@ -398,13 +400,14 @@ export class RetrievalService {
 export async function wholeRecords(
   userId: string,
   ranked: retrieval.ScoredUnit<Ranked>[],
-  dbOf: (owner: string) => StateDb,
+  dbOf: (owner: string) => StateDb | undefined,
   slim: (r: retrieval.ScoredUnit<Ranked>, i: number) => boolean = (r) => isSlimRecord(r.unit),
 ): Promise<RetrievedUnit[]> {
   const byDb = new Map<StateDb, string[]>();
   for (const [i, r] of ranked.entries()) {
     if (!slim(r, i)) continue;
     const db = dbOf(r.unit.user_id);
+    if (!db) continue;
     const keys = byDb.get(db);
     const key = join(r.unit.user_id, r.unit.id);
     if (keys) keys.push(key);

@@ -29,19 +29,21 @@ export async function exportLines(services: Services, principal: Principal, inpu
   const userId = input.user_id;
   if (userId === null) requireUnscoped(principal, 'Exporting every user');
   else await services.scope.authorizeUser(principal, { user_id: userId, write: false });
-  const shards = userId === null ? services.shards.all() : [services.shards.forUser(userId)];
+  // every live group, open here or not (a replica moved away is not open: read from a holder)
+  const ids = userId === null ? services.shards.groupIds() : [services.shards.forUser(userId).id];
   // A group this node does not hold (placement) is read on a node that does, which makes its own barrier.
-  const remote = (shard: Shard) => userId === null && services.groups !== undefined && !services.groups.holds(shard.id) ? services.groups : null;
-  if (input.linearizable) for (const shard of shards) if (!remote(shard)) await shard.log.readBarrier();
+  const remote = (id: number) => userId === null && services.groups !== undefined && !services.groups.holds(id) ? services.groups : null;
+  const here = (id: number): Shard => services.shards.here(id);
+  if (input.linearizable) for (const id of ids) if (!remote(id)) await here(id).log.readBarrier();
   const header: ExportHeader = {
     kind: 'header', format: EXPORT_FORMAT, version: EXPORT_VERSION, exported_at: new Date().toISOString(), node_id: services.config.cluster.node_id,
     embedder: { id: services.providers.embedder.id, dimensions: services.providers.embedder.dimensions },
   };
-  return lines(header, shards.map((shard) => {
-    const from = remote(shard);
+  return lines(header, ids.map((id) => {
+    const from = remote(id);
     // every user's: of each group, the users the key-range directory assigns to it (a user handed over
     // meanwhile is in both groups between the copy and the drop); the holder asked filters by its own
-    return from ? () => from.groupRecords(shard.id, input.linearizable) : () => localRecords(shard, userId, (user) => services.shards.groups.groupOf(user) === shard.id);
+    return from ? () => from.groupRecords(id, input.linearizable) : () => localRecords(here(id), userId, (user) => services.shards.groups.groupOf(user) === id);
   }));
 }
 

@@ -18,7 +18,6 @@ import { join } from 'node:path';
 import type { Principal } from '../auth/principal';
 import { isUnscoped, requireNamedOrgs } from '../auth/scope';
 import type { Services } from '../services';
-import type { Shard } from '../shards';
 import { chunkFailed, lineRefused, type ImportCounts, type ImportProgress } from './import-stop';
 import { LineParser, ndjsonLines, type ParsedHeader } from './export-lines';
 
@@ -59,7 +58,8 @@ export async function importFile(services: Services, principal: Principal, input
   const parser = new LineParser();
   const counts = zero();
   const skipped = zero();
-  const chunks = new Map<Shard, Chunk>();
+  // by group id: a group may not be open on this node (a replica moved away); its leader takes the chunk
+  const chunks = new Map<number, Chunk>();
   let header: ParsedHeader | null = null;
   const started = Date.now();
   /** the last line read, and the last one taken into a chunk (the header's, 1, before any) */
@@ -84,22 +84,22 @@ export async function importFile(services: Services, principal: Principal, input
     return records;
   };
 
-  const flush = async (shard: Shard) => {
-    const chunk = chunks.get(shard);
+  const flush = async (group: number) => {
+    const chunk = chunks.get(group);
     if (!chunk || chunk.records.length === 0) return;
-    chunks.delete(shard);
+    chunks.delete(group);
     const records = input.reembed ? await reembedded(chunk.records) : chunk.records;
     const command: ImportCommand = { type: 'import.records', at: new Date().toISOString(), records };
-    const local = async () => settle(await shard.log.propose(command));
+    const local = async () => settle(await services.shards.here(group).log.propose(command));
     let answer: ImportAnswer;
     try {
       // on the group's leader, wherever it is (placement: this node may neither hold nor lead the group)
-      answer = services.groups ? await services.groups.proposeImport(shard.id, command, local) : await local();
+      answer = services.groups ? await services.groups.proposeImport(group, command, local) : await local();
     } catch (err) {
       if (!(err instanceof StrataError)) throw err;
       const stop = progress(chunk);
-      services.logger.warn({ shard: shard.id, line: stop.line, first_unstored: stop.firstUnstored, counts, skipped, err: err.message }, 'import stopped: a chunk was not stored');
-      stopped = chunkFailed(err, { shard: shard.id, firstLine: chunk.firstLine, lastLine: chunk.lastLine, records: records.length }, stop);
+      services.logger.warn({ shard: group, line: stop.line, first_unstored: stop.firstUnstored, counts, skipped, err: err.message }, 'import stopped: a chunk was not stored');
+      stopped = chunkFailed(err, { shard: group, firstLine: chunk.firstLine, lastLine: chunk.lastLine, records: records.length }, stop);
       throw stopped;
     }
     for (const kind of EXPORT_KINDS) {
@@ -146,18 +146,18 @@ export async function importFile(services: Services, principal: Principal, input
       }
       const record = parser.record(line);
       await authorize(record, line.number);
-      const shard = services.shards.forUser(record.user_id);
-      let chunk = chunks.get(shard);
-      if (!chunk) chunks.set(shard, (chunk = { records: [], bytes: 0, firstLine: line.number, lastLine: line.number }));
+      const group = services.shards.groupOf(record.user_id);
+      let chunk = chunks.get(group);
+      if (!chunk) chunks.set(group, (chunk = { records: [], bytes: 0, firstLine: line.number, lastLine: line.number }));
       chunk.records.push(record);
       chunk.lastLine = lineTaken = line.number;
       chunk.bytes += Buffer.byteLength(line.text, 'utf8');
-      if (chunk.records.length >= limits.chunk_records || chunk.bytes >= limits.chunk_bytes) await flush(shard);
+      if (chunk.records.length >= limits.chunk_records || chunk.bytes >= limits.chunk_bytes) await flush(group);
     }
     if (header === null) {
       throw new StrataError('validation_failed', `The file is empty: its first line must be the header {"kind":"header","format":"strata-export","version":1,...}.`, [{ path: '/line/1', message: 'is missing' }]);
     }
-    for (const shard of [...chunks.keys()].sort((a, b) => a.id - b.id)) await flush(shard);
+    for (const group of [...chunks.keys()].sort((a, b) => a - b)) await flush(group);
     services.logger.info({ counts, skipped, ms: Date.now() - started }, 'import done');
     return { status: 'imported', counts, skipped };
   } catch (err) {

@@ -83,7 +83,7 @@ async function findPlan(services: Services, userId: string, planId: string): Pro
   const own = await getSemanticPlan(home.db, planId);
   if (own) return own;
   if (!UUID.test(planId)) return undefined;
-  const others = services.shards.all().map((s) => s.id).filter((g) => g !== home.id);
+  const others = services.shards.groupIds().filter((g) => g !== home.id);
   const owner = others.length > 0 ? (await services.reads.each('semanticPlanOwner', { plan_id: planId }, { groups: others })).find((u) => u !== null) : null;
   return owner ? { user_id: owner } : undefined;
 }

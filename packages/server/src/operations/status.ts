@@ -39,7 +39,7 @@ export async function failedEvents(services: Services, principal: Principal, inp
   const scope = scopeOf(principal);
   // Each group from the cursor's on gives its first `limit + 1` visible records (the cursor's group
   // those after it): in group order, then seq order, the first `limit` are the page.
-  const ids = services.shards.all().map((s) => s.id);
+  const ids = services.shards.groupIds();
   const from = after && ids.includes(after.shard) ? after : null;
   const rest = ids.filter((g) => !after || g > after.shard);
   const limit = input.limit + 1;

@@ -35,7 +35,7 @@ export async function listUsers(services: Services, principal: Principal, input:
   // the page's users by group, each group asked once
   const byGroup = new Map<number, string[]>();
   for (const user of page) {
-    const g = services.shards.forUser(user).id;
+    const g = services.shards.groupOf(user);
     byGroup.set(g, [...(byGroup.get(g) ?? []), user]);
   }
   const rows = new Map<string, ReadResult<'userRows'>[number]>();

@@ -167,7 +167,8 @@ export function clusterRoutes(deps: { auth: AuthService; cluster: ClusterService
       summary: "Between nodes: wipe this node's replica of a shard group it was removed from by the membership entry at `index`, if its own replica says it is no longer a member (the placement loop's; signed with the cluster secret).",
       handler: async (ctx) => {
         signed.checkDigest(ctx.res, jsonDigest(ctx.req.body));
-        return cluster.drop(groupId(ctx), parseDrop(ctx.req.body).index);
+        // not groupId(ctx): a group this node dropped is not open here, and is asked about (answered `dropped`)
+        return cluster.drop(parseGroupId(ctx.params.group_id), parseDrop(ctx.req.body).index);
       },
     },
   ];

@@ -49,8 +49,8 @@ export function buildReinforceCommand(batch: ShardBatch, gain: number, at: numbe
 }
 
 export interface ReinforcementOptions {
-  /** the shard that holds a user's memory */
-  shardOf: (userId: string) => Shard;
+  /** the shard that holds a user's memory, as open on this node (undefined: not open here, nothing to reinforce from here) */
+  shardOf: (userId: string) => Shard | undefined;
   logger: Logger;
   /** units reinforced per answer (its first ones); 0 turns reinforcement off */
   top: number;
@@ -90,6 +90,7 @@ export class ReinforcementBatcher {
     const max = this.o.maxPending ?? 10_000;
     for (const { unit } of results.slice(0, this.o.top)) {
       const shard = this.o.shardOf(unit.user_id);
+      if (!shard) continue; // its group is not open here: this node does not lead it, so nothing would be proposed anyway
       let entry = this.pending.get(shard.id);
       if (!entry) this.pending.set(shard.id, (entry = { shard, batch: new Map(), size: 0 }));
       let hits = entry.batch.get(unit.user_id);

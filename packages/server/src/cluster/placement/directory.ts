@@ -17,6 +17,7 @@ export class PlacementDirectory {
   private readonly groups = new Map<number, GroupPlacementRecord>();
   private readonly initial = new Map<number, GroupPlacementRecord>();
   private readonly removed = new Set<number>();
+  private readonly changeListeners: (() => void)[] = [];
 
   private constructor(private readonly db: StateDb, initial: GroupPlacementRecord[]) {
     for (const g of initial) this.initial.set(g.group_id, g);
@@ -30,6 +31,7 @@ export class PlacementDirectory {
       if (command.type === 'cluster.remove_group' && (result as { status?: string } | null)?.status === 'removed') dir.forget(command.group);
       if (command.type !== 'cluster.placement' || (result as { groups?: number } | null)?.groups === undefined) return;
       for (const g of command.groups) if (!dir.removed.has(g.group_id)) dir.groups.set(g.group_id, g); // as the apply does
+      dir.changed();
     });
     meta.sm.onRestored(() => void dir.reload());
     return dir;
@@ -40,6 +42,16 @@ export class PlacementDirectory {
     this.groups.clear();
     for (const g of stored) this.groups.set(g.group_id, g);
     for (const id of await readRemovedGroups(this.db)) this.forget(id);
+    this.changed();
+  }
+
+  /** Called after each change of the recorded placement (a node opens a group it is named for: node.ts). */
+  onChange(listener: () => void): void {
+    this.changeListeners.push(listener);
+  }
+
+  private changed(): void {
+    for (const l of this.changeListeners) l();
   }
 
   /** A removed group (a retired one, `cluster.remove_group`): no record, not even its initial one. */

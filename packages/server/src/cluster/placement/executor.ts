@@ -148,6 +148,11 @@ export interface ExecutorDeps {
   localStatus: () => Promise<{ shards: ReportedShard[] }>;
   logger: Logger;
   onStep?: (step: Step, outcome: 'done' | 'failed') => void;
+  /**
+   * Every live group id (the key-range directory's), open on this node or not: a replica moved off this
+   * node is closed here, and the groups it placed elsewhere are still this loop's (default: the open ones).
+   */
+  groupIds?: () => number[];
 }
 
 /** What the last round saw and did (for `GET /v1/cluster/status` and the metrics). */
@@ -201,8 +206,8 @@ export class PlacementExecutor {
   /** One round; does nothing unless this node leads shard 0 and there are placed groups. */
   async round(now = Date.now()): Promise<void> {
     const { rt, meta } = this.deps;
-    // every group this node has opened (a split adds groups while the cluster runs)
-    const groupIds = rt.shardIds().filter((g) => g !== 0);
+    // every live group (a split adds groups while the cluster runs; one moved off this node is not open here)
+    const groupIds = (this.deps.groupIds?.() ?? rt.shardIds()).filter((g) => g !== 0);
     // with shard 0 alone there is nothing to place: the nodes are asked only for the sizes automatic splits read
     if (!meta.log.isLeader() || (groupIds.length === 0 && rt.config.cluster.auto_split_records === 0)) {
       this.downSince.clear(); // a future term as leader starts from fresh observations

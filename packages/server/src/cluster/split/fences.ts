@@ -9,11 +9,21 @@ import type { Shard } from '../../shards';
 
 export class GroupFences {
   private readonly byGroup = new Map<number, RangeFence[]>();
+  /** the replica of each group followed now (one closed and opened again is followed afresh) */
+  private readonly followed = new Map<number, Shard>();
 
   /** Loads a group's fences and follows its applies (and snapshot installs). */
   async follow(shard: Shard): Promise<void> {
+    this.followed.set(shard.id, shard);
     const load = async () => {
-      const list = await readFences(shard.db);
+      let list: RangeFence[];
+      try {
+        list = await readFences(shard.db);
+      } catch (err) {
+        if (this.followed.get(shard.id) !== shard) return; // closed meanwhile (forget): nothing to keep
+        throw err;
+      }
+      if (this.followed.get(shard.id) !== shard) return;
       if (list.length) this.byGroup.set(shard.id, list);
       else this.byGroup.delete(shard.id);
     };
@@ -22,6 +32,12 @@ export class GroupFences {
       if (command.type.startsWith('range.')) void load();
     });
     shard.sm.onRestored(() => void load());
+  }
+
+  /** A group closed on this node (its replica moved away): nothing of it is served here. */
+  forget(group: number): void {
+    this.byGroup.delete(group);
+    this.followed.delete(group);
   }
 
   /** This group's fences (status, the split driver). */
