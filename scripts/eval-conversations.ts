@@ -72,7 +72,7 @@ async function main(): Promise<void> {
       for (const u of s.stale_units) console.log(`  stale: ${u}`);
       for (const u of s.filler) console.log(`  filler: ${u}`);
     }
-    if (process.argv.includes('--dump')) for (const u of s.units) console.log(`  unit: ${u}`);
+    if (process.argv.includes('--dump')) for (const u of s.described) console.log(`  unit: ${u}`);
     if (process.argv.includes('--retired')) for (const u of s.retired) console.log(`  retired: ${u}`);
     mkdirSync(dirname(out), { recursive: true });
     writeFileSync(out, JSON.stringify({ files, embedder: url ? 'as configured' : embedder, ...s }, null, 2) + '\n');

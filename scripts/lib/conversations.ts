@@ -120,6 +120,8 @@ export interface SuiteScore {
   filler: string[];
   /** every current L1 unit, "conversation: content" */
   units: string[];
+  /** the same units with the subject and attribute consolidation gave them: "id: [subject|attribute] content" */
+  described: string[];
   /** every retired L1 unit with what retired it, "conversation: old ⇒ successor" (to read what an update took) */
   retired: string[];
 }
@@ -167,6 +169,7 @@ export async function runSuite(client: StrataClient, suite: Suite, options: RunO
   const staleUnits: string[] = [];
   const filler: string[] = [];
   const all: string[] = [];
+  const described: string[] = [];
   const retired: string[] = [];
   let l1 = 0;
   let staleCurrent = 0;
@@ -179,7 +182,8 @@ export async function runSuite(client: StrataClient, suite: Suite, options: RunO
     }
     l1 += units.length;
     for (const u of units) {
-      all.push(`${c.id}: [${u.subject ?? ''}|${u.attribute ?? ''}] ${u.content}`);
+      all.push(`${c.id}: ${u.content}`);
+      described.push(`${c.id}: [${u.subject ?? ''}|${u.attribute ?? ''}] ${u.content}`);
       if (isFillerText(u.content)) filler.push(`${c.id}: ${u.content}`);
     }
     for (const q of c.questions) {
@@ -258,6 +262,7 @@ export async function runSuite(client: StrataClient, suite: Suite, options: RunO
     stale_units: staleUnits,
     filler,
     units: all,
+    described,
     retired,
   };
 }
