@@ -38,8 +38,10 @@ interface Posting {
   length: number;
   /** live documents containing the term (= df) */
   live: number;
-  /** the term (the one string instance the documents' term lists share) */
+  /** the term (its key in the postings map) */
   term: string;
+  /** the term's number (`postingOf`), which the documents' term lists hold; reused once the term is gone */
+  no: number;
 }
 
 /**
@@ -56,13 +58,21 @@ export class TextIndex {
   private ids: Array<string | undefined> = [];
   private lengths = new Int32Array(64);
   /**
-   * The postings of each live document's distinct terms (to update them on removal). Postings, not
-   * strings: tokenizing makes new strings for every document, and 100,000 documents' own copies of
-   * their terms were ~20 MiB per index; a posting outlives every live document that names it.
+   * Each document's distinct terms (to update their postings on removal), as term numbers in one
+   * pool: document n's are `termPool[termStart[n] .. termStart[n] + termCount[n])`. A JS array of
+   * postings per document was ~24 MiB per index at 100,000 documents (an array object and its
+   * elements each); numbers in a pool are ~5 MiB. A removed document's run stays in the pool until
+   * the next renumbering rewrites it (half the numbers dead at most, so the pool is at most twice
+   * the live runs).
    */
-  private terms: Array<Posting[] | undefined> = [];
-  /** estimated bytes of the documents' term lists (kept as they change: estimatedBytes is called after every refresh) */
-  private termListBytes = 0;
+  private termPool = new Int32Array(64);
+  private poolUsed = 0;
+  private termStart = new Int32Array(64);
+  private termCount = new Int32Array(64);
+  /** term number → its posting (undefined once the term has no live document) */
+  private postingOf: Array<Posting | undefined> = [];
+  /** term numbers free for reuse */
+  private freeTermNos: number[] = [];
   private postings = new Map<string, Posting>();
   private totalLength = 0;
   private scratch = new Float64Array(64);
@@ -96,21 +106,26 @@ export class TextIndex {
     for (const t of tokens) counts.set(t, (counts.get(t) ?? 0) + 1);
     const n = this.ids.length;
     if (n >= this.lengths.length) {
-      const grown = new Int32Array(this.lengths.length * 2);
-      grown.set(this.lengths);
-      this.lengths = grown;
+      const size = this.lengths.length * 2;
+      this.lengths = grown(this.lengths, size);
+      this.termStart = grown(this.termStart, size);
+      this.termCount = grown(this.termCount, size);
     }
+    if (this.poolUsed + counts.size > this.termPool.length) this.termPool = grown(this.termPool, Math.max(this.termPool.length * 2, this.poolUsed + counts.size));
     this.ids.push(id);
-    const docTerms: Posting[] = [];
-    this.terms.push(docTerms);
-    this.termListBytes += SIZE.array + SIZE.slot * counts.size;
+    this.termStart[n] = this.poolUsed;
+    this.termCount[n] = counts.size;
     this.lengths[n] = tokens.length;
     this.docNo.set(id, n);
     this.totalLength += tokens.length;
     for (const [t, tf] of counts) {
       let p = this.postings.get(t);
-      if (!p) this.postings.set(t, (p = { docs: new Int32Array(4), tfs: new Int32Array(4), length: 0, live: 0, term: t }));
-      docTerms.push(p);
+      if (!p) {
+        const no = this.freeTermNos.pop() ?? this.postingOf.length;
+        this.postings.set(t, (p = { docs: new Int32Array(4), tfs: new Int32Array(4), length: 0, live: 0, term: t, no }));
+        this.postingOf[no] = p;
+      }
+      this.termPool[this.poolUsed++] = p.no;
       if (p.length === p.docs.length) {
         const docs = new Int32Array(p.docs.length * 2);
         docs.set(p.docs);
@@ -131,16 +146,19 @@ export class TextIndex {
     const n = this.docNo.get(id);
     if (n === undefined) return false;
     this.docNo.delete(id);
-    const docTerms = this.terms[n]!;
-    this.termListBytes -= SIZE.array + SIZE.slot * docTerms.length;
-    for (const p of docTerms) {
+    const start = this.termStart[n];
+    for (let i = start; i < start + this.termCount[n]; i++) {
+      const p = this.postingOf[this.termPool[i]]!;
       p.live--;
-      if (p.live === 0) this.postings.delete(p.term);
-      else if (p.live * 2 < p.length) this.compactPosting(p);
+      if (p.live === 0) {
+        this.postings.delete(p.term);
+        this.postingOf[p.no] = undefined;
+        this.freeTermNos.push(p.no);
+      } else if (p.live * 2 < p.length) this.compactPosting(p);
     }
     this.totalLength -= this.lengths[n];
     this.ids[n] = undefined;
-    this.terms[n] = undefined;
+    this.termCount[n] = 0;
     if (this.docNo.size * 2 < this.ids.length && this.ids.length > 64) this.renumber();
     return true;
   }
@@ -148,25 +166,30 @@ export class TextIndex {
   clear(): void {
     this.docNo.clear();
     this.ids = [];
-    this.terms = [];
-    this.termListBytes = 0;
     this.lengths = new Int32Array(64);
+    this.termPool = new Int32Array(64);
+    this.poolUsed = 0;
+    this.termStart = new Int32Array(64);
+    this.termCount = new Int32Array(64);
+    this.postingOf = [];
+    this.freeTermNos = [];
     this.postings = new Map();
     this.totalLength = 0;
   }
 
   /**
-   * Estimated bytes held (sizes.ts): the postings (typed arrays and term strings), each document's term
-   * list and length, the id maps' slots. The id strings themselves are not counted: the records they name
+   * Estimated bytes held (sizes.ts): the postings (typed arrays and term strings), the documents' term
+   * numbers and lengths, the id maps' slots. The id strings themselves are not counted: the records they name
    * hold them and are counted by their owner. Costs a walk of the vocabulary, not of the documents.
    */
   estimatedBytes(): number {
     let n = SIZE.object * 2 + SIZE.map + SIZE.mapEntry * this.docNo.size + SIZE.array + SIZE.slot * this.ids.length;
     n += typedArrayBytes(this.lengths) + typedArrayBytes(this.scratch) + typedArrayBytes(this.touchedScratch);
-    n += SIZE.array + SIZE.slot * this.terms.length + this.termListBytes;
+    n += typedArrayBytes(this.termPool) + typedArrayBytes(this.termStart) + typedArrayBytes(this.termCount);
+    n += 2 * SIZE.array + SIZE.slot * (this.postingOf.length + this.freeTermNos.length);
     n += SIZE.map;
     for (const p of this.postings.values()) {
-      n += SIZE.mapEntry + SIZE.object + 5 * SIZE.property + typedArrayBytes(p.docs) + typedArrayBytes(p.tfs) + stringBytes(p.term);
+      n += SIZE.mapEntry + SIZE.object + 6 * SIZE.property + typedArrayBytes(p.docs) + typedArrayBytes(p.tfs) + stringBytes(p.term);
     }
     return n;
   }
@@ -175,6 +198,7 @@ export class TextIndex {
   rebuild(source: Iterable<{ id: string; text: string }>): void {
     this.clear();
     for (const { id, text } of source) this.add(id, text);
+    this.trim();
   }
 
   /**
@@ -189,13 +213,32 @@ export class TextIndex {
       fresh.add(id, text);
       if (++n % chunk === 0) await new Promise((r) => setImmediate(r));
     }
+    fresh.trim();
     this.docNo = fresh.docNo;
     this.ids = fresh.ids;
-    this.terms = fresh.terms;
-    this.termListBytes = fresh.termListBytes;
     this.lengths = fresh.lengths;
+    this.termPool = fresh.termPool;
+    this.poolUsed = fresh.poolUsed;
+    this.termStart = fresh.termStart;
+    this.termCount = fresh.termCount;
+    this.postingOf = fresh.postingOf;
+    this.freeTermNos = fresh.freeTermNos;
     this.postings = fresh.postings;
     this.totalLength = fresh.totalLength;
+  }
+
+  /**
+   * After a build: the arrays grown by doubling while it read (up to half of each unused: ~7 MiB of an
+   * index of 100,000 documents) keep an eighth more than they hold, room for the updates that follow.
+   */
+  private trim(): void {
+    const room = (n: number) => Math.max(4, n + (n >> 3));
+    if (room(this.poolUsed) < this.termPool.length) this.termPool = grown(this.termPool, room(this.poolUsed));
+    for (const p of this.postings.values()) {
+      if (room(p.length) >= p.docs.length) continue;
+      p.docs = grown(p.docs, room(p.length));
+      p.tfs = grown(p.tfs, room(p.length));
+    }
   }
 
   /** Inverse document frequency of an (already tokenized) term. */
@@ -290,16 +333,26 @@ export class TextIndex {
   private renumber(): void {
     const map = new Int32Array(this.ids.length).fill(-1);
     const ids: Array<string | undefined> = [];
-    const terms: Array<Posting[] | undefined> = [];
-    const lengths = new Int32Array(Math.max(64, this.docNo.size * 2));
+    const size = Math.max(64, this.docNo.size * 2);
+    const lengths = new Int32Array(size);
+    const termStart = new Int32Array(size);
+    const termCount = new Int32Array(size);
+    let live = 0;
+    for (let old = 0; old < this.ids.length; old++) if (this.ids[old] !== undefined) live += this.termCount[old];
+    const pool = new Int32Array(Math.max(256, live * 2));
+    let used = 0;
     for (let old = 0; old < this.ids.length; old++) {
       const id = this.ids[old];
       if (id === undefined) continue;
-      map[old] = ids.length;
-      lengths[ids.length] = this.lengths[old];
+      const n = ids.length;
+      map[old] = n;
+      lengths[n] = this.lengths[old];
+      termStart[n] = used;
+      termCount[n] = this.termCount[old];
+      pool.set(this.termPool.subarray(this.termStart[old], this.termStart[old] + this.termCount[old]), used);
+      used += this.termCount[old];
       ids.push(id);
-      terms.push(this.terms[old]);
-      this.docNo.set(id, map[old]);
+      this.docNo.set(id, n);
     }
     for (const p of this.postings.values()) {
       let w = 0;
@@ -313,7 +366,17 @@ export class TextIndex {
       p.length = w;
     }
     this.ids = ids;
-    this.terms = terms;
     this.lengths = lengths;
+    this.termStart = termStart;
+    this.termCount = termCount;
+    this.termPool = pool;
+    this.poolUsed = used;
   }
+}
+
+/** A copy of `a` in a new array of `size` elements. */
+function grown(a: Int32Array, size: number): Int32Array<ArrayBuffer> {
+  const b = new Int32Array(size);
+  b.set(a.subarray(0, Math.min(a.length, size)));
+  return b;
 }
