@@ -130,6 +130,16 @@ export class LevelStorage {
     return { hardState, offset: meta.offset, offsetTerm: meta.offsetTerm, offsetConf: meta.offsetConf, entries, snapshot, incoming, removedAt };
   }
 
+  /**
+   * Entries of a group read back from disk, in the order asked (undefined for one no longer stored:
+   * compacted meanwhile). For messages to followers that carry entries whose payloads left memory
+   * (driver/held-payloads.ts).
+   */
+  async readEntries(group: number, indexes: number[]): Promise<(Entry | undefined)[]> {
+    const values = await this.db.getMany(indexes.map((i) => key(group, K_ENTRY, i)));
+    return values.map((v, n) => (v ? decodeEntry(indexes[n], v) : undefined));
+  }
+
   /** An image stored inside LevelDB by an older version moves to its file (once). */
   private async migrateSnapshot(group: number, meta: SnapshotMeta): Promise<Snapshot> {
     const data = (await this.db.get(key(group, K_SNAP_DATA))) ?? Buffer.alloc(0);
