@@ -106,7 +106,8 @@ export class RaftHost implements GroupHost {
     if (this.closed) throw new ClosedError();
     const existing = this.groups.get(groupId);
     if (existing) return existing;
-    const stored = await this.opts.storage.load(groupId);
+    // what the state machine applied is never applied again: its payloads stay on disk (held-payloads.ts)
+    const stored = await this.opts.storage.load(groupId, sm.appliedIndex());
     const g = await RaftGroup.open(this, groupId, sm, stored, { ...this.opts.raft, id: this.nodeId, random: this.random }, { ...this.opts.group, ...options });
     this.groups.set(groupId, g);
     this.groupOptions.set(groupId, options);
