@@ -7,6 +7,7 @@
  *
  * Query terms count once each (a repeated query word is not more evidence).
  */
+import { maxScoreTop, termBound, termScore, type Bm25Params, type Scratch, type TermPostings } from './max-score';
 import { SIZE, stringBytes, typedArrayBytes } from './sizes';
 import { TopK } from './topk';
 import { tokenize, type TokenizerOptions } from './tokenizer';
@@ -42,6 +43,12 @@ interface Posting {
   term: string;
   /** the term's number (`postingOf`), which the documents' term lists hold; reused once the term is gone */
   no: number;
+  /**
+   * The highest term frequency and the shortest document among the postings ever added (not lowered
+   * or raised by removals: still bounds), for the term's score bound (max-score.ts).
+   */
+  maxTf: number;
+  minLength: number;
 }
 
 /**
@@ -122,7 +129,7 @@ export class TextIndex {
       let p = this.postings.get(t);
       if (!p) {
         const no = this.freeTermNos.pop() ?? this.postingOf.length;
-        this.postings.set(t, (p = { docs: new Int32Array(4), tfs: new Int32Array(4), length: 0, live: 0, term: t, no }));
+        this.postings.set(t, (p = { docs: new Int32Array(4), tfs: new Int32Array(4), length: 0, live: 0, term: t, no, maxTf: 0, minLength: 2147483647 }));
         this.postingOf[no] = p;
       }
       this.termPool[this.poolUsed++] = p.no;
@@ -138,6 +145,8 @@ export class TextIndex {
       p.tfs[p.length] = tf;
       p.length++;
       p.live++;
+      if (tf > p.maxTf) p.maxTf = tf;
+      if (tokens.length < p.minLength) p.minLength = tokens.length;
     }
   }
 
@@ -189,7 +198,7 @@ export class TextIndex {
     n += 2 * SIZE.array + SIZE.slot * (this.postingOf.length + this.freeTermNos.length);
     n += SIZE.map;
     for (const p of this.postings.values()) {
-      n += SIZE.mapEntry + SIZE.object + 6 * SIZE.property + typedArrayBytes(p.docs) + typedArrayBytes(p.tfs) + stringBytes(p.term);
+      n += SIZE.mapEntry + SIZE.object + 8 * SIZE.property + typedArrayBytes(p.docs) + typedArrayBytes(p.tfs) + stringBytes(p.term);
     }
     return n;
   }
@@ -253,50 +262,62 @@ export class TextIndex {
     if (k <= 0 || this.docNo.size === 0) return [];
     const terms = [...new Set(this.tokenize(query))];
     if (terms.length === 0) return [];
-    const avgdl = this.totalLength / this.docNo.size || 1;
+    const params: Bm25Params = { k1: this.k1, b: this.b, avgdl: this.totalLength / this.docNo.size || 1, lengths: this.lengths, ids: this.ids };
+    const lists: TermPostings[] = [];
+    for (const term of terms) {
+      const p = this.postings.get(term);
+      if (!p) continue;
+      const idf = this.idf(term);
+      lists.push({ docs: p.docs, tfs: p.tfs, length: p.length, idf, bound: termBound(params, idf, p.maxTf, p.minLength) });
+    }
+    const filter = options.filter;
+    const hit = ({ key, score }: { key: string; score: number }): TextHit => ({ id: key, score });
+    const scratch = this.scratchFor();
+    if (!filter) return maxScoreTop(params, lists, k, scratch).map(hit);
+    // The filter (a unit lookup and the visibility and time checks) is the costly part: it is asked
+    // first only about the best 2k documents in order, which gives the answer whenever k of them pass
+    // (any document further down ranks below all of them); else every document is scored and selected
+    // through it.
+    const best = maxScoreTop(params, lists, 2 * k, scratch);
+    const hits: TextHit[] = [];
+    for (const h of best) {
+      if (!filter(h.key)) continue;
+      hits.push(hit(h));
+      if (hits.length === k) return hits;
+    }
+    if (best.length < 2 * k) return hits; // every matching document was among them
+    return this.searchAll(params, lists, k, filter).map(hit);
+  }
+
+  /** Every posting of the terms scored, then the best k through the filter (what few documents pass). */
+  private searchAll(params: Bm25Params, lists: TermPostings[], k: number, filter: (id: string) => boolean): Array<{ key: string; score: number }> {
+    const { scores, touched } = this.scratchFor();
+    let touchedCount = 0;
+    const ids = this.ids;
+    for (const { docs, tfs, length, idf } of lists) {
+      for (let i = 0; i < length; i++) {
+        const d = docs[i];
+        if (ids[d] === undefined) continue; // removed, not yet compacted away
+        const s = termScore(params, idf, tfs[i], d);
+        if (scores[d] === 0) touched[touchedCount++] = d;
+        scores[d] += s;
+      }
+    }
+    try {
+      return this.select(touched, touchedCount, k, filter);
+    } finally {
+      for (let t = 0; t < touchedCount; t++) scores[touched[t]] = 0; // leave the scratch clean for the next search
+    }
+  }
+
+  /** Partial scores by document number (zero between searches) and the documents a search touched, sized to the index. */
+  private scratchFor(): Scratch {
     if (this.scratch.length < this.ids.length) {
       const size = Math.max(this.ids.length, this.scratch.length * 2);
       this.scratch = new Float64Array(size);
       this.touchedScratch = new Int32Array(size);
     }
-    const scores = this.scratch;
-    const touched = this.touchedScratch;
-    let touchedCount = 0;
-    const { k1, b } = this;
-    const lengths = this.lengths;
-    const ids = this.ids;
-    for (const term of terms) {
-      const p = this.postings.get(term);
-      if (!p) continue;
-      const idf = this.idf(term);
-      const { docs, tfs, length } = p;
-      for (let i = 0; i < length; i++) {
-        const d = docs[i];
-        if (ids[d] === undefined) continue; // removed, not yet compacted away
-        const tf = tfs[i];
-        const s = (idf * tf * (k1 + 1)) / (tf + k1 * (1 - b + (b * lengths[d]) / avgdl));
-        if (scores[d] === 0) touched[touchedCount++] = d;
-        scores[d] += s;
-      }
-    }
-    const filter = options.filter;
-    try {
-      if (!filter) return this.select(touched, touchedCount, k).map(({ key, score }) => ({ id: key, score }));
-      // The filter (a unit lookup and the visibility and time checks) is the costly part: it is asked
-      // first only about the best 2k documents in order, which gives the answer whenever k of them pass
-      // (any document further down ranks below all of them); else every document is selected through it.
-      const best = this.select(touched, touchedCount, 2 * k);
-      const hits: TextHit[] = [];
-      for (const { key, score } of best) {
-        if (!filter(key)) continue;
-        hits.push({ id: key, score });
-        if (hits.length === k) return hits;
-      }
-      if (best.length < 2 * k) return hits; // every matching document was among them
-      return this.select(touched, touchedCount, k, filter).map(({ key, score }) => ({ id: key, score }));
-    } finally {
-      for (let t = 0; t < touchedCount; t++) scores[touched[t]] = 0; // leave the scratch clean for the next search
-    }
+    return { scores: this.scratch, touched: this.touchedScratch };
   }
 
   /** The best k of the touched documents (by score, then id), through the filter when one is given. */
