@@ -66,6 +66,8 @@ describe('metrics of a single node', () => {
     const home = m.all('strata_raft_proposals_total').sort((a, b) => b.value - a.value)[0];
     expect(home.value).toBeGreaterThanOrEqual(EVENTS + 1);
     expect(m.value('strata_raft_log_bytes', { shard: home.labels.shard })).toBeGreaterThan(EVENTS * 50);
+    // held in memory: all of it here (under raft.held_payload_bytes), never more than the log
+    expect(m.value('strata_raft_log_memory_bytes', { shard: home.labels.shard })).toBe(m.value('strata_raft_log_bytes', { shard: home.labels.shard }));
     expect(m.all('strata_raft_proposals_failed_total')).toEqual([]);
     // a single node has no peers: no round trips, no peer errors
     expect(m.all('strata_raft_peer_rtt_seconds_count')).toEqual([]);

@@ -181,6 +181,39 @@ describe('RaftHost and RaftGroup', () => {
     }
   });
 
+  test('applied payloads beyond heldPayloadBytes leave memory, and a lagging follower is sent them from disk', async () => {
+    // 8 KiB of payloads held in memory; snapshots far away (no compaction): the follower catches up from the log
+    for (const n of nodes) await n.close();
+    nodes = [];
+    const options = { heldPayloadBytes: 8 * 1024 };
+    for (const id of [1, 2, 3]) nodes.push(await new Node(id, join(root, `held${id}`), hub, new ListMachine(), 10_000, 8192, options).open());
+    await nodes[0].group.initialize(members);
+    await until(() => nodes.some((n) => n.group.isLeader()));
+    const l = leader();
+    const lagging = nodes.find((n) => n !== l)!;
+    for (const key of [`${l.id}>${lagging.id}`, `${lagging.id}>${l.id}`]) hub.blocked.add(key);
+    const payload = (i: number) => Buffer.alloc(4 * 1024, i + 1);
+    for (let i = 0; i < 30; i++) await l.group.propose(payload(i)); // 120 KiB, applied by the two others
+    // (the last apply's payloads leave once it has returned; the membership entry's stay)
+    await until(() => l.group.logSize().held <= 9 * 1024);
+    expect(l.group.logSize().bytes).toBeGreaterThanOrEqual(120 * 1024);
+    expect(l.group.core.log.entries.filter((e) => e.offloaded !== undefined).length).toBeGreaterThanOrEqual(27);
+    // the follower comes back: every entry it lacks was read back from disk (no snapshot exists)
+    for (const key of [`${l.id}>${lagging.id}`, `${lagging.id}>${l.id}`]) hub.blocked.delete(key);
+    await until(() => lagging.sm.items.length === 30);
+    expect(lagging.sm.restores).toBe(0);
+    expect(lagging.sm.items).toEqual(l.sm.items);
+    expect(l.sm.items).toEqual([...Array(30).keys()].map((i) => payload(i).toString()));
+    await until(() => lagging.group.logSize().held <= 9 * 1024);
+    // a restart reads the log back and lets what was applied leave memory again
+    await lagging.close();
+    const reopened = await new Node(lagging.id, lagging.dir, hub, lagging.sm, 10_000, 8192, options).open();
+    nodes[nodes.indexOf(lagging)] = reopened;
+    expect(reopened.group.logSize().held).toBeLessThanOrEqual(9 * 1024);
+    await l.group.propose(payload(30));
+    await until(() => reopened.sm.items.length === 31);
+  });
+
   test('large entries: a snapshot by bytes, and a compaction margin held to its bytes', async () => {
     // a group of one, snapshots every 10,000 entries or 64 KiB, a margin of 1,000 entries or 16 KiB
     const dir = join(root, 'bytes');

@@ -42,6 +42,15 @@ test('LevelDB storage: append, replace a conflicting tail, hard state, compactio
       [3, 2, 'new3'],
     ]);
     expect(g.hardState).toEqual({ term: 2, vote: 0, commit: 2 });
+    // what the state machine applied comes back without its payload (its size kept), the rest whole;
+    // read back one by one when a message is to carry it
+    const applied2 = await s.load(7, 2);
+    expect(applied2.entries.map((x) => [x.index, x.offloaded, Buffer.from(x.data).toString()])).toEqual([
+      [1, 2, ''],
+      [2, 2, ''],
+      [3, undefined, 'new3'],
+    ]);
+    expect((await s.readEntries(7, [2, 9, 1])).map((x) => x && Buffer.from(x.data).toString())).toEqual(['e2', undefined, 'e1']);
     ops = [];
     const conf = { voters: [1], learners: [], addrs: {} };
     const meta = { index: 2, term: 1, conf };

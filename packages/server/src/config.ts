@@ -120,6 +120,8 @@ export interface Config {
     compaction_margin: number;
     /** and their bytes at most */
     compaction_margin_bytes: number;
+    /** payload bytes of applied entries kept in memory per shard group (the newest; older ones are read from disk when a lagging follower needs them) */
+    held_payload_bytes: number;
   };
   embedding: {
     provider: 'local' | 'openai' | 'hashing'; base_url: string | null; api_key: string | null; model: string | null; dimensions: number | null;
@@ -277,6 +279,7 @@ export const CONFIG_SCHEMA = {
       snapshot_every_bytes: int(64 * 1024, 64 * 1024 * 1024),
       compaction_margin: int(0, 2_000),
       compaction_margin_bytes: int(0, 16 * 1024 * 1024),
+      held_payload_bytes: int(0, 8 * 1024 * 1024),
     }),
     embedding: section({
       provider: { enum: ['local', 'openai', 'hashing'], default: 'local' },

@@ -12,11 +12,13 @@
  *   before the slices are done (`getTokenCounter`) finishes the table at once: a count is never taken
  *   from a partial table.
  *
- * The table is filled the way js-tiktoken's own constructor fills it (the same `rankMap` and `textMap`,
- * which its encode/decode read); packages/memory/test/context/tokenizer.test.ts checks, for every
- * supported encoding, that both maps equal the ones the library's constructor builds.
+ * The table holds what js-tiktoken's own constructor puts in its `rankMap` and `textMap` (which its
+ * encode/decode read), in a compact form (rank-table.ts: ~3 MiB instead of ~48 MiB of heap for
+ * cl100k_base); packages/memory/test/context/tokenizer.test.ts checks, for every supported encoding,
+ * that both answer as the ones the library's constructor builds, entry for entry.
  */
 import { Tiktoken, type TiktokenBPE } from 'js-tiktoken/lite';
+import { RankTable } from './rank-table';
 
 export interface TokenCounter {
   readonly encoding: string;
@@ -42,16 +44,17 @@ function ranksOf(encoding: Encoding): TiktokenBPE {
   }
 }
 
-/** The fields of js-tiktoken's Tiktoken that its constructor fills from `bpe_ranks` (internal in its types). */
+/**
+ * The fields of js-tiktoken's Tiktoken that its constructor fills from `bpe_ranks` (internal in its
+ * types): its encode and decode call only their `get`, which the RankTable's views answer.
+ */
 interface RankMaps {
-  rankMap: Map<string, number>;
-  textMap: Map<number, Uint8Array>;
+  rankMap: Pick<Map<string, number>, 'get'>;
+  textMap: Pick<Map<number, Uint8Array>, 'get'>;
 }
 
 const BASE64 = new Int8Array(128).fill(-1);
 for (const [i, c] of [...'ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789+/'].entries()) BASE64[c.charCodeAt(0)] = i;
-/** "0".."255": a rank key is the token's bytes in decimal joined by commas (what js-tiktoken looks up) */
-const DECIMAL = Array.from({ length: 256 }, (_, i) => String(i));
 
 /**
  * A Tiktoken whose rank table is filled in steps. `bpe_ranks` is lines of `<prefix> <first rank>
@@ -59,7 +62,7 @@ const DECIMAL = Array.from({ length: 256 }, (_, i) => String(i));
  */
 class RankTableBuilder {
   readonly enc: Tiktoken;
-  private readonly maps: RankMaps;
+  readonly table = new RankTable();
   private readonly text: string;
   /** where the next token starts, the end of its line, and its rank */
   private pos = 0;
@@ -70,7 +73,9 @@ class RankTableBuilder {
   constructor(ranks: TiktokenBPE) {
     // the library's constructor with no ranks: the special tokens and the pattern, as it sets them
     this.enc = new Tiktoken({ ...ranks, bpe_ranks: '' });
-    this.maps = this.enc as unknown as RankMaps;
+    const maps = this.enc as unknown as RankMaps;
+    maps.rankMap = this.table.rankMap;
+    maps.textMap = this.table.textMap;
     this.text = ranks.bpe_ranks;
   }
 
@@ -80,8 +85,7 @@ class RankTableBuilder {
 
   /** Adds up to `tokens` more tokens to the table. */
   step(tokens: number): void {
-    const { text, bytes } = this;
-    const { rankMap, textMap } = this.maps;
+    const { text, bytes, table } = this;
     for (let n = 0; n < tokens && this.pos < text.length; n++) {
       if (this.lineEnd < this.pos) {
         // a new line: skip blank lines, then read its prefix and first rank
@@ -119,11 +123,7 @@ class RankTableBuilder {
           bytes[length++] = (acc >> bits) & 255;
         }
       }
-      const token = bytes.slice(0, length);
-      let key = DECIMAL[token[0]] ?? '';
-      for (let i = 1; i < length; i++) key += ',' + DECIMAL[token[i]];
-      rankMap.set(key, this.rank);
-      textMap.set(this.rank, token);
+      table.add(bytes, length, this.rank);
       this.rank++;
       this.pos = tokenEnd + 1;
     }
@@ -146,7 +146,7 @@ export function getTokenCounter(encoding: string = DEFAULT_ENCODING): TokenCount
   if (!counter) {
     const builder = building.get(encoding)?.builder ?? new RankTableBuilder(ranksOf(checkEncoding(encoding)));
     builder.step(Infinity);
-    counter = new BpeCounter(encoding, builder.enc);
+    counter = new BpeCounter(encoding, builder.enc, builder.table);
     loaded.set(encoding, counter);
   }
   return counter;
@@ -180,7 +180,7 @@ export function prepareTokenCounter(encoding: string = DEFAULT_ENCODING): Promis
 }
 
 class BpeCounter implements TokenCounter {
-  constructor(readonly encoding: string, private readonly enc: Tiktoken) {}
+  constructor(readonly encoding: string, private readonly enc: Tiktoken, readonly table: RankTable) {}
 
   count(text: string): number {
     return text ? this.enc.encode(text).length : 0;

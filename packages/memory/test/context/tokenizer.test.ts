@@ -31,10 +31,32 @@ describe.each(['cl100k_base', 'o200k_base', 'p50k_base', 'r50k_base', 'gpt2', 'p
       if (!mine || Buffer.compare(Buffer.from(mine), Buffer.from(bytes)) !== 0) differing++;
     }
     expect(differing).toBe(0);
+    // keys the library never makes are unknown to both
+    for (const key of ['', '0,', ',0', '01', '256', '1,,2', 'a', '104,101,108,108,111,999']) expect(ours.rankMap.get(key)).toBe(theirs.rankMap.get(key));
+    for (const rank of [-1, 0.5, 1e9]) expect(ours.textMap.get(rank)).toBe(theirs.textMap.get(rank));
     const text = SAMPLE.replace('<|fim_prefix|>', ''); // special tokens are refused by both alike
     expect(counter.count(text)).toBe(reference.encode(text).length);
     expect(encoder.encode(text)).toEqual(reference.encode(text));
     expect(encoder.decode(reference.encode(text))).toBe(text);
+  });
+});
+
+describe('the rank table', () => {
+  it('holds cl100k_base in a few MiB (the library\'s Maps: ~48 MiB of heap)', () => {
+    const { table } = getTokenCounter('cl100k_base') as unknown as { table: { byteSize: number } };
+    expect(table.byteSize).toBeLessThan(5 * 1024 * 1024);
+  });
+
+  it('encodes a long, varied text as the library does', () => {
+    const ranks = require('js-tiktoken/ranks/cl100k_base');
+    const reference = new Tiktoken(ranks.default ?? ranks);
+    const encoder = (getTokenCounter('cl100k_base') as unknown as { enc: Tiktoken }).enc;
+    const words = ['the', ' quick', 'Brown', ' 東京', '👋🏽', '\n\n', ' naïve', '12345', "'s", ' ', 'aaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaa', '\t', 'ﬁ', '—'];
+    let seed = 7;
+    const random = () => ((seed = (seed * 1103515245 + 12345) % 2 ** 31) / 2 ** 31);
+    const text = Array.from({ length: 5000 }, () => words[Math.floor(random() * words.length)]).join('');
+    expect(encoder.encode(text)).toEqual(reference.encode(text));
+    expect(encoder.decode(reference.encode(text))).toBe(reference.decode(reference.encode(text)));
   });
 });
 

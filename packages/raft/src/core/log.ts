@@ -6,6 +6,13 @@
 import { invariant } from './assert';
 import type { Entry } from './types';
 
+const EMPTY = new Uint8Array(0);
+
+/** An entry's payload bytes, held in memory or not (Entry.offloaded). */
+export function payloadBytes(e: Entry): number {
+  return e.offloaded ?? e.data.byteLength;
+}
+
 export class RaftLog {
   /** index and term of the entry just before entries[0] (0/0 for an empty, never-compacted log) */
   offset: number;
@@ -65,7 +72,7 @@ export class RaftLog {
     let bytes = 0;
     for (let i = lo; i < hi; i++) {
       const e = this.entries[i - this.offset - 1];
-      bytes += e.data.byteLength + 16;
+      bytes += payloadBytes(e) + 16;
       if (out.length > 0 && (bytes > maxBytes || out.length >= maxCount)) break;
       out.push(e);
     }
@@ -82,6 +89,18 @@ export class RaftLog {
       if (t <= term) return { index: i, term: t };
     }
     return { index: this.offset, term: 0 };
+  }
+
+  /**
+   * Lets the payload of entry i go from memory (Entry.offloaded; the driver keeps it on disk). The entry
+   * is replaced by a copy without it, never changed: a Ready being applied, or another node's log in a
+   * test's in-process transport, may hold the same object.
+   */
+  offload(i: number): void {
+    invariant(i > this.offset && i <= this.committed, () => `offload of ${i} outside the committed log (${this.offset}, ${this.committed}]`);
+    const e = this.entries[i - this.offset - 1];
+    if (e.offloaded !== undefined) return;
+    this.entries[i - this.offset - 1] = { index: e.index, term: e.term, type: e.type, data: EMPTY, offloaded: e.data.byteLength };
   }
 
   /** Appends entries that follow the last one. */

@@ -15,6 +15,12 @@ export interface Entry {
   term: number;
   type: EntryType;
   data: Uint8Array;
+  /**
+   * Set when the payload was let go from memory (the driver keeps the applied entries' payloads within
+   * a byte budget: driver/held-payloads.ts): `data` is empty and this is its length. The entry is on
+   * disk; the driver reads it back before any message carries it. Never set on an entry not yet applied.
+   */
+  offloaded?: number;
 }
 
 /** Membership of a group. Voters count in quorums; learners only receive the log. */

@@ -4,12 +4,14 @@
  * The host's flush loop calls takeReady()/handleReady(); everything here runs on the event loop.
  */
 import { invariant } from '../core/assert';
+import { payloadBytes } from '../core/log';
 import { RawNode } from '../core/raft';
 import { EntryType, MsgType, type ConfChange, type Entry, type RaftConfig, type Ready, type Role } from '../core/types';
 import { ConfChangeError, NoQuorumError, NotLeaderError, OverloadedError, ProposalDroppedError, RaftError } from '../errors';
 import type { BatchOp, StoredGroup } from '../storage/level-storage';
 import type { SnapshotFileWriter } from '../storage/snapshot-files';
 import type { GroupHost } from './group-host';
+import { entriesBytes, HeldPayloads } from './held-payloads';
 import type { AppliedEntry, RaftStateMachine, SnapshotWriter } from './state-machine';
 
 export interface GroupOptions {
@@ -36,6 +38,12 @@ export interface GroupOptions {
    */
   maxPendingProposals: number;
   maxPendingBytes: number;
+  /**
+   * Payload bytes of applied entries kept in memory, the newest (held-payloads.ts): older ones are read
+   * from disk when a lagging follower needs them. The log's own bounds (snapshotEveryBytes,
+   * compactionMarginBytes) still decide what is kept at all.
+   */
+  heldPayloadBytes: number;
 }
 
 export const DEFAULT_GROUP_OPTIONS: GroupOptions = {
@@ -48,6 +56,7 @@ export const DEFAULT_GROUP_OPTIONS: GroupOptions = {
   catchUpTimeoutMs: 60_000,
   maxPendingProposals: 8192,
   maxPendingBytes: 64 * 1024 * 1024,
+  heldPayloadBytes: 8 * 1024 * 1024,
 };
 
 export interface ProposeResult {
@@ -123,6 +132,8 @@ export interface LogSize {
   entries: number;
   /** bytes of the entries' payloads (what a follower that needs them all would be sent, give or take framing) */
   bytes: number;
+  /** of which held in memory (the rest is read from disk when sent: heldPayloadBytes) */
+  held: number;
 }
 
 interface Waiter {
@@ -163,6 +174,8 @@ export class RaftGroup {
   /** elections counted by the groups this one replaced in place (inheritFrom) */
   private readonly inherited = { electionsStarted: 0, electionsWon: 0 };
   private observer: GroupObserver | null = null;
+  /** which applied entries keep their payloads in memory */
+  private readonly payloads: HeldPayloads;
 
   private constructor(
     private readonly host: GroupHost,
@@ -173,6 +186,9 @@ export class RaftGroup {
   ) {
     this.lastSnapshotIndex = core.snapshot?.meta.index ?? 0;
     this.bytesSinceSnapshot = this.bytesBetween(this.lastSnapshotIndex, core.applied);
+    // the log read back at a restart: what was applied before it lets its payloads go at once
+    this.payloads = new HeldPayloads(opts.heldPayloadBytes, core.log.offset);
+    this.settlePayloads();
   }
 
   static async open(
@@ -384,9 +400,9 @@ export class RaftGroup {
 
   /** Entries held and their payload bytes (O(entries): meant for a metrics scrape, not a hot path). */
   logSize(): LogSize {
-    let bytes = 0;
-    for (const e of this.core.log.entries) bytes += e.data.byteLength;
-    return { entries: this.core.log.entries.length, bytes };
+    let held = 0;
+    for (const e of this.core.log.entries) held += e.data.byteLength;
+    return { entries: this.core.log.entries.length, bytes: entriesBytes(this.core.log.entries), held };
   }
 
   /** Sets (or, with null, removes) the one tracing observer of this group. */
@@ -490,6 +506,7 @@ export class RaftGroup {
     }
     if (r.committedEntries.length) await this.apply(r.committedEntries);
     this.core.advanceApplied(r);
+    this.settlePayloads();
     this.answerReads();
     if (this.core.hasReady()) this.host.schedule();
   }
@@ -506,7 +523,13 @@ export class RaftGroup {
     }
   }
 
+  /** Applied payloads beyond heldPayloadBytes leave memory (on disk already: persisted here). */
+  private settlePayloads(): void {
+    this.payloads.settle(this.core.log, Math.min(this.core.applied, this.core.persisted));
+  }
+
   private async apply(ents: Entry[]): Promise<void> {
+    for (const e of ents) invariant(e.offloaded === undefined, () => `group ${this.groupId}: entry ${e.index} to apply has let its payload go`);
     for (const e of ents) this.bytesSinceSnapshot += e.data.byteLength;
     const batch: AppliedEntry[] = ents.map((e) => {
       const a: AppliedEntry = {
@@ -568,6 +591,7 @@ export class RaftGroup {
         const range = storage.compactionOps(ops, this.groupId, snap, compactTo, this.core.log.term(compactTo) as number, this.core.confAt(compactTo));
         await storage.write(ops);
         if (range) storage.deleteCompacted(this.groupId, range);
+        this.payloads.beforeCompact(this.core.log, compactTo);
         this.core.compact(snap, compactTo);
         this.lastSnapshotIndex = s.index;
         // Older images go; a transfer still reading one finds it gone and moves to this one.
@@ -596,7 +620,7 @@ export class RaftGroup {
     const log = this.core.log;
     let bytes = 0;
     for (let i = Math.min(index, log.lastIndex()); i > Math.max(byCount, log.offset); i--) {
-      bytes += log.entries[i - log.offset - 1].data.byteLength;
+      bytes += payloadBytes(log.entries[i - log.offset - 1]);
       if (bytes > this.opts.compactionMarginBytes) return i;
     }
     return byCount;
@@ -606,7 +630,7 @@ export class RaftGroup {
   private bytesBetween(from: number, to: number): number {
     const log = this.core.log;
     let bytes = 0;
-    for (let i = Math.max(from, log.offset) + 1; i <= Math.min(to, log.lastIndex()); i++) bytes += log.entries[i - log.offset - 1].data.byteLength;
+    for (let i = Math.max(from, log.offset) + 1; i <= Math.min(to, log.lastIndex()); i++) bytes += payloadBytes(log.entries[i - log.offset - 1]);
     return bytes;
   }
 

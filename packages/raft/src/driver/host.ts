@@ -10,7 +10,7 @@ import { randomBytes } from 'node:crypto';
 import { invariant } from '../core/assert';
 import { canSendBeforePersist } from '../core/raft';
 import { seededRandom } from '../core/random';
-import { DEFAULT_CONFIG, MsgType, type Message, type RaftConfig, type Ready } from '../core/types';
+import { DEFAULT_CONFIG, MsgType, type Entry, type Message, type RaftConfig, type Ready } from '../core/types';
 import { ClosedError, GroupResetError, HostStoppedError } from '../errors';
 import type { BatchOp, LevelStorage } from '../storage/level-storage';
 import type { GroupMessage } from '../transport/codec';
@@ -106,7 +106,8 @@ export class RaftHost implements GroupHost {
     if (this.closed) throw new ClosedError();
     const existing = this.groups.get(groupId);
     if (existing) return existing;
-    const stored = await this.opts.storage.load(groupId);
+    // what the state machine applied is never applied again: its payloads stay on disk (held-payloads.ts)
+    const stored = await this.opts.storage.load(groupId, sm.appliedIndex());
     const g = await RaftGroup.open(this, groupId, sm, stored, { ...this.opts.raft, id: this.nodeId, random: this.random }, { ...this.opts.group, ...options });
     this.groups.set(groupId, g);
     this.groupOptions.set(groupId, options);
@@ -178,8 +179,12 @@ export class RaftHost implements GroupHost {
         }
         if (work.length === 0) break;
         this.stats.flushes++;
-        // A Snap message leaves the core without its bytes: they are read from the snapshot file now.
-        await Promise.all(work.map((w) => this.fillSnapChunks(w.g, w.r)));
+        // A Snap message leaves the core without its bytes: they are read from the snapshot file now;
+        // so are the payloads an App message carries that left memory (held-payloads.ts).
+        await Promise.all(work.map(async (w) => {
+          await this.fillSnapChunks(w.g, w.r);
+          await this.fillEntries(w.g, w.r); // after: each replaces r.messages
+        }));
         // Leader messages need not wait for the leader's own sync (it counts itself only once synced).
         this.sendAll(work.map(({ g, r }) => ({ g, msgs: r.messages.filter(canSendBeforePersist) })));
         // A snapshot to install replaces the state an apply in flight writes, and its files: that apply ends first.
@@ -343,6 +348,37 @@ export class RaftHost implements GroupHost {
    * A message whose snapshot file is gone (replaced by a newer snapshot) is dropped: the leader sends
    * the newer one when the follower answers or at the next heartbeat.
    */
+  /**
+   * The App messages of a Ready with the payloads of their entries that left memory read back from
+   * disk, into copies (the log's entries stay without them). A message one of whose entries is no
+   * longer stored (compacted meanwhile) is dropped: the follower is sent a snapshot or later entries.
+   */
+  private async fillEntries(g: RaftGroup, r: Ready): Promise<void> {
+    const wanting = r.messages.filter((m) => m.type === MsgType.App && m.entries?.some((e) => e.offloaded !== undefined));
+    if (wanting.length === 0) return;
+    const dropped = new Set<Message>();
+    for (const m of wanting) {
+      const indexes = m.entries!.filter((e) => e.offloaded !== undefined).map((e) => e.index);
+      const stored = await this.opts.storage.readEntries(g.groupId, indexes);
+      const byIndex = new Map<number, Entry>();
+      for (const e of stored) if (e) byIndex.set(e.index, e);
+      const filled: Entry[] = [];
+      for (const e of m.entries!) {
+        if (e.offloaded === undefined) {
+          filled.push(e);
+          continue;
+        }
+        const read = byIndex.get(e.index);
+        if (!read || read.term !== e.term) break;
+        invariant(read.data.byteLength === e.offloaded, () => `group ${g.groupId}: entry ${e.index} read back with ${read.data.byteLength} bytes, ${e.offloaded} expected`);
+        filled.push({ index: e.index, term: e.term, type: e.type, data: read.data });
+      }
+      if (filled.length === m.entries!.length) m.entries = filled;
+      else dropped.add(m);
+    }
+    if (dropped.size > 0) r.messages = r.messages.filter((m) => !dropped.has(m));
+  }
+
   private async fillSnapChunks(g: RaftGroup, r: Ready): Promise<void> {
     if (!r.messages.some((m) => m.type === MsgType.Snap)) return;
     const out: Message[] = [];

@@ -121,6 +121,7 @@ export class ClusterRuntime {
         maxPendingProposals: config.raft.max_pending_proposals, maxPendingBytes: config.raft.max_pending_bytes,
         snapshotEvery: config.raft.snapshot_every, snapshotEveryBytes: config.raft.snapshot_every_bytes,
         compactionMargin: config.raft.compaction_margin, compactionMarginBytes: config.raft.compaction_margin_bytes,
+        heldPayloadBytes: config.raft.held_payload_bytes,
       },
       onError: (err) => logger.fatal({ err }, 'raft storage or apply failed; this node stops serving writes'),
       onTickStall: tickStallLog(logger),

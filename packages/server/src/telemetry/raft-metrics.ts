@@ -35,6 +35,7 @@ const SHARD_GAUGES: [string, string, Read][] = [
   ['strata_raft_last_index', 'Last index of the log held here, by shard', (s) => s.status.lastIndex],
   ['strata_raft_log_entries', 'Entries held in the log since its last compaction (snapshot), by shard', (s) => s.group.logSize().entries],
   ['strata_raft_log_bytes', 'Payload bytes of the entries held in the log, by shard', (s) => s.group.logSize().bytes],
+  ['strata_raft_log_memory_bytes', 'Of those, the payload bytes held in memory (raft.held_payload_bytes of applied ones, and those not applied yet), by shard', (s) => s.group.logSize().held],
   ['strata_raft_voters', 'Voting members of the shard group', (s) => s.status.members.filter((m) => m.voter).length],
 ];
 

@@ -10,7 +10,7 @@ const cfg = (over: { node_id?: number; peers?: { id: number; url: string }[]; jo
     join: over.join ?? null, advertise_url: over.advertise ?? null, peer_clock_skew_s: 30, peer_inflight_bytes: 1 << 27,
     replication_factor: 3, placement_interval_ms: 1000, dead_after_s: 60, max_moves: 2, auto_split_records: 100_000, auto_merge_records: 20_000,
   },
-  raft: { auto_initialize: over.auto ?? true, bootstrap_seed_node_id: over.seed ?? null, tick_ms: 50, election_ticks: 10, heartbeat_ticks: 1, max_pending_proposals: 8192, max_pending_bytes: 64 << 20, snapshot_every: 10_000, snapshot_every_bytes: 64 << 20, compaction_margin: 2_000, compaction_margin_bytes: 16 << 20 },
+  raft: { auto_initialize: over.auto ?? true, bootstrap_seed_node_id: over.seed ?? null, tick_ms: 50, election_ticks: 10, heartbeat_ticks: 1, max_pending_proposals: 8192, max_pending_bytes: 64 << 20, snapshot_every: 10_000, snapshot_every_bytes: 64 << 20, compaction_margin: 2_000, compaction_margin_bytes: 16 << 20, held_payload_bytes: 8 << 20 },
 });
 const peers = [{ id: 3, url: 'http://c:3' }, { id: 2, url: 'http://b:2' }, { id: 5, url: 'http://e:5' }];
 

@@ -7,6 +7,7 @@
  *
  * Query terms count once each (a repeated query word is not more evidence).
  */
+import { maxScoreTop, termBound, termScore, type Bm25Params, type Scratch, type TermPostings } from './max-score';
 import { SIZE, stringBytes, typedArrayBytes } from './sizes';
 import { TopK } from './topk';
 import { tokenize, type TokenizerOptions } from './tokenizer';
@@ -38,8 +39,16 @@ interface Posting {
   length: number;
   /** live documents containing the term (= df) */
   live: number;
-  /** the term (the one string instance the documents' term lists share) */
+  /** the term (its key in the postings map) */
   term: string;
+  /** the term's number (`postingOf`), which the documents' term lists hold; reused once the term is gone */
+  no: number;
+  /**
+   * The highest term frequency and the shortest document among the postings ever added (not lowered
+   * or raised by removals: still bounds), for the term's score bound (max-score.ts).
+   */
+  maxTf: number;
+  minLength: number;
 }
 
 /**
@@ -56,13 +65,21 @@ export class TextIndex {
   private ids: Array<string | undefined> = [];
   private lengths = new Int32Array(64);
   /**
-   * The postings of each live document's distinct terms (to update them on removal). Postings, not
-   * strings: tokenizing makes new strings for every document, and 100,000 documents' own copies of
-   * their terms were ~20 MiB per index; a posting outlives every live document that names it.
+   * Each document's distinct terms (to update their postings on removal), as term numbers in one
+   * pool: document n's are `termPool[termStart[n] .. termStart[n] + termCount[n])`. A JS array of
+   * postings per document was ~24 MiB per index at 100,000 documents (an array object and its
+   * elements each); numbers in a pool are ~5 MiB. A removed document's run stays in the pool until
+   * the next renumbering rewrites it (half the numbers dead at most, so the pool is at most twice
+   * the live runs).
    */
-  private terms: Array<Posting[] | undefined> = [];
-  /** estimated bytes of the documents' term lists (kept as they change: estimatedBytes is called after every refresh) */
-  private termListBytes = 0;
+  private termPool = new Int32Array(64);
+  private poolUsed = 0;
+  private termStart = new Int32Array(64);
+  private termCount = new Int32Array(64);
+  /** term number → its posting (undefined once the term has no live document) */
+  private postingOf: Array<Posting | undefined> = [];
+  /** term numbers free for reuse */
+  private freeTermNos: number[] = [];
   private postings = new Map<string, Posting>();
   private totalLength = 0;
   private scratch = new Float64Array(64);
@@ -96,21 +113,26 @@ export class TextIndex {
     for (const t of tokens) counts.set(t, (counts.get(t) ?? 0) + 1);
     const n = this.ids.length;
     if (n >= this.lengths.length) {
-      const grown = new Int32Array(this.lengths.length * 2);
-      grown.set(this.lengths);
-      this.lengths = grown;
+      const size = this.lengths.length * 2;
+      this.lengths = grown(this.lengths, size);
+      this.termStart = grown(this.termStart, size);
+      this.termCount = grown(this.termCount, size);
     }
+    if (this.poolUsed + counts.size > this.termPool.length) this.termPool = grown(this.termPool, Math.max(this.termPool.length * 2, this.poolUsed + counts.size));
     this.ids.push(id);
-    const docTerms: Posting[] = [];
-    this.terms.push(docTerms);
-    this.termListBytes += SIZE.array + SIZE.slot * counts.size;
+    this.termStart[n] = this.poolUsed;
+    this.termCount[n] = counts.size;
     this.lengths[n] = tokens.length;
     this.docNo.set(id, n);
     this.totalLength += tokens.length;
     for (const [t, tf] of counts) {
       let p = this.postings.get(t);
-      if (!p) this.postings.set(t, (p = { docs: new Int32Array(4), tfs: new Int32Array(4), length: 0, live: 0, term: t }));
-      docTerms.push(p);
+      if (!p) {
+        const no = this.freeTermNos.pop() ?? this.postingOf.length;
+        this.postings.set(t, (p = { docs: new Int32Array(4), tfs: new Int32Array(4), length: 0, live: 0, term: t, no, maxTf: 0, minLength: 2147483647 }));
+        this.postingOf[no] = p;
+      }
+      this.termPool[this.poolUsed++] = p.no;
       if (p.length === p.docs.length) {
         const docs = new Int32Array(p.docs.length * 2);
         docs.set(p.docs);
@@ -123,6 +145,8 @@ export class TextIndex {
       p.tfs[p.length] = tf;
       p.length++;
       p.live++;
+      if (tf > p.maxTf) p.maxTf = tf;
+      if (tokens.length < p.minLength) p.minLength = tokens.length;
     }
   }
 
@@ -131,16 +155,19 @@ export class TextIndex {
     const n = this.docNo.get(id);
     if (n === undefined) return false;
     this.docNo.delete(id);
-    const docTerms = this.terms[n]!;
-    this.termListBytes -= SIZE.array + SIZE.slot * docTerms.length;
-    for (const p of docTerms) {
+    const start = this.termStart[n];
+    for (let i = start; i < start + this.termCount[n]; i++) {
+      const p = this.postingOf[this.termPool[i]]!;
       p.live--;
-      if (p.live === 0) this.postings.delete(p.term);
-      else if (p.live * 2 < p.length) this.compactPosting(p);
+      if (p.live === 0) {
+        this.postings.delete(p.term);
+        this.postingOf[p.no] = undefined;
+        this.freeTermNos.push(p.no);
+      } else if (p.live * 2 < p.length) this.compactPosting(p);
     }
     this.totalLength -= this.lengths[n];
     this.ids[n] = undefined;
-    this.terms[n] = undefined;
+    this.termCount[n] = 0;
     if (this.docNo.size * 2 < this.ids.length && this.ids.length > 64) this.renumber();
     return true;
   }
@@ -148,25 +175,30 @@ export class TextIndex {
   clear(): void {
     this.docNo.clear();
     this.ids = [];
-    this.terms = [];
-    this.termListBytes = 0;
     this.lengths = new Int32Array(64);
+    this.termPool = new Int32Array(64);
+    this.poolUsed = 0;
+    this.termStart = new Int32Array(64);
+    this.termCount = new Int32Array(64);
+    this.postingOf = [];
+    this.freeTermNos = [];
     this.postings = new Map();
     this.totalLength = 0;
   }
 
   /**
-   * Estimated bytes held (sizes.ts): the postings (typed arrays and term strings), each document's term
-   * list and length, the id maps' slots. The id strings themselves are not counted: the records they name
+   * Estimated bytes held (sizes.ts): the postings (typed arrays and term strings), the documents' term
+   * numbers and lengths, the id maps' slots. The id strings themselves are not counted: the records they name
    * hold them and are counted by their owner. Costs a walk of the vocabulary, not of the documents.
    */
   estimatedBytes(): number {
     let n = SIZE.object * 2 + SIZE.map + SIZE.mapEntry * this.docNo.size + SIZE.array + SIZE.slot * this.ids.length;
     n += typedArrayBytes(this.lengths) + typedArrayBytes(this.scratch) + typedArrayBytes(this.touchedScratch);
-    n += SIZE.array + SIZE.slot * this.terms.length + this.termListBytes;
+    n += typedArrayBytes(this.termPool) + typedArrayBytes(this.termStart) + typedArrayBytes(this.termCount);
+    n += 2 * SIZE.array + SIZE.slot * (this.postingOf.length + this.freeTermNos.length);
     n += SIZE.map;
     for (const p of this.postings.values()) {
-      n += SIZE.mapEntry + SIZE.object + 5 * SIZE.property + typedArrayBytes(p.docs) + typedArrayBytes(p.tfs) + stringBytes(p.term);
+      n += SIZE.mapEntry + SIZE.object + 8 * SIZE.property + typedArrayBytes(p.docs) + typedArrayBytes(p.tfs) + stringBytes(p.term);
     }
     return n;
   }
@@ -175,6 +207,7 @@ export class TextIndex {
   rebuild(source: Iterable<{ id: string; text: string }>): void {
     this.clear();
     for (const { id, text } of source) this.add(id, text);
+    this.trim();
   }
 
   /**
@@ -189,13 +222,32 @@ export class TextIndex {
       fresh.add(id, text);
       if (++n % chunk === 0) await new Promise((r) => setImmediate(r));
     }
+    fresh.trim();
     this.docNo = fresh.docNo;
     this.ids = fresh.ids;
-    this.terms = fresh.terms;
-    this.termListBytes = fresh.termListBytes;
     this.lengths = fresh.lengths;
+    this.termPool = fresh.termPool;
+    this.poolUsed = fresh.poolUsed;
+    this.termStart = fresh.termStart;
+    this.termCount = fresh.termCount;
+    this.postingOf = fresh.postingOf;
+    this.freeTermNos = fresh.freeTermNos;
     this.postings = fresh.postings;
     this.totalLength = fresh.totalLength;
+  }
+
+  /**
+   * After a build: the arrays grown by doubling while it read (up to half of each unused: ~7 MiB of an
+   * index of 100,000 documents) keep an eighth more than they hold, room for the updates that follow.
+   */
+  private trim(): void {
+    const room = (n: number) => Math.max(4, n + (n >> 3));
+    if (room(this.poolUsed) < this.termPool.length) this.termPool = grown(this.termPool, room(this.poolUsed));
+    for (const p of this.postings.values()) {
+      if (room(p.length) >= p.docs.length) continue;
+      p.docs = grown(p.docs, room(p.length));
+      p.tfs = grown(p.tfs, room(p.length));
+    }
   }
 
   /** Inverse document frequency of an (already tokenized) term. */
@@ -210,50 +262,62 @@ export class TextIndex {
     if (k <= 0 || this.docNo.size === 0) return [];
     const terms = [...new Set(this.tokenize(query))];
     if (terms.length === 0) return [];
-    const avgdl = this.totalLength / this.docNo.size || 1;
+    const params: Bm25Params = { k1: this.k1, b: this.b, avgdl: this.totalLength / this.docNo.size || 1, lengths: this.lengths, ids: this.ids };
+    const lists: TermPostings[] = [];
+    for (const term of terms) {
+      const p = this.postings.get(term);
+      if (!p) continue;
+      const idf = this.idf(term);
+      lists.push({ docs: p.docs, tfs: p.tfs, length: p.length, idf, bound: termBound(params, idf, p.maxTf, p.minLength) });
+    }
+    const filter = options.filter;
+    const hit = ({ key, score }: { key: string; score: number }): TextHit => ({ id: key, score });
+    const scratch = this.scratchFor();
+    if (!filter) return maxScoreTop(params, lists, k, scratch).map(hit);
+    // The filter (a unit lookup and the visibility and time checks) is the costly part: it is asked
+    // first only about the best 2k documents in order, which gives the answer whenever k of them pass
+    // (any document further down ranks below all of them); else every document is scored and selected
+    // through it.
+    const best = maxScoreTop(params, lists, 2 * k, scratch);
+    const hits: TextHit[] = [];
+    for (const h of best) {
+      if (!filter(h.key)) continue;
+      hits.push(hit(h));
+      if (hits.length === k) return hits;
+    }
+    if (best.length < 2 * k) return hits; // every matching document was among them
+    return this.searchAll(params, lists, k, filter).map(hit);
+  }
+
+  /** Every posting of the terms scored, then the best k through the filter (what few documents pass). */
+  private searchAll(params: Bm25Params, lists: TermPostings[], k: number, filter: (id: string) => boolean): Array<{ key: string; score: number }> {
+    const { scores, touched } = this.scratchFor();
+    let touchedCount = 0;
+    const ids = this.ids;
+    for (const { docs, tfs, length, idf } of lists) {
+      for (let i = 0; i < length; i++) {
+        const d = docs[i];
+        if (ids[d] === undefined) continue; // removed, not yet compacted away
+        const s = termScore(params, idf, tfs[i], d);
+        if (scores[d] === 0) touched[touchedCount++] = d;
+        scores[d] += s;
+      }
+    }
+    try {
+      return this.select(touched, touchedCount, k, filter);
+    } finally {
+      for (let t = 0; t < touchedCount; t++) scores[touched[t]] = 0; // leave the scratch clean for the next search
+    }
+  }
+
+  /** Partial scores by document number (zero between searches) and the documents a search touched, sized to the index. */
+  private scratchFor(): Scratch {
     if (this.scratch.length < this.ids.length) {
       const size = Math.max(this.ids.length, this.scratch.length * 2);
       this.scratch = new Float64Array(size);
       this.touchedScratch = new Int32Array(size);
     }
-    const scores = this.scratch;
-    const touched = this.touchedScratch;
-    let touchedCount = 0;
-    const { k1, b } = this;
-    const lengths = this.lengths;
-    const ids = this.ids;
-    for (const term of terms) {
-      const p = this.postings.get(term);
-      if (!p) continue;
-      const idf = this.idf(term);
-      const { docs, tfs, length } = p;
-      for (let i = 0; i < length; i++) {
-        const d = docs[i];
-        if (ids[d] === undefined) continue; // removed, not yet compacted away
-        const tf = tfs[i];
-        const s = (idf * tf * (k1 + 1)) / (tf + k1 * (1 - b + (b * lengths[d]) / avgdl));
-        if (scores[d] === 0) touched[touchedCount++] = d;
-        scores[d] += s;
-      }
-    }
-    const filter = options.filter;
-    try {
-      if (!filter) return this.select(touched, touchedCount, k).map(({ key, score }) => ({ id: key, score }));
-      // The filter (a unit lookup and the visibility and time checks) is the costly part: it is asked
-      // first only about the best 2k documents in order, which gives the answer whenever k of them pass
-      // (any document further down ranks below all of them); else every document is selected through it.
-      const best = this.select(touched, touchedCount, 2 * k);
-      const hits: TextHit[] = [];
-      for (const { key, score } of best) {
-        if (!filter(key)) continue;
-        hits.push({ id: key, score });
-        if (hits.length === k) return hits;
-      }
-      if (best.length < 2 * k) return hits; // every matching document was among them
-      return this.select(touched, touchedCount, k, filter).map(({ key, score }) => ({ id: key, score }));
-    } finally {
-      for (let t = 0; t < touchedCount; t++) scores[touched[t]] = 0; // leave the scratch clean for the next search
-    }
+    return { scores: this.scratch, touched: this.touchedScratch };
   }
 
   /** The best k of the touched documents (by score, then id), through the filter when one is given. */
@@ -290,16 +354,26 @@ export class TextIndex {
   private renumber(): void {
     const map = new Int32Array(this.ids.length).fill(-1);
     const ids: Array<string | undefined> = [];
-    const terms: Array<Posting[] | undefined> = [];
-    const lengths = new Int32Array(Math.max(64, this.docNo.size * 2));
+    const size = Math.max(64, this.docNo.size * 2);
+    const lengths = new Int32Array(size);
+    const termStart = new Int32Array(size);
+    const termCount = new Int32Array(size);
+    let live = 0;
+    for (let old = 0; old < this.ids.length; old++) if (this.ids[old] !== undefined) live += this.termCount[old];
+    const pool = new Int32Array(Math.max(256, live * 2));
+    let used = 0;
     for (let old = 0; old < this.ids.length; old++) {
       const id = this.ids[old];
       if (id === undefined) continue;
-      map[old] = ids.length;
-      lengths[ids.length] = this.lengths[old];
+      const n = ids.length;
+      map[old] = n;
+      lengths[n] = this.lengths[old];
+      termStart[n] = used;
+      termCount[n] = this.termCount[old];
+      pool.set(this.termPool.subarray(this.termStart[old], this.termStart[old] + this.termCount[old]), used);
+      used += this.termCount[old];
       ids.push(id);
-      terms.push(this.terms[old]);
-      this.docNo.set(id, map[old]);
+      this.docNo.set(id, n);
     }
     for (const p of this.postings.values()) {
       let w = 0;
@@ -313,7 +387,17 @@ export class TextIndex {
       p.length = w;
     }
     this.ids = ids;
-    this.terms = terms;
     this.lengths = lengths;
+    this.termStart = termStart;
+    this.termCount = termCount;
+    this.termPool = pool;
+    this.poolUsed = used;
   }
+}
+
+/** A copy of `a` in a new array of `size` elements. */
+function grown(a: Int32Array, size: number): Int32Array<ArrayBuffer> {
+  const b = new Int32Array(size);
+  b.set(a.subarray(0, Math.min(a.length, size)));
+  return b;
 }

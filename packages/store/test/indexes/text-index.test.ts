@@ -175,6 +175,21 @@ describe('TextIndex (BM25)', () => {
     }
   });
 
+  it('keeps its documents\' term lists bounded under churn: term numbers reused, the pool rewritten when renumbering', () => {
+    const ix = new TextIndex();
+    const fresh = new TextIndex();
+    // 100 documents, each replaced 50 times by a text of words of its own version (unique terms)
+    for (let v = 0; v < 50; v++) for (let d = 0; d < 100; d++) ix.add(`d${d}`, `shared word${d}x${v} other${d}y${v}`);
+    for (let d = 0; d < 100; d++) fresh.add(`d${d}`, `shared word${d}x49 other${d}y49`);
+    const inside = (x: TextIndex) => x as unknown as { postingOf: unknown[]; termPool: Int32Array; poolUsed: number };
+    // 201 live terms: the numbers of the 9,800 gone were reused, not added
+    expect(inside(ix).postingOf.length).toBeLessThanOrEqual(2 * 201);
+    expect(inside(ix).poolUsed).toBeLessThanOrEqual(4 * 300);
+    expect(ix.search('shared word7x49 other7y49', 5)).toEqual(fresh.search('shared word7x49 other7y49', 5));
+    expect(ix.search('word7x48', 5)).toEqual([]);
+    expect(ix.estimatedBytes()).toBeLessThan(2 * fresh.estimatedBytes());
+  });
+
   it('asks the filter only about documents that can still enter the top k (ties by id), with the same results', () => {
     // 300 documents, 3 distinct texts: scores tie in large groups
     const ix = new TextIndex();
@@ -207,9 +222,13 @@ describe('TextIndex (BM25)', () => {
     // posting capacities differ with the history; the rest of the estimate is the content's
     const postings = (ix: TextIndex) => (ix as unknown as { postings: Map<string, { docs: Int32Array; tfs: Int32Array }> }).postings;
     const capacity = (ix: TextIndex) => [...postings(ix).values()].reduce((n, p) => n + p.docs.byteLength + p.tfs.byteLength, 0);
-    const lengths = (ix: TextIndex) => (ix as unknown as { lengths: Int32Array; ids: unknown[] }).lengths.byteLength + 8 * (ix as unknown as { ids: unknown[] }).ids.length;
-    expect(a.estimatedBytes() - capacity(a) - lengths(a) - 8 * (a as unknown as { terms: unknown[] }).terms.length)
-      .toBe(b.estimatedBytes() - capacity(b) - lengths(b) - 8 * (b as unknown as { terms: unknown[] }).terms.length);
+    // so do the per-document arrays' (numbers of removed documents stay until a renumbering)
+    type Docs = { lengths: Int32Array; termPool: Int32Array; termStart: Int32Array; termCount: Int32Array; ids: unknown[]; postingOf: unknown[]; freeTermNos: unknown[] };
+    const perDocument = (ix: TextIndex) => {
+      const d = ix as unknown as Docs;
+      return d.lengths.byteLength + d.termPool.byteLength + d.termStart.byteLength + d.termCount.byteLength + 8 * (d.ids.length + d.postingOf.length + d.freeTermNos.length);
+    };
+    expect(a.estimatedBytes() - capacity(a) - perDocument(a)).toBe(b.estimatedBytes() - capacity(b) - perDocument(b));
   });
 
   it('rebuildAsync swaps the content in at once', async () => {
