@@ -62,7 +62,11 @@ function charsetOf(contentType: string): string | null {
 const incomplete = () => new StrataError('invalid_request', 'The request body was incomplete.');
 const tooLarge = () => new StrataError('payload_too_large', 'The request body is larger than server.body_limit (once decoded).');
 
-/** The decoder of a Content-Encoding (lowercased, as sent), null for identity; 415 for one not known. */
+/**
+ * The decoder of a Content-Encoding (lowercased, as sent), null for identity; 415 for one not known.
+ * Kept apart from `decoderOf` below on purpose: JSON bodies answer as body-parser did (no trim, no
+ * `x-gzip`: the differential test in packages/server/test/body-reader.test.ts holds them to it).
+ */
 function jsonDecoderOf(req: Request): Transform | null {
   switch ((req.headers['content-encoding'] || 'identity').toLowerCase()) {
     case 'identity':
