@@ -59,6 +59,7 @@ async function main(): Promise<void> {
     console.log(`  top-1 ${s.top1.toFixed(3)}   top-3 ${s.top3.toFixed(3)}`);
     for (const [kind, v] of Object.entries(s.by_kind).sort()) console.log(`  ${kind.padEnd(13)} top-1 ${v.top1.toFixed(3)}  top-3 ${v.top3.toFixed(3)}  (${v.questions})`);
     console.log(`  stale facts left current: ${s.stale_left_current} of ${s.stale_questions}; stale ranked above the answer: ${s.stale_above_answer}`);
+    console.log(`  answers retired (a question about what holds, its answer's units all retired): ${s.answers_retired}`);
     console.log(`  filler: ${s.filler_units} of ${s.l1_units} L1 units (${(s.filler_share * 100).toFixed(1)}%)`);
     console.log(`  time-question contexts dated and current: ${s.time_contexts_ok} of ${s.time_contexts}`);
     if (process.argv.includes('--misses')) {
@@ -70,6 +71,7 @@ async function main(): Promise<void> {
     }
     if (process.argv.includes('--units')) {
       for (const u of s.stale_units) console.log(`  stale: ${u}`);
+      for (const u of s.answers_retired_units) console.log(`  answer retired: ${u}`);
       for (const u of s.filler) console.log(`  filler: ${u}`);
     }
     if (process.argv.includes('--dump')) for (const u of s.described) console.log(`  unit: ${u}`);

@@ -109,6 +109,13 @@ export interface SuiteScore {
   stale_left_current: number;
   /** ... or ranks above the answer */
   stale_above_answer: number;
+  /**
+   * questions about what holds (every kind but `earlier`) whose answer some L1 unit states, all of them
+   * retired: an update that took a value still true (the cost of retiring too much, which top-1 shows
+   * only where the retired answer also lost its rank)
+   */
+  answers_retired: number;
+  answers_retired_units: string[];
   l1_units: number;
   filler_units: number;
   filler_share: number;
@@ -173,6 +180,7 @@ export async function runSuite(client: StrataClient, suite: Suite, options: RunO
   const retired: string[] = [];
   let l1 = 0;
   let staleCurrent = 0;
+  const answersRetired: string[] = [];
   for (const [i, c] of suite.conversations.entries()) {
     const everyUnit = (await listAll(client, users[i], true)).filter((u) => u.level === 1);
     const units = everyUnit.filter((u) => !u.retired_at);
@@ -219,6 +227,10 @@ export async function runSuite(client: StrataClient, suite: Suite, options: RunO
           if (staleUnmarked) contextWhy += `: ${lines.find((l) => stale!.test(l) && !answer.test(l) && !marked(l))!.slice(0, 160)} | answer: ${(lines.find((l) => answer.test(l)) ?? '').slice(0, 160)}`;
         }
       }
+      if (q.kind !== 'earlier') {
+        const stating = everyUnit.filter((u) => answer.test(u.content));
+        if (stating.length > 0 && stating.every((u) => u.retired_at)) answersRetired.push(`${c.id} [${q.q}]: ${stating[0].content} ⇒ ${byId.get(stating[0].superseded_by ?? '') ?? '(no successor)'}`);
+      }
       if (stale && q.kind === 'current') {
         const left = units.filter((u) => stale.test(u.content) && !answer.test(u.content));
         if (left.length > 0) {
@@ -253,6 +265,8 @@ export async function runSuite(client: StrataClient, suite: Suite, options: RunO
     stale_questions: results.filter((r) => r.stale && r.kind === 'current').length,
     stale_left_current: staleCurrent,
     stale_above_answer: results.filter((r) => r.staleAbove && r.kind === 'current').length,
+    answers_retired: answersRetired.length,
+    answers_retired_units: answersRetired,
     l1_units: l1,
     filler_units: filler.length,
     filler_share: round3(l1 === 0 ? 0 : filler.length / l1),

@@ -17,7 +17,7 @@ import { FACT_ANNOTATION, extractSubjectAttribute, isBackReference, normalizeVal
 import { normalizeSubject } from './speaker';
 import { reinforceImportance, scoreImportance } from './importance';
 import { draftEvents, newDiscourseState, type StatementDraft } from './drafts';
-import { emojiWords, endedClause, replacedValues, STATE_FACETS, valueKey, valueKeys, withEmojiWords, type Facet } from '../text';
+import { emojiWords, endedClause, facetsStated, replacedValues, STATE_FACETS, valueKey, valueKeys, withEmojiWords, type Facet } from '../text';
 import { aboutPronoun, endingNames, endsOwnThing, objectStems, recordEntries, recordKey, restatesChangedFields, restatesValue, slotAttributes, slotOf, updatesTopic, valuedFacets, type Slot } from './updates';
 import { llmDrafts } from './llm-extract';
 import { openingName } from './discourse';
@@ -176,7 +176,10 @@ export async function planConsolidation(input: ConsolidationInput): Promise<Cons
     // 8b: updates said in passing (updates.ts): a change cue retires the subject's current statements on the facet.
     if (!p.fact && p.slot?.cue) {
       const valued = p.slot.cue === 'update' ? valuedFacets(p.draft.text) : null;
-      const slot = valued ? { ...p.slot, facets: p.slot.facets.filter((f) => valued.has(f)) } : p.slot;
+      // an update retires the facets it gives a value of: "Now I rent a small apartment in Delft with my
+      // colleague Sanne" moved house and kept the job (facetsStated)
+      const stated = p.slot.cue === 'update' ? facetsStated(p.draft.text) : null;
+      const slot = { ...p.slot, facets: p.slot.facets.filter((f) => (!valued || valued.has(f)) && (!stated || stated.has(f))) };
       const attrs = slotAttributes(slot);
       const sameEvent = (u: MemoryUnit) => u.references.includes(eventId);
       const retirable = (u: MemoryUnit) => isCurrent(u) && u.subject === slot.subject && u.attribute !== null

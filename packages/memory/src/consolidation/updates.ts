@@ -54,9 +54,20 @@ export function slotOf(text: string, speakerSubject: string, names: ReadonlySet<
   if (UNRESOLVED_PERSON.test(text)) return null;
   const facets = facetsInOrder(text).filter((f) => STATE_FACETS.has(f));
   if (facets.length === 0) return null;
-  const named = RESOLVED_PRONOUN.exec(text)?.[1] ?? openingName(text, names);
+  const named = RESOLVED_PRONOUN.exec(text)?.[1] ?? openingName(text, names) ?? clauseSubject(text, facets[0], names);
   const subject = named && named.toLowerCase() !== speakerSubject ? named.toLowerCase() : speakerSubject;
   return { subject, facets, cue: changeCue(text) };
+}
+
+/**
+ * The person a later clause is about, when the statement opens with something else: "Actually speaking of
+ * flatmates, Josie is moving out end of February" is Josie's move, not the speaker's. The clause that
+ * speaks of `facet` must open with a name the conversation uses; null otherwise.
+ */
+function clauseSubject(text: string, facet: Facet, names: ReadonlySet<string>): string | null {
+  const clauses = withoutSpeakerPrefix(text).split(/[,;:.!?]+\s+|\s[-–—]\s/);
+  const first = clauses.findIndex((c) => facetsInOrder(c).includes(facet));
+  return first > 0 ? openingName(clauses[first].trim(), names) : null;
 }
 
 /** Facets whose trigger word is the value: the way someone gets around, what they eat, what they drink. */
@@ -179,6 +190,9 @@ function sharedOwner(next: { owner: string }, old: { owner: string }, a: Readonl
   return 0;
 }
 
+/** Plural words after a number that are units or times (MEASURE reads them), not things counted. */
+const COUNT_NOT_THING = /^(?:minutes|mins|hours|hrs|days|weeks|months|years|miles|times|pounds|dollars|euros|percent|points|degrees|kms|mgs)$/;
+
 /** Amounts with their unit ("500 mg", "£32", "20 minutes", "6:40 per km"); `typedValues` groups them by unit. */
 const MEASURE = /(?:[£$€]\s?\d[\d.,]*|\d[\d.,:]*\s?(?:%|mg|g|kg|km|mi|miles?|minutes?|mins?|hours?|hrs?|days?|weeks?|months?|years?|per (?:km|mile|month|week|day)|a (?:month|week|day|year)|AED|EUR|GBP|USD|euros?|pounds?|dollars?))/giu;
 
@@ -260,6 +274,13 @@ export function typedValues(text: string): Map<string, Set<string>> {
     add(`amount ${unit}`, amount);
     measured.add(amount);
   }
+  // a count of things is a value of its own kind: "we hired 6 people" gives no new value of "12 of 12 seats in
+  // use" (only "14 seats" would)
+  for (const m of body.matchAll(/\b(\d+)\s+([a-z]{3,}s)\b/g)) {
+    if (COUNT_NOT_THING.test(m[2]) || measured.has(m[1])) continue;
+    add(`count ${stemPlural(m[2])}`, m[1]);
+    measured.add(m[1]);
+  }
   // how often: "twice a day" and "once a day" are two values of one kind
   for (const m of body.matchAll(/\b(once|twice|(?:three|four|five|six|\d+) times) (?:a|per|every) (day|week|month|year|night)\b/gi)) add(`often ${m[2].toLowerCase()}`, m[1].toLowerCase());
   // a day beside its month is part of the date ("July 3"), not a number of its own
@@ -292,8 +313,13 @@ export function typedValues(text: string): Map<string, Set<string>> {
   return out;
 }
 
-/** Keys that name the record a JSON document is (a booking, an order, a policy), in document order. */
-const RECORD_KEY = /^(?:id|uuid|[a-z_]*_(?:id|number|no|ref|reference)|booking|pnr|order|account|policy|ticket|claim|reservation|confirmation|case|subscription|invoice|exchange|shipment|tracking|contract|appointment)$/i;
+/**
+ * Keys that name the record a JSON document is (a booking, an order, a policy, a customer's account, a
+ * workspace), in document order. A support tool's later output of a customer ("customer: BW-77; email: …;
+ * status: updated") is that record's new state: its fields merge into the record; read as a statement of
+ * contact details it retired the whole record, phone number and address with it.
+ */
+const RECORD_KEY = /^(?:id|uuid|[a-z_]*_(?:id|number|no|ref|reference)|booking|pnr|order|account|policy|ticket|claim|reservation|confirmation|case|subscription|invoice|exchange|shipment|tracking|contract|appointment|customer|client|member|membership|patient|workspace|tenant|employee|student|vehicle|device|property|project|lease|loan|prescription)$/i;
 
 /**
  * The record a tool's JSON output is about ("booking ZX81K", "order 40-77182"): a later output of the

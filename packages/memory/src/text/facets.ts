@@ -39,6 +39,29 @@ export function isFacet(name: string): name is Facet {
   return Object.prototype.hasOwnProperty.call(WORDS, name);
 }
 
+/**
+ * Job titles that no suffix gives away (a nurse, a chef, a vet, a pilot) or that are said without an
+ * article by many writers ("I am nurse", "I'm ward supervisor now"). Read only where a person is said to
+ * be one (ROLE_IS below): "my doctor said" and "Nurses usually need B1" speak of no one's job.
+ */
+const JOB_TITLES = ['nurse', 'chef', 'cook', 'coach', 'vet', 'pilot', 'physio', 'doctor', 'surgeon', 'dentist', 'midwife', 'paramedic',
+  'pharmacist', 'therapist', 'psychologist', 'teacher', 'tutor', 'lecturer', 'professor', 'librarian', 'lawyer', 'solicitor', 'barrister',
+  'judge', 'accountant', 'architect', 'engineer', 'developer', 'programmer', 'designer', 'analyst', 'consultant', 'scientist', 'researcher',
+  'journalist', 'editor', 'writer', 'translator', 'interpreter', 'photographer', 'artist', 'musician', 'actor', 'actress', 'barista',
+  'bartender', 'waiter', 'waitress', 'baker', 'butcher', 'cashier', 'clerk', 'receptionist', 'secretary', 'assistant', 'nanny', 'carer',
+  'caregiver', 'cleaner', 'courier', 'driver', 'mechanic', 'electrician', 'plumber', 'carpenter', 'builder', 'gardener', 'farmer',
+  'firefighter', 'soldier', 'officer', 'detective', 'postman', 'technician', 'supervisor', 'manager', 'director', 'intern', 'apprentice',
+  'trainee', 'founder', 'cofounder', 'ceo', 'cto', 'cfo', 'lead', 'chief', 'principal', 'headteacher', 'registrar', 'resident',
+  'administrator', 'coordinator', 'planner', 'dispatcher', 'recruiter', 'salesman', 'saleswoman', 'realtor', 'agent', 'banker', 'broker',
+  'hairdresser', 'barber', 'stylist', 'optician', 'caretaker', 'janitor', 'guard', 'paralegal', 'sommelier', 'veterinarian', 'pediatrician',
+  'paediatrician', 'radiographer', 'sonographer', 'welder', 'machinist', 'foreman', 'freelancer', 'contractor'];
+/**
+ * A person said to hold a job title: "I am nurse", "I'm ward supervisor now", "she's head of science at St
+ * Peter's", "he is the new site manager", "works as sous-chef". Up to two words may stand before the title
+ * ("ward", "junior ux"), none of them a preposition or an article: "I'm at the doctor" is no job.
+ */
+const ROLE_IS = new RegExp(String.raw`\b(?:is(?=\s+an?\s)|i'm|i am|im|he's|she's|he is|she is|they're|they are|works as|working as|worked as|job as|hired as|now as)\s+(?:(?:a|an|the|our|their|my)\s+)?(?:(?:new|senior|junior|head|chief|acting|assistant|trainee|qualified|full)\s+)?(?:(?!(?:at|to|in|on|off|from|with|by|for|the|a|an|my|his|her|their|our|going|seeing|see|visiting|calling|not|so|very|still|just|also)\b)[\p{L}-]+\s+){0,2}?(?:${JOB_TITLES.join('|')}|head of [\p{L}-]+)s?\b`, 'u');
+
 /** Multi-word triggers, matched on the lowercased text before single words (they disambiguate "living"). */
 const PHRASES: [RegExp, Facet][] = [
   [/\bfor a living\b/, 'occupation'],
@@ -46,7 +69,8 @@ const PHRASES: [RegExp, Facet][] = [
   [/\bby (?:profession|trade)\b/, 'occupation'],
   [/\b(?:works?|working|worked)\s+(?:at|for)\b/, 'employer'],
   [/\b(?:lives?|living|lived|based|resides?|residing|settled)\s+(?:in|at|near)\b/, 'residence'],
-  [/\b(?:moved|moving|relocated|relocating)\s+(?:to|into)\b/, 'residence'],
+  // "the exam was moved to 27 September", "moving it to friday": a new date, not a new home
+  [/\b(?:moved|moving|relocated|relocating)\s+(?:to|into)\b(?!\s+(?:the\s+)?(?:\d|next\b|later\b|tomorrow\b|today\b|tonight\b|another (?:day|date|time)\b|(?:mon|tues|wednes|thurs|fri|satur|sun)day|(?:jan|feb|mar|apr|may|jun|jul|aug|sep|oct|nov|dec)[a-z]*\.? \d|(?:january|february|march|april|june|july|august|september|october|november|december)\b))/, 'residence'],
   // a home by other words, with where it is: "found a place in medford", "my place in somerville", "moving
   // out", "moving in with Zoe", "move-in is sept 1", "moving march 9" ("the new place" says no where, and
   // "moving in September" is a date, not a move-in)
@@ -58,6 +82,7 @@ const PHRASES: [RegExp, Facet][] = [
   [/\b(?:get|gets|getting|got|go|goes|going|went)\s+to\s+(?:work|the office|school|uni|campus)\b|\bwalks? to work\b/, 'commute'],
   // a role by its name: "I start in June as a lighting designer", "I'm a data analyst at Carrefour"
   [/\b(?:start\w*|work\w*|hired|employed|job|role|position|joined|promoted|trained|qualified|back)\b[^.!?]{0,40}?\bas an? (?:[\p{L}-]+ )?[\p{L}-]+(?:er|or|ist|yst|ian|eer|ant|ician|ologist|man|woman|person)\b|\b(?:i'm|i am|he's|she's|he is|she is|they're|works as) an? (?:[\p{L}-]+ )?[\p{L}-]+(?:er|or|ist|yst|ian|eer|ant|ologist)\b(?= at | for | in |[.!,]|$)/u, 'occupation'],
+  [ROLE_IS, 'occupation'],
   [/\b(?:handed in|gave|give) (?:my|his|her|their) notice\b|\blaid off\b|\bday job\b|\bnew job\b|\bfull[- ]time\b|\bpart[- ]time\b/, 'occupation'],
   [/\bdating\b|\bbroke up\b|\bsplit up\b|\bmoving in together\b|\bmoved in together\b|\bgot engaged\b|\bgot married\b|\bseeing someone\b/, 'relationship'],
   [/\bphone number\b|\be-?mail address\b|\bmobile number\b|\bnew number\b|[\w.+-]+@[\w-]+\.[\w.-]+|\baddress\b(?=[^!?\n]{0,60}@)|\b(?:my|your|his|her|their|the|account|work|new|old) e-?mail\b(?!ed)/, 'contact'],
@@ -136,8 +161,8 @@ function readable(text: string): string {
   return text.toLowerCase().replace(THING_PLACE, (m) => ' '.repeat(m.length)).replace(IDIOMS, (m) => ' '.repeat(m.length));
 }
 
-/** The facets a sentence (a statement or a question) speaks of; empty when none. */
-export function facetsOf(text: string): Set<Facet> {
+/** The facets a sentence (a statement or a question) speaks of; empty when none (`stated`: see facetsStated). */
+export function facetsOf(text: string, stated = false): Set<Facet> {
   const out = new Set<Facet>();
   const lower = readable(text);
   let rest = lower;
@@ -150,7 +175,7 @@ export function facetsOf(text: string): Set<Facet> {
   let liking = false;
   for (const w of words(rest)) {
     const s = stem(w);
-    const facet = BY_STEM.get(s);
+    const facet = stated && CONTEXT_ONLY.has(s) ? undefined : BY_STEM.get(s);
     if (facet) out.add(facet);
     else if (LIKING.has(s)) liking = true;
   }
@@ -158,6 +183,20 @@ export function facetsOf(text: string): Set<Facet> {
   // liked drink or diet is both ("Sven really likes dark roast coffee").
   if (liking && !['hobby', 'pet', 'family', 'relationship', 'occupation', 'employer', 'residence'].some((f) => out.has(f as Facet))) out.add('preference');
   return out;
+}
+
+/**
+ * Words that place a statement in someone's working life without saying what their work is: "the train
+ * to work is easy", "with my colleague Sanne", "my boss is from Suriname". They file a statement under
+ * work, but a change said beside them ("Now I rent a small apartment in Delft with my colleague") is no
+ * new job: `facetsStated` leaves them out.
+ */
+const CONTEXT_ONLY = new Set(['colleague', 'colleagues', 'coworker', 'coworkers', 'boss', 'office', 'shift', 'salary', 'work', 'works',
+  'working', 'worked', 'firm', 'manager'].map(stem));
+
+/** The facets a statement gives a value of: `facetsOf` without the words that only speak around a job (CONTEXT_ONLY). */
+export function facetsStated(text: string): Set<Facet> {
+  return facetsOf(text, true);
 }
 
 /** The facets of `text` in the order they first appear (the first is the one a statement is mostly about). */

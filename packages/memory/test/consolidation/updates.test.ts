@@ -192,6 +192,44 @@ describe('updates said in passing', () => {
   });
 });
 
+describe('retiring no more than changed', () => {
+  it('a change told of a person named after an opener is theirs ("speaking of the kids, Ola is moving out")', async () => {
+    const { run, mem } = setup();
+    await run([say('Bea', 'Our place is 9 Quarry Road, top floor.', '2025-01-05'), say('Bea', 'Ola lives with us since the summer.', '2025-01-05', 1)]);
+    await run([say('Bea', 'Anyway speaking of the kids, Ola is moving out in March, she found a job in Cork.', '2025-02-10')]);
+    const byContent = new Map([...mem.units.values()].map((u) => [u.content, u]));
+    expect(byContent.get('Bea: Our place is 9 Quarry Road, top floor.')?.retired_at).toBeNull();
+  });
+
+  it('a new home said beside a colleague keeps the job, and a date moved is no move', async () => {
+    const { run, current } = setup();
+    await run([event('I teach maths at Eastgate school, my boss there is Mr. Okoro.', at('2025-01-05')), event('My flat is in Holloway, tiny but cheap.', at('2025-01-05', 1))]);
+    await run([event('Now I live in Walthamstow with my colleague Ife, the walk to work is longer.', at('2025-04-01'))]);
+    expect(current()).toContain('I teach maths at Eastgate school, my boss there is Mr. Okoro.');
+    expect(current()).not.toContain('My flat is in Holloway, tiny but cheap.');
+    await run([event('The parents evening was moved to 12 May because of the strike.', at('2025-04-20'))]);
+    expect(current()).toContain('Now I live in Walthamstow with my colleague Ife, the walk to work is longer.');
+  });
+
+  it('a count of other things is no new value ("hired 4 people" after "10 of 10 licences used")', () => {
+    const owner = { owner: 'user' };
+    expect(updatesTopic({ text: 'We hired 4 people this month so we need more licences', ...owner }, { text: 'assistant: You have 10 of 10 licences in use on the Pro tier.', ...owner })).toBe(false);
+    expect(updatesTopic({ text: 'We now have 14 licences', ...owner }, { text: 'assistant: You have 10 licences on the Pro tier.', ...owner })).toBe(true);
+  });
+
+  it("a support tool's later output of a customer merges into the customer's record, whose other fields still hold", async () => {
+    const { run, current } = setup();
+    const tool = (o: unknown, day: string) => event(JSON.stringify(o), { ...at(day), role: 'tool', content_type: 'json' });
+    await run([tool({ customer: 'C-1042', name: 'Ida Berg', phone: '+46 70 123 45 67', email: 'ida@old.se' }, '2025-01-05')]);
+    await run([tool({ customer: 'C-1042', email: 'ida@new.se', status: 'updated' }, '2025-03-05')]);
+    const records = current().filter((c) => c.includes('C-1042'));
+    expect(records).toHaveLength(1);
+    expect(records[0]).toContain('+46 70 123 45 67');
+    expect(records[0]).toContain('ida@new.se');
+    expect(records[0]).not.toContain('ida@old.se');
+  });
+});
+
 describe('turn-level discourse', () => {
   it('keeps small talk, bare questions, reactions and assistant pleasantries out of memory, with the reason', async () => {
     const { run } = setup();

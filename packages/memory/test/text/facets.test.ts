@@ -1,4 +1,4 @@
-import { facetsInOrder, facetsOf } from '../../src/text';
+import { facetsStated, facetsInOrder, facetsOf } from '../../src/text';
 
 const of = (text: string) => [...facetsOf(text)].sort();
 
@@ -50,6 +50,28 @@ describe('facets: the kind of personal fact a sentence speaks of', () => {
     expect(of('ok that works, see you then')).toEqual([]);
     expect(of('the project is now called Harbor. falcon is dead, long live harbor')).toEqual([]);
     expect(of('I work for a bakery in town')).toEqual(['employer']);
+  });
+
+  it('reads a job title said with or without an article, never a visit or a general remark', () => {
+    expect(of('I am pharmacist, twelve years now')).toEqual(['occupation']);
+    expect(of('Rosa is a nurse at the children\'s hospital')).toEqual(['health', 'occupation']);
+    expect(of("she's head of marketing at a bank")).toEqual(['occupation']);
+    expect(of("I'm shift supervisor now")).toContain('occupation');
+    expect(of("I'm at the dentist")).not.toContain('occupation');
+    expect(of('Pilots need a medical every year')).toEqual([]);
+    expect(of('my doctor said rest')).toEqual(['health']);
+  });
+
+  it('a move to a date is no move of home ("moved to 27 September", "moving it to friday")', () => {
+    expect(of('The match was moved to 14 March because of the rain')).toEqual([]);
+    expect(of('we are moving the call to friday')).not.toContain('residence');
+    expect(of('Dario moved to Lisbon in the spring')).toEqual(['residence']);
+  });
+
+  it('a change said beside work words states no job: facetsStated leaves them out', () => {
+    expect(of('Now I live in Utrecht with a colleague, the bus to work takes ten minutes')).toEqual(expect.arrayContaining(['residence', 'occupation', 'commute']));
+    expect([...facetsStated('Now I live in Utrecht with a colleague, the bus to work takes ten minutes')]).not.toContain('occupation');
+    expect([...facetsStated('I work as a welder at the shipyard now')]).toContain('occupation');
   });
 
   it('orders the facets by where they first appear', () => {
