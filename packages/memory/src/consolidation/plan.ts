@@ -336,15 +336,24 @@ export async function planConsolidation(input: ConsolidationInput): Promise<Cons
 export function mergeRecordText(old: string, next: string): string {
   const given = recordEntries(next);
   const byField = new Map(given);
+  // a list given anew is the whole list: "admins[0]: b" after "admins[0]: a; admins[1]: b" leaves one admin
+  const listsGiven = new Set(given.map(([field]) => listOf(field)).filter((l): l is string => l !== null));
   const out: string[] = [];
   const used = new Set<string>();
   for (const [field, value] of recordEntries(old)) {
     if (field.startsWith('…')) continue; // the "… (n more)" mark of a cut document
+    const list = listOf(field);
+    if (list !== null && listsGiven.has(list)) continue;
     out.push(value === null ? field : `${field}: ${byField.get(field) ?? value}`);
     used.add(field);
   }
   for (const [field, value] of given) if (!used.has(field)) out.push(value === null ? field : `${field}: ${value}`);
   return out.join('; ');
+}
+
+/** The list a flattened field is an item of ("admins" for "admins[1]", "items" for "items[0].sku"), else null. */
+function listOf(field: string): string | null {
+  return /^([^[\]]+)\[\d+\]/.exec(field)?.[1] ?? null;
 }
 
 /** Whose statement it is: the subject when consolidation found one, else the speaker (an assistant speaks of the user). */

@@ -14,6 +14,15 @@ const END_CUE = /\b(?:quit|quitting|resigned|retired|sold|selling|left|leaving|n
 const UPDATE_CUE = /\b(?:now|these days|nowadays|currently|at the moment|instead|switched|switching|changed|changing|moved|moving|relocated|relocating|settled|new|started|starting|began|become|became|joined|transferred|upgraded|downgraded|replaced|from now on|going forward|from here on|as of (?:today|now|this week|next week|monday|tuesday|wednesday|thursday|friday|saturday|sunday)|effective (?:immediately|today|now)|switch(?:es)?(?: \w+){0,3} to|down to|up to|updated|(?:raised|increased|reduced|lowered|cut|drop)(?: \w+){0,2} to|(?:goes|going|went|gone) (?:up|down)|took (?:a|the) job|got (?:a|the) job|got hired|hired|promoted|accepted (?:an?|the) offer|signed|enrolled|took up|rescheduled|postponed|pushed back|pushed to|got pushed|delayed to|brought forward|changed to|takes over|taking over|took over|went (?:vegan|vegetarian|keto))\b/i;
 
 /**
+ * A value set for a date to come: "from 1 June the rent will be £915", "the class becomes Tuesdays from next
+ * month". A span ("from May to July"), or a stay for a while ("sending me to Lisbon for two weeks from July
+ * 14"), replaces nothing.
+ */
+const SCHEDULED = /\bfrom (?:the )?(?:(?:\d{1,2}(?:st|nd|rd|th)?(?: of)? )?(?:january|february|march|april|may|june|july|august|september|october|november|december|jan|feb|mar|apr|jun|jul|aug|sept?|oct|nov|dec)\b(?!\s+(?:to|until|till|through)\b)|next (?:week|month|year|term|season)\b)/i;
+const WILL_BE = /\b(?:will be|'ll be|becomes|will become|goes (?:up|down)|will go (?:up|down)|rises|will rise|will cost|will change|changes to|is changing|will move|will switch|will start)\b/i;
+const FOR_A_WHILE = /\bfor (?:a|an|one|two|three|four|five|six|\d+|a few|a couple of) (?:days?|nights?|weeks?|months?)\b/i;
+
+/**
  * A correction: "correction: Dutch class is Mondays not Wednesdays", "demos are at 3pm, not 2", "it's
  * tuesday nights, not monday". A value set against another of its kind (a number, a weekday, a month)
  * says which one holds: an update, like "moved to".
@@ -25,6 +34,7 @@ export function changeCue(text: string): ChangeCue | null {
   if (/\?\s*$/.test(text)) return null;
   if (END_CUE.test(text)) return 'end';
   if (UPDATE_CUE.test(text) || CORRECTION.test(text)) return 'update';
+  if (SCHEDULED.test(text) && WILL_BE.test(text) && !FOR_A_WHILE.test(text)) return 'update';
   return null;
 }
 

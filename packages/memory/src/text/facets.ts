@@ -75,6 +75,8 @@ const PHRASES: [RegExp, Facet][] = [
   // out", "moving in with Zoe", "move-in is sept 1", "moving march 9" ("the new place" says no where, and
   // "moving in September" is a date, not a move-in)
   [/\b(?:my|our|his|her|their|a|new|own) place (?:in|on|near|at|by)\b|\bmov(?:e|ed|es|ing)[- ]out\b|\bmov(?:e|ed|es|ing)[- ]in(?= with\b| together\b| (?:is|was|day|date)\b|\s*[.!,;]|\s*$)|\bmoving (?:day|date|(?:jan|feb|mar|apr|may|jun|jul|aug|sep|oct|nov|dec)[a-z]* \d)/, 'residence'],
+  // a room or a flat found, rented or bought is a home: "I found room in Kralingen", "we rent a studio near the park"
+  [/\b(?:found|find|got|rent|rents|renting|rented|bought|buying|share|sharing|sublet|subletting)\s+(?:a\s+|an\s+|my\s+|our\s+|the\s+)?(?:[\p{L}-]+\s+)?(?:room|studio|flat|apartment|house|condo|bedsit|place)\b(?!\s+(?:for (?:the|a|tonight|the night|the weekend)|at the hotel))/u, 'residence'],
   [/\bdate of birth\b/, 'birthday'],
   [/\bwas born\b|\bborn (?:on|in)\b/, 'birthday'],
   [/\bfree time\b|\bspare time\b|\bfor fun\b|\bon (?:the )?weekends?\b|\bthe weekends?\b/, 'hobby'],
@@ -83,9 +85,11 @@ const PHRASES: [RegExp, Facet][] = [
   // a role by its name: "I start in June as a lighting designer", "I'm a data analyst at Carrefour"
   [/\b(?:start\w*|work\w*|hired|employed|job|role|position|joined|promoted|trained|qualified|back)\b[^.!?]{0,40}?\bas an? (?:[\p{L}-]+ )?[\p{L}-]+(?:er|or|ist|yst|ian|eer|ant|ician|ologist|man|woman|person)\b|\b(?:i'm|i am|he's|she's|he is|she is|they're|works as) an? (?:[\p{L}-]+ )?[\p{L}-]+(?:er|or|ist|yst|ian|eer|ant|ologist)\b(?= at | for | in |[.!,]|$)/u, 'occupation'],
   [ROLE_IS, 'occupation'],
+  // driving a tram, a bus or a cab is the job, not the way to it ("I drive the tram number 4 every day")
+  [/\b(?:drive|drives|driving|drove)\s+(?:a|an|the|my)?\s*(?:tram|bus|buses|trams|taxi|taxis|cab|cabs|truck|trucks|lorry|lorries|ambulance|forklift|delivery van|van)s?\b(?!\s+to\s+(?:work|the office|school))/, 'occupation'],
   [/\b(?:handed in|gave|give) (?:my|his|her|their) notice\b|\blaid off\b|\bday job\b|\bnew job\b|\bfull[- ]time\b|\bpart[- ]time\b/, 'occupation'],
   [/\bdating\b|\bbroke up\b|\bsplit up\b|\bmoving in together\b|\bmoved in together\b|\bgot engaged\b|\bgot married\b|\bseeing someone\b/, 'relationship'],
-  [/\bphone number\b|\be-?mail address\b|\bmobile number\b|\bnew number\b|[\w.+-]+@[\w-]+\.[\w.-]+|\baddress\b(?=[^!?\n]{0,60}@)|\b(?:my|your|his|her|their|the|account|work|new|old) e-?mail\b(?!ed)/, 'contact'],
+  [/\b(?:my|his|her|your|their|our|new|old|the same|cell|home|work) number\b(?! of\b)|\bnumber is \+?\d|\bphone number\b|\be-?mail address\b|\bmobile number\b|\bnew number\b|[\w.+-]+@[\w-]+\.[\w.-]+|\baddress\b(?=[^!?\n]{0,60}@)|\b(?:my|your|his|her|their|the|account|work|new|old) e-?mail\b(?!ed)/, 'contact'],
   [/\bplant[- ]based\b|\bgluten[- ]free\b|\bdairy[- ]free\b|\bcut out (?:meat|sugar|dairy|carbs)\b/, 'diet'],
   [/\bwould (?:rather|choose)\b|\bgoes for\b|\bgo for\b|\balways (?:want|wants|get|gets|take|takes|ask for|asks for|book|books|choose|chooses|order|orders)\b/, 'preference'],
   // a question about the meal a person needs asks about their diet ("What meal does Rui need on the flight?")
@@ -132,7 +136,8 @@ const WORDS: Record<Facet, string[]> = {
   travel: ['flight', 'flights', 'fly', 'flying', 'trip', 'booking', 'hotel', 'seat', 'ticket', 'tickets', 'airport', 'layover', 'itinerary', 'departure',
     'return', 'reservation', 'check-in', 'boarding'],
   // "email" alone is often the verb ("the label I've emailed you"): the noun is read by PHRASES
-  contact: ['phone', 'mobile', 'number'],
+  // "number" alone is any number ("the tram number 4", "a number of things"): a person's number is read by PHRASES
+  contact: ['phone', 'mobile'],
 };
 
 /**

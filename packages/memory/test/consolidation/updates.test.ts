@@ -5,7 +5,7 @@
 import { planConsolidation, type ConsolidationInput, type ConsolidationPlan } from '../../src/consolidation';
 import { endingNames, updatesTopic } from '../../src/consolidation/updates';
 import { openingName } from '../../src/consolidation/discourse';
-import { endedClause, endsWithNewValue } from '../../src/text';
+import { changeCue, endedClause, endsWithNewValue } from '../../src/text';
 import { HashEmbedder } from './hash-embedder';
 import { MemoryFixture, counter, event } from './fixtures';
 
@@ -227,6 +227,23 @@ describe('retiring no more than changed', () => {
     expect(records[0]).toContain('+46 70 123 45 67');
     expect(records[0]).toContain('ida@new.se');
     expect(records[0]).not.toContain('ida@old.se');
+  });
+
+  it("a list in a record's later output is the whole list: an item dropped from it is gone", async () => {
+    const { run, current } = setup();
+    const tool = (o: unknown, day: string) => event(JSON.stringify(o), { ...at(day), role: 'tool', content_type: 'json' });
+    await run([tool({ workspace: 'acme', seats: 5, admins: ['ann@acme.io', 'bo@acme.io'] }, '2025-01-05')]);
+    await run([tool({ workspace: 'acme', admins: ['bo@acme.io'], status: 'updated' }, '2025-03-05')]);
+    expect(current().filter((c) => c.includes('acme'))).toEqual(['tool: workspace: acme; seats: 5; admins[0]: bo@acme.io; status: updated']);
+  });
+});
+
+describe('a value set for a date to come', () => {
+  it('is a change ("from 1 June the rent will be"), a span or a stay for a while is not', () => {
+    expect(changeCue('From 3 March the membership will be £42 a month.')).toBe('update');
+    expect(changeCue('from next term the choir will be on Thursdays')).toBe('update');
+    expect(changeCue('From May to July I was in Peru.')).toBeNull();
+    expect(changeCue('they are sending me to Oslo for three weeks from june 2, it will be cold')).toBeNull();
   });
 });
 

@@ -74,6 +74,15 @@ describe('facets: the kind of personal fact a sentence speaks of', () => {
     expect([...facetsStated('I work as a welder at the shipyard now')]).toContain('occupation');
   });
 
+  it('reads a home rented or found, a vehicle driven as the job, and a number only as someone\'s', () => {
+    expect(of('got a studio near the canal, finally my own place')).toEqual(['residence']);
+    expect(of('I booked a room for the night')).not.toContain('residence');
+    expect(of('Sven drives a taxi in Malmö, nights mostly')).toEqual(['occupation', 'schedule']);
+    expect(of('I drive the bus to work')).toContain('commute');
+    expect(of('we took the number 12 tram')).not.toContain('contact');
+    expect(of('my number is 0161 555 0100')).toEqual(['contact']);
+  });
+
   it('orders the facets by where they first appear', () => {
     expect(facetsInOrder('I quit my job and moved to Porto')).toEqual(['occupation', 'residence']);
   });
