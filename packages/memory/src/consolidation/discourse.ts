@@ -70,11 +70,24 @@ function isAnnouncement(statement: string, index: number, count: number): boolea
  * kept apart, so an update to one retires only that one (joining whole turns by topic was tried and
  * cost LoCoMo evidence recall@10 0.79 -> 0.72: long units match less sharply, docs/memory-quality.md).
  */
+/**
+ * A short sentence that gives a value of what the sentence before it spoke of: "I've got a new number, the
+ * old one's gone. It's 07700 900958 now." Alone, "It's 07700 900958 now" says nothing of a phone; it
+ * stays with the sentence it points back to. Only with a value (a number, an address, a name): "It's
+ * fine" and "That's the plan" are no such thing.
+ */
+function pointsBack(statement: string): boolean {
+  const m = /^(?:it'?s|it is|it was|it will be|it'll be|that'?s|that is|this is)\s+(.*)$/i.exec(statement.trim());
+  if (!m) return false;
+  const rest = m[1];
+  return rest.split(/\s+/).length <= 7 && (/\d|@/.test(rest) || /(?:^|\s)\p{Lu}\p{Ll}/u.test(rest));
+}
+
 export function joinFragments(statements: string[]): string[] {
   const out: string[] = [];
   let pendingHead: string | null = null;
   for (const [i, s] of statements.entries()) {
-    if ((isFragment(s) || isAnnouncement(s, i, statements.length)) && statements.length > 1) {
+    if ((isFragment(s) || isAnnouncement(s, i, statements.length) || (out.length > 0 && pointsBack(s))) && statements.length > 1) {
       if (out.length > 0) out[out.length - 1] = `${out[out.length - 1]} ${s}`;
       else pendingHead = pendingHead ? `${pendingHead} ${s}` : s;
       continue;

@@ -303,6 +303,19 @@ describe('turn-level discourse', () => {
     ]);
   });
 
+  it('keeps a short sentence giving a value with the sentence it points back to ("It\'s 0161 496 0000 now")', async () => {
+    const { run } = setup();
+    const p = await run([
+      event('Tariq: Heads up. I\'ve got a new number, the old one went with my old contract. It\'s 0161 496 0000 now.', { metadata: { speaker: 'Tariq' } }),
+      event('Tariq: We sold the flat in Leith. That\'s the end of an era for the whole family.', { metadata: { speaker: 'Tariq' } }),
+    ]);
+    expect(p.units.map((u) => u.unit.content)).toEqual([
+      "Tariq: Heads up. I've got a new number, the old one went with my old contract. It's 0161 496 0000 now.",
+      'Tariq: We sold the flat in Leith.',
+      "Tariq: That's the end of an era for the whole family.",
+    ]);
+  });
+
   it('keeps the question a short reply answers beside it, and only then', async () => {
     const { run } = setup();
     const p = await run([
