@@ -60,16 +60,11 @@ export function isFragment(statement: string): boolean {
  */
 function isAnnouncement(statement: string, index: number, count: number): boolean {
   const words = statement.split(/\s+/).filter((w) => /[\p{L}\p{N}]/u.test(w));
-  return index === 0 && count > 1 && words.length <= 5 && !/\d/.test(statement) && !/\b(?:i|i'm|my|me|we|our)\b/i.test(statement)
+  // "News from me not so happy." announces the speaker's news: "me" after "from" or "for" is no statement of theirs
+  return index === 0 && count > 1 && words.length <= 6 && !/\d/.test(statement) && !/\b(?:i|i'm|my|(?<!\b(?:from|for) )me|we|our)\b/i.test(statement)
     && !words.slice(1).some((w) => /^\p{Lu}/u.test(w));
 }
 
-/**
- * Fragments joined to the statement before them (or after, for a turn's first statement), and an
- * opening announcement to the statement after it. Only these: statements of one turn are otherwise
- * kept apart, so an update to one retires only that one (joining whole turns by topic was tried and
- * cost LoCoMo evidence recall@10 0.79 -> 0.72: long units match less sharply, docs/memory-quality.md).
- */
 /**
  * A short sentence that gives a value of what the sentence before it spoke of: "I've got a new number, the
  * old one's gone. It's 07700 900958 now." Alone, "It's 07700 900958 now" says nothing of a phone; it
@@ -83,6 +78,12 @@ function pointsBack(statement: string): boolean {
   return rest.split(/\s+/).length <= 7 && (/\d|@/.test(rest) || /(?:^|\s)\p{Lu}\p{Ll}/u.test(rest));
 }
 
+/**
+ * Fragments joined to the statement before them (or after, for a turn's first statement), and an
+ * opening announcement to the statement after it. Only these: statements of one turn are otherwise
+ * kept apart, so an update to one retires only that one (joining whole turns by topic was tried and
+ * cost LoCoMo evidence recall@10 0.79 -> 0.72: long units match less sharply, docs/memory-quality.md).
+ */
 export function joinFragments(statements: string[]): string[] {
   const out: string[] = [];
   let pendingHead: string | null = null;

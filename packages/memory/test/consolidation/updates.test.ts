@@ -303,16 +303,19 @@ describe('turn-level discourse', () => {
     ]);
   });
 
-  it('keeps a short sentence giving a value with the sentence it points back to ("It\'s 0161 496 0000 now")', async () => {
+  it('keeps a short sentence giving a value with the sentence it points back to ("It\'s 0161 496 0000 now"), and news with its announcement', async () => {
     const { run } = setup();
     const p = await run([
       event('Tariq: Heads up. I\'ve got a new number, the old one went with my old contract. It\'s 0161 496 0000 now.', { metadata: { speaker: 'Tariq' } }),
       event('Tariq: We sold the flat in Leith. That\'s the end of an era for the whole family.', { metadata: { speaker: 'Tariq' } }),
+      // an announcement of one's own news goes with the news
+      event('Tariq: News from me not so good. The knee op is off until the spring.', { metadata: { speaker: 'Tariq' } }),
     ]);
     expect(p.units.map((u) => u.unit.content)).toEqual([
       "Tariq: Heads up. I've got a new number, the old one went with my old contract. It's 0161 496 0000 now.",
       'Tariq: We sold the flat in Leith.',
       "Tariq: That's the end of an era for the whole family.",
+      'Tariq: News from me not so good. The knee op is off until the spring.',
     ]);
   });
 
