@@ -1,4 +1,4 @@
-import { carriesTime, kindFactor, kindFactorBeyond, namesIn, queryIntent, KIND_FACTOR } from '../../src/retrieval/intent';
+import { carriesTime, kindFactor, kindFactorBeyond, namesIn, queryIntent, KIND_FACTOR, TIME_KIND_FACTOR } from '../../src/retrieval/intent';
 import { buildUnitFilter } from '../../src/retrieval/filters';
 
 describe('query intent', () => {
@@ -32,12 +32,12 @@ describe('query intent', () => {
   it('scales down a statement without the kind of answer asked for, never one with it', () => {
     expect(carriesTime('Training starts in August')).toBe(true);
     expect(carriesTime('I passed the fire academy entrance test')).toBe(false);
-    expect(kindFactor('time', 'I love the fire academy')).toBe(KIND_FACTOR);
+    expect(kindFactor('time', 'I love the fire academy')).toBe(TIME_KIND_FACTOR);
     // an event reported as it happened is dated by when it was said: it answers "when did …?"
     expect(kindFactor('time', 'I passed the test')).toBe(1);
     expect(kindFactor('time', 'Noor: Callum proposed. On Arthur\'s Seat, in the wind.')).toBe(1);
     expect(kindFactor('time', 'We are back from Norway.')).toBe(1);
-    expect(kindFactor('time', 'I want to pass the test')).toBe(KIND_FACTOR);
+    expect(kindFactor('time', 'I want to pass the test')).toBe(TIME_KIND_FACTOR);
     expect(kindFactor('time', 'Station 7, starting Monday')).toBe(1);
     expect(kindFactor('number', 'It pays 27,500 AED a month')).toBe(1);
     expect(kindFactor('person', 'Omar: Marcus takes over as our manager')).toBe(1);
