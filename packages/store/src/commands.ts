@@ -1,3 +1,4 @@
+import type { CommandVector } from './command-vectors';
 import type { KeyRangeTable, KeySplit } from './key-ranges';
 import type { ExportKind, ExportRecord } from './export-format';
 import type { AccountRecord, ApiKeyRecord, Edge, EventRecord, Goal, L3Task, MemoryType, MemoryUnit } from './types';
@@ -52,11 +53,11 @@ export interface PendingRef {
   event_id: string;
 }
 
-/** A unit to create, with its embedding (plain numbers: it crosses the log as JSON). */
-export interface UnitWithVector {
-  unit: MemoryUnit;
-  vector: number[];
-}
+/**
+ * A unit to create, with its embedding: `f32_b64`, the float32 bytes the state stores, from proposers
+ * since issue 27; `vector` (JSON numbers) in logs written before, still applied (command-vectors.ts).
+ */
+export type UnitWithVector = { unit: MemoryUnit } & CommandVector;
 
 export interface UnitReinforcement {
   unit_id: string;

@@ -16,7 +16,7 @@ import { planConsolidation } from '@strata/memory/consolidation';
 import { streamIsQuiet } from '@strata/memory/insights';
 import type { Embedder, Llm } from '@strata/memory';
 import {
-  getEvents, pendingOfUser, pendingUsersFrom, reflectionsDue, settle, StrataError, unindexedPending,
+  getEvents, pendingOfUser, pendingUsersFrom, reflectionsDue, settle, StrataError, unindexedPending, withCommandVectors,
   type ConsolidateAnswer, type ConsolidateCommand, type ConsolidationFailedCommand, type EventRecord, type InsightsCommand, type PendingItem,
 } from '@strata/store';
 import { trace } from '@opentelemetry/api';
@@ -302,7 +302,7 @@ export class ConsolidationWorker {
     const command: ConsolidateCommand = {
       type: 'memory.consolidate', user_id: batch.user_id, at: now,
       consumed: batch.entries.map((e) => ({ seq: e.seq, event_id: e.event_id })),
-      embedder_id: plan.embedder_id, method: plan.method, units: plan.units, reinforced: plan.reinforced, retired: plan.retired,
+      embedder_id: plan.embedder_id, method: plan.method, units: withCommandVectors(plan.units), reinforced: plan.reinforced, retired: plan.retired,
       edges: plan.edges,
       // An event deleted while pending has nothing left to remember.
       dropped: [...plan.dropped, ...missing.map((m) => ({ event_id: m.event_id, reason: 'event deleted before consolidation' }))],

@@ -10,6 +10,7 @@ import { createHash } from 'node:crypto';
 import type {
   Command, ConsolidateCommand, InsightsCommand, L3EventPlan, L3RecordUpdate, PendingRef, ProposedEvent, UnitWithVector, WebhookProgress,
 } from '../commands';
+import { commandVector } from '../command-vectors';
 import { encodeVector, type StateDb } from '../db';
 import type { EventConsolidation, ExportRecord } from '../export-format';
 import { prefixRange, SEP } from '../keys';
@@ -67,6 +68,8 @@ export class Workload {
   /** pending entries consumed earlier: a consolidation plan made from a state that no longer holds */
   private readonly consumedRefs: PendingRef[] = [];
   private counter = 0;
+  /** which form the next command vector takes (withVector) */
+  private vectorForms = 0;
 
   /** `without`: kinds never built (a test that builds a state to split leaves out the split's own commands) */
   constructor(private readonly draw: Draw, private readonly without: ReadonlySet<CommandKind> = new Set()) {}
@@ -290,8 +293,14 @@ export class Workload {
     };
   }
 
+  /**
+   * Both forms of a command's vector (command-vectors.ts), alternately: the logs of earlier versions
+   * carry numbers, today's proposers float32 base64. Chosen by a counter, not drawn, so the seeded
+   * workload (and its digests) stays what it was when only numbers were sent.
+   */
   private withVector(unit: MemoryUnit): UnitWithVector {
-    return { unit, vector: this.draw.vector(DIMS) };
+    const vector = this.draw.vector(DIMS);
+    return this.vectorForms++ % 2 === 0 ? { unit, vector } : { unit, ...commandVector(vector) };
   }
 
   private edge(user: string, source: string, target: string, now: number, relation?: Edge['relation']): Edge {
