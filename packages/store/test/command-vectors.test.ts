@@ -3,10 +3,11 @@ import { mkdtempSync, readFileSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import {
-  LocalLog, StateDb, StateMachine, commandVector, settle, decodeVector, getUnitVector, storedVectorOf, withCommandVectors,
+  commandVector, settle, decodeVector, getUnitVector, storedVectorOf, withCommandVectors,
   type Command, type ConsolidateCommand, type MemoryUnit,
 } from '../src';
 import { jsonCopy } from '../src/json-copy';
+import { dump, openNode } from './helpers/local-node';
 
 /**
  * Vectors in consolidation commands as float32 base64 (issue 27): the bits survive the trip from the
@@ -20,19 +21,6 @@ const FIXTURE = join(__dirname, 'fixtures', 'consolidate-numbers-v1.json');
  * log (main at cb2ad5b, vectors as numbers) computed it with `digest` below.
  */
 const EARLIER_STATE_SHA256 = 'c597686e22bf11968f3aaa0ef4aa49b4a0184e3229aa70c442f2ab3a063b8ace';
-
-async function openNode(dir: string) {
-  const db = await StateDb.open(join(dir, 'state'));
-  const sm = await StateMachine.open(db);
-  const log = await LocalLog.open(join(dir, 'log'), sm);
-  return { db, log, close: async () => { await log.close(); await db.close(); } };
-}
-
-async function dump(db: StateDb): Promise<[string, unknown][]> {
-  const out: [string, unknown][] = [];
-  for await (const [k, v] of db.level.iterator()) out.push([k, v]);
-  return out;
-}
 
 function digest(entries: [string, unknown][]): string {
   const h = createHash('sha256');

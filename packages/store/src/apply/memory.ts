@@ -1,6 +1,6 @@
 import type { ApplyContext } from '../apply-context';
 import type {
-  ConsolidateAnswer, ConsolidateCommand, ConsolidationFailedAnswer, ConsolidationFailedCommand, IngestAnswer, IngestCommand,
+  ConsolidateAnswer, ConsolidateCommand, ConsolidateUsersAnswer, ConsolidateUsersCommand, ConsolidationFailedAnswer, ConsolidationFailedCommand, IngestAnswer, IngestCommand,
   InsightsAnswer, InsightsCommand,
 } from '../commands';
 import { storedVectorOf } from '../command-vectors';
@@ -174,6 +174,18 @@ export async function applyConsolidate(db: StateDb, ctx: ApplyContext, cmd: Cons
     applied: true, stale: null, consumed: entries.length, units_created: cmd.units.length, reinforced: cmd.reinforced.length,
     retired, edges, dropped: cmd.dropped.length,
   };
+}
+
+/**
+ * Several users' batches, each applied as its own `memory.consolidate` in the command's order. A batch
+ * that is stale or refused returns before its first write (applyConsolidate checks everything first),
+ * so it leaves nothing behind and the batches after it apply as they would alone.
+ */
+export async function applyConsolidateUsers(db: StateDb, ctx: ApplyContext, cmd: ConsolidateUsersCommand): Promise<ConsolidateUsersAnswer | ApplyFailure> {
+  if (new Set(cmd.users.map((b) => b.user_id)).size !== cmd.users.length) return invalid('memory.consolidate_users: a user has two batches');
+  const users: (ConsolidateAnswer | ApplyFailure)[] = [];
+  for (const batch of cmd.users) users.push(await applyConsolidate(db, ctx, { ...batch, type: 'memory.consolidate', at: cmd.at }));
+  return { users };
 }
 
 export async function applyConsolidationFailed(db: StateDb, ctx: ApplyContext, cmd: ConsolidationFailedCommand): Promise<ConsolidationFailedAnswer> {
