@@ -1,3 +1,5 @@
+import type { CommandVector } from './command-vectors';
+import type { ApplyFailure } from './errors';
 import type { KeyRangeTable, KeySplit } from './key-ranges';
 import type { ExportKind, ExportRecord } from './export-format';
 import type { AccountRecord, ApiKeyRecord, Edge, EventRecord, Goal, L3Task, MemoryType, MemoryUnit } from './types';
@@ -52,11 +54,11 @@ export interface PendingRef {
   event_id: string;
 }
 
-/** A unit to create, with its embedding (plain numbers: it crosses the log as JSON). */
-export interface UnitWithVector {
-  unit: MemoryUnit;
-  vector: number[];
-}
+/**
+ * A unit to create, with its embedding: `f32_b64`, the float32 bytes the state stores, from proposers
+ * since issue 27; `vector` (JSON numbers) in logs written before, still applied (command-vectors.ts).
+ */
+export type UnitWithVector = { unit: MemoryUnit } & CommandVector;
 
 export interface UnitReinforcement {
   unit_id: string;
@@ -97,6 +99,23 @@ export interface ConsolidateCommand {
   retired: UnitRetirement[];
   edges: Edge[];
   dropped: DroppedEvent[];
+}
+
+/** One user's batch inside `memory.consolidate_users`: a `memory.consolidate` without its type and time. */
+export type ConsolidateBatch = Omit<ConsolidateCommand, 'type' | 'at'>;
+
+/**
+ * The batches of several users planned in one tick, in one command (issue 27): in a trickle each batch
+ * holds a few events, and a command per user paid a proposal, a log entry, an apply and a LevelDB batch
+ * for each. Each batch is applied as its own `memory.consolidate` would be, in order, and answers alone:
+ * a stale or refused batch writes nothing, the others are applied. One batch per user.
+ */
+export interface ConsolidateUsersCommand {
+  type: 'memory.consolidate_users';
+  /** planning time of every batch (transaction time of their new units and edges) */
+  at: string;
+  /** `users`, as `memory.reinforce` names its per-user entries: a split's fence finds every user of the command */
+  users: ConsolidateBatch[];
 }
 
 /** Events that could not be consolidated after `attempts` tries: moved from `pending` to `failed`. */
@@ -551,6 +570,7 @@ export type Command = CommandTrace & (
   | ApiKeyCreateCommand
   | ApiKeyRevokeCommand
   | ConsolidateCommand
+  | ConsolidateUsersCommand
   | ConsolidationFailedCommand
   | InsightsCommand
   | L3PlanCommand
@@ -598,6 +618,11 @@ export interface ConsolidateAnswer {
   retired: number;
   edges: number;
   dropped: number;
+}
+
+/** Answer of `memory.consolidate_users`: each batch's own answer, in the command's order. */
+export interface ConsolidateUsersAnswer {
+  users: (ConsolidateAnswer | ApplyFailure)[];
 }
 
 export interface ConsolidationFailedAnswer {

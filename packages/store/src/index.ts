@@ -2,6 +2,7 @@ export * from './types';
 export * from './errors';
 export * from './keys';
 export * from './commands';
+export * from './command-vectors';
 export * from './effects';
 export * from './db';
 export * from './apply-context';

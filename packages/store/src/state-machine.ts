@@ -6,7 +6,7 @@ import { applyPrune, applyReinforce } from './apply/importance';
 import { applyImport } from './apply/import';
 import { applyL3Plan, applyTaskStatus } from './apply/l3';
 import { applyEdgeAdd, applyMemoryDelete, applySemanticExecute, applySemanticPlan } from './apply/maintenance';
-import { applyConsolidate, applyConsolidationFailed, applyInsights, indexPendingByUser } from './apply/memory';
+import { applyConsolidate, applyConsolidateUsers, applyConsolidationFailed, applyInsights, indexPendingByUser } from './apply/memory';
 import { applyPlacement } from './apply/placement';
 import { applyKeyRanges, applyKeySplit, applyRemoveGroup } from './apply/key-ranges';
 import { applyRangeClear, applyRangeDrop, applyRangeFence, applyRangeReceive, applyRangeSeed, applyRangeUnfence, fenceRefusal } from './range-split';
@@ -36,6 +36,7 @@ const HANDLERS = {
   'apikey.create': applyApiKeyCreate,
   'apikey.revoke': applyApiKeyRevoke,
   'memory.consolidate': applyConsolidate,
+  'memory.consolidate_users': applyConsolidateUsers,
   'memory.consolidation_failed': applyConsolidationFailed,
   'memory.insights': applyInsights,
   'l3.plan': applyL3Plan,

@@ -7,7 +7,7 @@
  */
 import { randomUUID } from 'node:crypto';
 import { consolidation } from '@strata/memory';
-import { badRequest, conflict, payloadTooLarge, settle, unitsBySubjectAttribute } from '@strata/store';
+import { badRequest, conflict, payloadTooLarge, settle, unitsBySubjectAttribute, withCommandVectors } from '@strata/store';
 import type { Principal } from '../auth/principal';
 import type { Body } from '../schemas';
 import type { Services } from '../services';
@@ -38,7 +38,7 @@ export async function addFacts(services: Services, principal: Principal, input: 
     });
     const answer = settle(await log.propose({
       type: 'memory.consolidate', user_id: userId, at: now, consumed: [], embedder_id: embedder.id, method: 'offline',
-      units: plan.units, reinforced: plan.reinforced, retired: plan.retired, edges: plan.edges, dropped: [],
+      units: withCommandVectors(plan.units), reinforced: plan.reinforced, retired: plan.retired, edges: plan.edges, dropped: [],
     }));
     if (answer.applied) return { status: 'accepted' as const, memory_ids: plan.memory_ids };
   }

@@ -11,7 +11,7 @@ import {
   createSemanticPlan, executePlan, previewView, type CandidateEvent, type SemanticPlan,
 } from '@strata/memory/semantic';
 import {
-  allUnits, badRequest, forbidden, getSemanticPlan, getUnit, notFound, settle, userEvents, userVectors,
+  allUnits, badRequest, commandVector, forbidden, getSemanticPlan, getUnit, notFound, settle, userEvents, userVectors,
   type MemoryUnit, type SemanticPlanRecord, type StateDb,
 } from '@strata/store';
 import type { Principal } from '../auth/principal';
@@ -120,7 +120,7 @@ export async function executeSemantic(services: Services, principal: Principal, 
   const { changes } = result;
   const embedder = services.providers.embedder;
   const create = changes.create_unit
-    ? { unit: changes.create_unit, vector: Array.from((await embedder.embed([changes.create_unit.content]))[0]) }
+    ? { unit: changes.create_unit, ...commandVector((await embedder.embed([changes.create_unit.content]))[0]) }
     : null;
   const answer = settle(await log.propose({
     type: 'semantic.execute', user_id: userId, at: now, plan_id: planId, embedder_id: embedder.id,

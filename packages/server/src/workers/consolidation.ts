@@ -16,8 +16,8 @@ import { planConsolidation } from '@strata/memory/consolidation';
 import { streamIsQuiet } from '@strata/memory/insights';
 import type { Embedder, Llm } from '@strata/memory';
 import {
-  getEvents, pendingOfUser, pendingUsersFrom, reflectionsDue, settle, StrataError, unindexedPending,
-  type ConsolidateAnswer, type ConsolidateCommand, type ConsolidationFailedCommand, type EventRecord, type InsightsCommand, type PendingItem,
+  getEvents, pendingOfUser, pendingUsersFrom, reflectionsDue, settle, StrataError, unindexedPending, withCommandVectors,
+  type ApplyFailure, type ConsolidateAnswer, type ConsolidateCommand, type ConsolidateUsersCommand, type ConsolidationFailedCommand, type EventRecord, type InsightsCommand, type PendingItem,
 } from '@strata/store';
 import { trace } from '@opentelemetry/api';
 import type { Metrics } from '../metrics';
@@ -64,6 +64,11 @@ export interface ConsolidationWorkerOptions {
    * tick's proposals. A worker with a backlog goes on without waiting.
    */
   wakeDelayMs?: number;
+  /**
+   * A tick's batches of at most this many events (default 8) are proposed together, in one
+   * `memory.consolidate_users` (docs/performance.md, issue 27); larger ones in a command each.
+   */
+  combineMaxEvents?: number;
 }
 
 export interface TickReport {
@@ -119,7 +124,7 @@ export class ConsolidationWorker {
   constructor(options: ConsolidationWorkerOptions) {
     this.o = {
       retry: DEFAULT_RETRY_POLICY, quietMinutes: 30, reflectionCheckMs: 60_000, insightsMaxDelayMs: DEFAULT_INSIGHTS_CADENCE.maxDelayMs,
-      insightsQuietMs: DEFAULT_INSIGHTS_CADENCE.quietMs, insightsIntervalMs: DEFAULT_INSIGHTS_CADENCE.intervalMs, wakeDelayMs: 50,
+      insightsQuietMs: DEFAULT_INSIGHTS_CADENCE.quietMs, insightsIntervalMs: DEFAULT_INSIGHTS_CADENCE.intervalMs, wakeDelayMs: 50, combineMaxEvents: 8,
       now: Date.now, newId: randomUUID, ...options, llm: options.llm ?? null,
     };
     this.metrics = options.metrics ?? null;
@@ -195,10 +200,13 @@ export class ConsolidationWorker {
     // The idle poll (every intervalMs on every shard leader) reads one counter, not the backlog's keys.
     const queues = shard.db.counterSync('pending') > 0 ? await this.queues() : [];
     const batches = pickFairBatch(queues, batchSize, this.retries, this.o.now());
-    // The users' batches run side by side: they share nothing, so one is planned while another's
-    // proposal waits for its log write (and Raft may append several proposals with one write).
+    // Small batches (a trickle's few events per user) go into one command: a proposal, a log entry and
+    // an apply per user cost more than their events. Larger ones keep a command each, and run side by
+    // side: they share nothing, so one is planned while another's proposal waits for its log write.
+    const small = batches.filter((b) => b.entries.length <= this.o.combineMaxEvents);
     const running: Promise<void>[] = [];
-    for (const batch of batches) {
+    if (small.length > 1 && !this.stopped && shard.log.isLeader()) running.push(this.runTogether(small, report));
+    for (const batch of small.length > 1 ? batches.filter((b) => !small.includes(b)) : batches) {
       if (this.stopped || !shard.log.isLeader()) break;
       running.push(this.runBatch(batch, report));
     }
@@ -248,41 +256,102 @@ export class ConsolidationWorker {
     return this.tracing.span('consolidation.batch', { root: true, attributes }, () => this.consolidateBatch(batch, report));
   }
 
+  private runTogether(batches: UserBatch[], report: TickReport): Promise<void> {
+    if (!this.tracing?.enabled) return this.consolidateTogether(batches, report);
+    const attributes = {
+      'strata.shard': this.o.shard.id, 'strata.consolidation.users': batches.length,
+      'strata.consolidation.events': batches.reduce((n, b) => n + b.entries.length, 0),
+    };
+    return this.tracing.span('consolidation.batches', { root: true, attributes }, () => this.consolidateTogether(batches, report));
+  }
+
   private async consolidateBatch(batch: UserBatch, report: TickReport): Promise<void> {
     const started = Date.now();
-    const shardLabel = { shard: String(this.o.shard.id) };
-    const log = this.o.logger;
     try {
-      const answer = await this.consolidate(batch);
-      noteSuccess(this.retries, batch.entries);
-      report.batches++;
-      report.events += answer.consumed;
-      report.units += answer.units_created;
-      report.dropped += answer.dropped;
-      this.metrics?.consolidatedEvents.inc(shardLabel, answer.consumed);
-      this.metrics?.consolidationBatches.inc(shardLabel);
-      this.metrics?.consolidationBatchDuration.observe(shardLabel, (Date.now() - started) / 1000);
-      if (answer.units_created + answer.reinforced + answer.retired > 0) {
-        const now = this.o.now();
-        const change = this.insightsDue.get(batch.user_id);
-        if (change) change.last = now;
-        else this.insightsDue.set(batch.user_id, { first: now, last: now });
-      }
-      log.debug({ shard: this.o.shard.id, user_id: batch.user_id, ...answer, ms: Date.now() - started }, 'consolidated a batch');
+      const command = await this.plan(batch, new Date(this.o.now()).toISOString());
+      const answer = settle(await this.o.shard.log.propose(command));
+      this.noteAnswer(batch, answer, started, report);
     } catch (err) {
-      if (isUnavailable(err)) return;
-      report.errors++;
-      this.metrics?.consolidationFailures.inc({ ...shardLabel, kind: 'batch' });
-      const span = trace.getActiveSpan();
-      if (span) markFailed(span, err);
-      const message = err instanceof Error ? err.message : String(err);
-      const { exhausted } = noteFailure(this.retries, batch.entries, message, this.o.now(), this.o.retry);
-      log.warn({ shard: this.o.shard.id, user_id: batch.user_id, events: batch.entries.length, err: message }, 'consolidation of a batch failed; will retry');
-      if (exhausted.length > 0) await this.giveUp(batch.user_id, exhausted, message, report);
+      await this.noteFailure(batch, err, report);
     }
   }
 
-  private async consolidate(batch: UserBatch): Promise<ConsolidateAnswer> {
+  /**
+   * Small batches of several users: each planned (side by side, as alone), then the plans proposed in
+   * one `memory.consolidate_users`, whose answer holds each batch's own (applied, stale or refused). A
+   * batch whose planning failed is retried alone as before; one refused by apply does not hold the others.
+   */
+  private async consolidateTogether(batches: UserBatch[], report: TickReport): Promise<void> {
+    const started = Date.now();
+    const now = new Date(this.o.now()).toISOString();
+    const planned = await Promise.all(batches.map(async (batch) => {
+      try {
+        return { batch, command: await this.plan(batch, now) };
+      } catch (err) {
+        await this.noteFailure(batch, err, report);
+        return null;
+      }
+    }));
+    const ready = planned.filter((p) => p !== null);
+    if (ready.length === 0) return;
+    let answers: (ConsolidateAnswer | ApplyFailure)[];
+    try {
+      const command: ConsolidateUsersCommand = {
+        type: 'memory.consolidate_users', at: now, users: ready.map(({ command: { type: _type, at: _at, ...batch } }) => batch),
+      };
+      answers = settle(await this.o.shard.log.propose(command)).users;
+    } catch (err) {
+      for (const { batch } of ready) await this.noteFailure(batch, err, report);
+      return;
+    }
+    for (const [i, { batch }] of ready.entries()) {
+      try {
+        this.noteAnswer(batch, settle(answers[i]), started, report);
+      } catch (err) {
+        await this.noteFailure(batch, err, report);
+      }
+    }
+  }
+
+  /** A committed answer of one batch: counted, or a stale plan thrown (retried as a failed attempt). */
+  private noteAnswer(batch: UserBatch, answer: ConsolidateAnswer, started: number, report: TickReport): void {
+    if (!answer.applied) throw new StalePlanError(`stale plan: ${answer.stale}`);
+    const shardLabel = { shard: String(this.o.shard.id) };
+    const log = this.o.logger;
+    noteSuccess(this.retries, batch.entries);
+    report.batches++;
+    report.events += answer.consumed;
+    report.units += answer.units_created;
+    report.dropped += answer.dropped;
+    this.metrics?.consolidatedEvents.inc(shardLabel, answer.consumed);
+    this.metrics?.consolidationBatches.inc(shardLabel);
+    this.metrics?.consolidationBatchDuration.observe(shardLabel, (Date.now() - started) / 1000);
+    if (answer.units_created + answer.reinforced + answer.retired > 0) {
+      const now = this.o.now();
+      const change = this.insightsDue.get(batch.user_id);
+      if (change) change.last = now;
+      else this.insightsDue.set(batch.user_id, { first: now, last: now });
+    }
+    log.debug({ shard: this.o.shard.id, user_id: batch.user_id, ...answer, ms: Date.now() - started }, 'consolidated a batch');
+  }
+
+  /** A batch whose planning or proposal failed: retried later, given up on after the retry policy's attempts. */
+  private async noteFailure(batch: UserBatch, err: unknown, report: TickReport): Promise<void> {
+    const shardLabel = { shard: String(this.o.shard.id) };
+    const log = this.o.logger;
+    if (isUnavailable(err)) return;
+    report.errors++;
+    this.metrics?.consolidationFailures.inc({ ...shardLabel, kind: 'batch' });
+    const span = trace.getActiveSpan();
+    if (span) markFailed(span, err);
+    const message = err instanceof Error ? err.message : String(err);
+    const { exhausted } = noteFailure(this.retries, batch.entries, message, this.o.now(), this.o.retry);
+    log.warn({ shard: this.o.shard.id, user_id: batch.user_id, events: batch.entries.length, err: message }, 'consolidation of a batch failed; will retry');
+    if (exhausted.length > 0) await this.giveUp(batch.user_id, exhausted, message, report);
+  }
+
+  /** The `memory.consolidate` command of one user's batch, planned at `now`. */
+  private async plan(batch: UserBatch, now: string): Promise<ConsolidateCommand> {
     const { shard, embedder } = this.o;
     const events: EventRecord[] = [];
     const missing: PendingItem[] = [];
@@ -294,22 +363,18 @@ export class ConsolidationWorker {
     });
     await this.planL3(batch.user_id, events);
     const view = await this.views.get(batch.user_id);
-    const now = new Date(this.o.now()).toISOString();
     const plan = await planConsolidation({
       events, now, newId: this.o.newId, embedder, llm: this.o.llm ?? undefined,
       findSimilar: view.findSimilar, findBySubjectAttribute: view.findBySubjectAttribute, findSharingWords: view.findSharingWords,
     });
-    const command: ConsolidateCommand = {
+    return {
       type: 'memory.consolidate', user_id: batch.user_id, at: now,
       consumed: batch.entries.map((e) => ({ seq: e.seq, event_id: e.event_id })),
-      embedder_id: plan.embedder_id, method: plan.method, units: plan.units, reinforced: plan.reinforced, retired: plan.retired,
+      embedder_id: plan.embedder_id, method: plan.method, units: withCommandVectors(plan.units), reinforced: plan.reinforced, retired: plan.retired,
       edges: plan.edges,
       // An event deleted while pending has nothing left to remember.
       dropped: [...plan.dropped, ...missing.map((m) => ({ event_id: m.event_id, reason: 'event deleted before consolidation' }))],
     };
-    const answer = settle(await shard.log.propose(command));
-    if (!answer.applied) throw new StalePlanError(`stale plan: ${answer.stale}`);
-    return answer;
   }
 
   /** Goals and tasks of the batch's events (workers/planning.ts), before they stop being pending; a planning failure does not hold L1 back. */

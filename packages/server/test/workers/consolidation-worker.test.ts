@@ -5,7 +5,7 @@ import pino from 'pino';
 import { HashingEmbedder } from '@strata/memory';
 import type { Embedder } from '@strata/memory';
 import {
-  LocalLog, StateDb, StateMachine, allUnits, listDropped, listGoals, listEvents, listFailed, pendingSummary, reflectionsDue, type IngestCommand,
+  LocalLog, StateDb, StateMachine, allUnits, listDropped, listGoals, listEvents, listFailed, pendingSummary, reflectionsDue, userVectors, type IngestCommand,
   type MemoryUnit,
 } from '@strata/store';
 import { ConsolidationWorker, type TickReport } from '../../src/workers/consolidation';
@@ -275,6 +275,53 @@ describe('ConsolidationWorker (real LevelDB and log, hashing embedder, virtual c
       expect((await allUnits(db, 'eve')).map((u) => u.content).sort()).toEqual(['I play the cello.', 'My flat is in Porto.']);
     } finally {
       await w.stop();
+    }
+  });
+  it('proposes a tick\'s small batches in one memory.consolidate_users, with the units and vectors they get alone', async () => {
+    const lines = {
+      ann: ['I live in Porto.', 'My sister is called Rita.'],
+      bob: ['I play the cello on Sundays.'],
+      cy: ['The deadline is on May 3rd.', 'Our team uses Rust.', 'I prefer tea to coffee.'],
+      big: Array.from({ length: 12 }, (_, i) => `Parcel ${i} went to warehouse ${i * 7} on Monday.`),
+    };
+    /** Each user's units as content and vector bits (ids and times aside), after one tick. */
+    async function run(node: { db: StateDb; sm: StateMachine; log: LocalLog }, combineMaxEvents: number) {
+      for (const [user, contents] of Object.entries(lines)) await node.log.propose(ingest(user, S1, contents));
+      const types: string[] = [];
+      node.sm.onApplied((_index, command) => types.push(command.type));
+      let n = 0;
+      const w = new ConsolidationWorker({
+        shard: { id: 0, ...node }, embedder: new HashingEmbedder(), logger: pino({ level: 'silent' }), intervalMs: 10, batchSize: 32,
+        now: () => clock, reflectionCheckMs: 0, newId: () => `00000000-0000-4000-8000-${String(++n).padStart(12, '0')}`, combineMaxEvents,
+      });
+      const report = await w.tick();
+      const units: Record<string, [string, number[]][]> = {};
+      for (const user of Object.keys(lines)) {
+        const vectors = await userVectors(node.db, user);
+        units[user] = (await allUnits(node.db, user))
+          .map((u): [string, number[]] => [u.content, Array.from(new Uint32Array(Float32Array.from(vectors.get(u.id)!.vector).buffer))])
+          .sort((a, b) => (a[0] < b[0] ? -1 : a[0] > b[0] ? 1 : 0));
+      }
+      return { report, units, types: types.filter((t) => t.startsWith('memory.consolidate')).sort(), pending: await node.db.counter('pending') };
+    }
+    const together = await run({ db, sm, log }, 8);
+    const apartDir = join(dir, 'apart');
+    const apartDb = await StateDb.open(join(apartDir, 'state'));
+    const apartSm = await StateMachine.open(apartDb);
+    const apartLog = await LocalLog.open(join(apartDir, 'log'), apartSm);
+    try {
+      const apart = await run({ db: apartDb, sm: apartSm, log: apartLog }, 0);
+      // the three small batches in one command, the large one alone; one command per user without combining
+      expect(together.types).toEqual(['memory.consolidate', 'memory.consolidate_users']);
+      expect(apart.types).toEqual(['memory.consolidate', 'memory.consolidate', 'memory.consolidate', 'memory.consolidate']);
+      expect(together.report).toMatchObject({ batches: 4, events: 18, errors: 0 });
+      expect(together.report).toEqual(apart.report);
+      expect(together.pending).toBe(0);
+      expect(together.units).toEqual(apart.units);
+      expect(Object.values(together.units).every((u) => u.length > 0)).toBe(true);
+    } finally {
+      await apartLog.close();
+      await apartDb.close();
     }
   });
 });

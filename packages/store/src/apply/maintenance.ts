@@ -8,6 +8,7 @@ import { InvariantError } from '@strata/raft';
 import { failure, forbidden, notFound, StrataError, type ApplyFailure } from '../errors';
 import { afterPrefix, join, prefixRange, SEP } from '../keys';
 import { RELATIONS } from '../types';
+import { storedVectorOf } from '../command-vectors';
 import { orgUnitKey, removeEdge, subjectKey, unitKey, writeEdge, writeUnit } from './memory';
 
 /**
@@ -121,6 +122,8 @@ export async function applySemanticExecute(db: StateDb, ctx: ApplyContext, cmd: 
     if (created.unit.user_id !== user || created.unit.level !== 1) return invalid('semantic.execute: the new unit must be an L1 unit of the plan\'s user');
     if ((await ctx.get(db.units, unitKey(user, created.unit.id))) !== undefined) return invalid(`semantic.execute: unit ${created.unit.id} exists already`);
   }
+  const createdVector = created ? storedVectorOf(created, cmd.embedder_id) : null;
+  if (createdVector === undefined) return invalid('semantic.execute: the new unit\'s vector is not float32 in canonical base64');
 
   const retired: string[] = [];
   for (const r of cmd.retire) {
@@ -138,7 +141,7 @@ export async function applySemanticExecute(db: StateDb, ctx: ApplyContext, cmd: 
     retired.push(unit.id);
   }
   if (created) {
-    writeUnit(db, ctx, created.unit, created.vector, cmd.embedder_id);
+    writeUnit(db, ctx, created.unit, createdVector);
     await ctx.increment(db.meta, 'units', 1);
   }
   // Deletes before new edges: deleteUnit finds a unit's edges in the committed adjacency, so an edge

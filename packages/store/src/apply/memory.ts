@@ -1,9 +1,10 @@
 import type { ApplyContext } from '../apply-context';
 import type {
-  ConsolidateAnswer, ConsolidateCommand, ConsolidationFailedAnswer, ConsolidationFailedCommand, IngestAnswer, IngestCommand,
+  ConsolidateAnswer, ConsolidateCommand, ConsolidateUsersAnswer, ConsolidateUsersCommand, ConsolidationFailedAnswer, ConsolidationFailedCommand, IngestAnswer, IngestCommand,
   InsightsAnswer, InsightsCommand,
 } from '../commands';
-import { encodeVector, type StateDb } from '../db';
+import { storedVectorOf } from '../command-vectors';
+import { encodeVector, type StateDb, type StoredVector } from '../db';
 import { failure, StrataError, type ApplyFailure } from '../errors';
 import { eventSeq, join, prefixRange, SEP } from '../keys';
 import { streamIndex } from '../range-split';
@@ -53,9 +54,10 @@ export function orgUnitKey(orgId: string, userId: string, unitId: string): strin
   return join(orgId, userId, unitId);
 }
 
-export function writeUnit(db: StateDb, ctx: ApplyContext, unit: MemoryUnit, vector: number[] | null, embedderId: string): void {
+/** Writes a new unit and its indexes; `vector` is the stored record of its embedding (command-vectors.ts), null for none. */
+export function writeUnit(db: StateDb, ctx: ApplyContext, unit: MemoryUnit, vector: StoredVector | null): void {
   ctx.put(db.units, unitKey(unit.user_id, unit.id), unit);
-  if (vector && vector.length > 0) ctx.put(db.vectors, unitKey(unit.user_id, unit.id), encodeVector(vector, embedderId));
+  if (vector) ctx.put(db.vectors, unitKey(unit.user_id, unit.id), vector);
   if (unit.subject && unit.attribute) ctx.put(db.unitBySubject, subjectKey(unit.user_id, unit.subject, unit.attribute, unit.id), unit.id);
   if (unit.org_id) ctx.put(db.orgUnits, orgUnitKey(unit.org_id, unit.user_id, unit.id), unit.id);
 }
@@ -103,6 +105,9 @@ export async function applyConsolidate(db: StateDb, ctx: ApplyContext, cmd: Cons
   if (problem) return invalid(`memory.consolidate: ${problem}`);
   if (new Set(cmd.consumed.map((c) => c.seq)).size !== cmd.consumed.length) return invalid('memory.consolidate: a pending entry is consumed twice');
   if (new Set(cmd.reinforced.map((r) => r.unit_id)).size !== cmd.reinforced.length) return invalid('memory.consolidate: a unit is reinforced twice');
+  const vectors = cmd.units.map((u) => storedVectorOf(u, cmd.embedder_id));
+  const bad = vectors.indexOf(undefined);
+  if (bad >= 0) return invalid(`memory.consolidate: the vector of unit ${cmd.units[bad].unit.id} is not float32 in canonical base64`);
 
   // Every record the checks and edges below read, in one getMany per sublevel.
   await ctx.prefetch(db.pending, cmd.consumed.map((c) => c.seq));
@@ -137,7 +142,7 @@ export async function applyConsolidate(db: StateDb, ctx: ApplyContext, cmd: Cons
     const before = newest.get(entry.stream_id);
     if (before === undefined || entry.accepted_at > before) newest.set(entry.stream_id, entry.accepted_at);
   }
-  for (const { unit, vector } of cmd.units) writeUnit(db, ctx, unit, vector, cmd.embedder_id);
+  cmd.units.forEach(({ unit }, i) => writeUnit(db, ctx, unit, vectors[i] ?? null));
   cmd.reinforced.forEach((r, i) => {
     const unit = reinforcedUnits[i];
     const references = [...unit.references, ...r.add_references.filter((id) => !unit.references.includes(id))];
@@ -171,6 +176,18 @@ export async function applyConsolidate(db: StateDb, ctx: ApplyContext, cmd: Cons
   };
 }
 
+/**
+ * Several users' batches, each applied as its own `memory.consolidate` in the command's order. A batch
+ * that is stale or refused returns before its first write (applyConsolidate checks everything first),
+ * so it leaves nothing behind and the batches after it apply as they would alone.
+ */
+export async function applyConsolidateUsers(db: StateDb, ctx: ApplyContext, cmd: ConsolidateUsersCommand): Promise<ConsolidateUsersAnswer | ApplyFailure> {
+  if (new Set(cmd.users.map((b) => b.user_id)).size !== cmd.users.length) return invalid('memory.consolidate_users: a user has two batches');
+  const users: (ConsolidateAnswer | ApplyFailure)[] = [];
+  for (const batch of cmd.users) users.push(await applyConsolidate(db, ctx, { ...batch, type: 'memory.consolidate', at: cmd.at }));
+  return { users };
+}
+
 export async function applyConsolidationFailed(db: StateDb, ctx: ApplyContext, cmd: ConsolidationFailedCommand): Promise<ConsolidationFailedAnswer> {
   let failed = 0;
   for (const ref of cmd.entries) {
@@ -198,7 +215,7 @@ export async function applyInsights(db: StateDb, ctx: ApplyContext, cmd: Insight
   for (const { unit } of cmd.create) {
     if ((await ctx.get(db.units, unitKey(user, unit.id))) !== undefined) return invalid(`memory.insights: unit ${unit.id} exists already`);
   }
-  for (const { unit, vector } of cmd.create) writeUnit(db, ctx, unit, vector, cmd.embedder_id);
+  for (const { unit, vector } of cmd.create) writeUnit(db, ctx, unit, vector && vector.length > 0 ? encodeVector(vector, cmd.embedder_id) : null);
   let updated = 0;
   for (const u of cmd.update) {
     const unit = await ctx.get(db.units, unitKey(user, u.unit_id));

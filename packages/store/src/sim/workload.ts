@@ -8,8 +8,9 @@
  */
 import { createHash } from 'node:crypto';
 import type {
-  Command, ConsolidateCommand, InsightsCommand, L3EventPlan, L3RecordUpdate, PendingRef, ProposedEvent, UnitWithVector, WebhookProgress,
+  Command, ConsolidateBatch, ConsolidateCommand, ConsolidateUsersCommand, InsightsCommand, L3EventPlan, L3RecordUpdate, PendingRef, ProposedEvent, UnitWithVector, WebhookProgress,
 } from '../commands';
+import { commandVector } from '../command-vectors';
 import { encodeVector, type StateDb } from '../db';
 import type { EventConsolidation, ExportRecord } from '../export-format';
 import { prefixRange, SEP } from '../keys';
@@ -37,7 +38,7 @@ export type CommandKind = Command['type'] | 'retry';
 
 /** Relative frequency of each command kind (a retry re-proposes one of the last commands verbatim). */
 const WEIGHTS: [CommandKind, number][] = [
-  ['events.ingest', 24], ['memory.consolidate', 14], ['memory.consolidation_failed', 2], ['memory.insights', 6],
+  ['events.ingest', 21], ['memory.consolidate_users', 3], ['memory.consolidate', 14], ['memory.consolidation_failed', 2], ['memory.insights', 6],
   ['l3.plan', 6], ['l3.task_status', 8], ['graph.add_edge', 5], ['memory.delete', 3], ['semantic.plan', 3],
   ['semantic.execute', 3], ['memory.reinforce', 5], ['memory.prune', 3], ['user.set_org', 3], ['auth.bootstrap', 1],
   ['auth.set_password', 1], ['apikey.create', 2], ['apikey.revoke', 1], ['import.records', 4], ['webhook.create', 2],
@@ -67,6 +68,8 @@ export class Workload {
   /** pending entries consumed earlier: a consolidation plan made from a state that no longer holds */
   private readonly consumedRefs: PendingRef[] = [];
   private counter = 0;
+  /** which form the next command vector takes (withVector) */
+  private vectorForms = 0;
 
   /** `without`: kinds never built (a test that builds a state to split leaves out the split's own commands) */
   constructor(private readonly draw: Draw, private readonly without: ReadonlySet<CommandKind> = new Set()) {}
@@ -109,6 +112,8 @@ export class Workload {
         return this.ingest(now);
       case 'memory.consolidate':
         return this.consolidate(db, user, now);
+      case 'memory.consolidate_users':
+        return this.consolidateUsers(db, now);
       case 'memory.consolidation_failed': {
         const pending = await this.pendingOf(db, user);
         if (!pending.length) return null;
@@ -290,8 +295,14 @@ export class Workload {
     };
   }
 
+  /**
+   * Both forms of a command's vector (command-vectors.ts), alternately: the logs of earlier versions
+   * carry numbers, today's proposers float32 base64. Chosen by a counter, not drawn, so the seeded
+   * workload (and its digests) stays what it was when only numbers were sent.
+   */
   private withVector(unit: MemoryUnit): UnitWithVector {
-    return { unit, vector: this.draw.vector(DIMS) };
+    const vector = this.draw.vector(DIMS);
+    return this.vectorForms++ % 2 === 0 ? { unit, vector } : { unit, ...commandVector(vector) };
   }
 
   private edge(user: string, source: string, target: string, now: number, relation?: Edge['relation']): Edge {
@@ -343,6 +354,21 @@ export class Workload {
       type: 'memory.consolidate', user_id: user, at: iso(now), consumed, embedder_id: 'sim-embedder-8', method: d.pick(['offline', 'llm']),
       units, reinforced, retired, edges, dropped,
     };
+  }
+
+  /** Batches of two to four users in one command; now and then a user twice (refused as a whole). */
+  private async consolidateUsers(db: StateDb, now: number): Promise<ConsolidateUsersCommand | null> {
+    const d = this.draw;
+    const users = d.some(USERS, 2 + d.int(3));
+    if (d.chance(0.05)) users.push(users[0]);
+    const batches: ConsolidateBatch[] = [];
+    for (const user of users) {
+      const cmd = await this.consolidate(db, user, now);
+      if (!cmd) continue;
+      const { type: _type, at: _at, ...batch } = cmd;
+      batches.push(batch);
+    }
+    return batches.length ? { type: 'memory.consolidate_users', at: iso(now), users: batches } : null;
   }
 
   private async insights(db: StateDb, user: string, now: number): Promise<InsightsCommand | null> {
