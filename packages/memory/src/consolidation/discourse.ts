@@ -59,9 +59,10 @@ export function isFragment(statement: string): boolean {
  * moved."): the next sentence says what it announces ("Atlas now has to be done by April 30").
  */
 function isAnnouncement(statement: string, index: number, count: number): boolean {
-  const words = statement.split(/\s+/).filter((w) => /[\p{L}\p{N}]/u.test(w));
-  // "News from me not so happy." announces the speaker's news: "me" after "from" or "for" is no statement of theirs
-  return index === 0 && count > 1 && words.length <= 6 && !/\d/.test(statement) && !/\b(?:i|i'm|my|(?<!\b(?:from|for) )me|we|our)\b/i.test(statement)
+  // "News from me not so happy." announces the speaker's news: "from me" is no statement of theirs
+  const own = statement.replace(/\b(?:from|for) me\b/gi, ' ');
+  const words = own.split(/\s+/).filter((w) => /[\p{L}\p{N}]/u.test(w));
+  return index === 0 && count > 1 && words.length <= 5 && !/\d/.test(statement) && !/\b(?:i|i'm|my|me|we|our)\b/i.test(own)
     && !words.slice(1).some((w) => /^\p{Lu}/u.test(w));
 }
 

@@ -18,6 +18,7 @@ import { normalizeSubject } from './speaker';
 import { reinforceImportance, scoreImportance } from './importance';
 import { draftEvents, newDiscourseState, type StatementDraft } from './drafts';
 import { emojiWords, endedClause, facetsStated, replacedValues, STATE_FACETS, valueKey, valueKeys, withEmojiWords, type Facet } from '../text';
+import { namesOtherHolder, newRoleHolder } from './roles';
 import { aboutPronoun, endingNames, endsOwnThing, objectStems, recordEntries, recordKey, restatesChangedFields, restatesValue, slotAttributes, slotOf, updatesTopic, valuedFacets, type Slot } from './updates';
 import { llmDrafts } from './llm-extract';
 import { openingName } from './discourse';
@@ -265,6 +266,16 @@ export async function planConsolidation(input: ConsolidationInput): Promise<Cons
         const sameTopic = [...objectStems(body)].some((w) => topic.has(w) && !named.includes(valueKey(w))) || numbers.some((v) => given.has(v));
         const ownName = gives.some((v) => !/\d/.test(v) && v.length > 3) && ownerOf(u.speaker, u.subject ?? openedBy(body)) === owner;
         if (sameTopic || ownName) supersedes.push(u);
+      }
+    }
+    // 8f: a new holder of a role ("Marcus takes over as our manager", "the new landlord is Northgate
+    // Lettings") ends what earlier statements said of another holder in it ("Helen is the most
+    // process-heavy manager I've ever had"): a role has one holder at a time (roles.ts).
+    const role = p.fact?.attribute.startsWith('record ') ? null : newRoleHolder(p.draft.text);
+    if (role) {
+      const sharing = input.findSharingWords ? await input.findSharingWords(userId, role.role, opts.candidateK, 1) : [];
+      for (const u of [...planned.map((q) => q.unit), ...similar.map((s) => s.unit), ...sharing]) {
+        if (mayRetire(u) && namesOtherHolder(withoutPrefix(u), role)) supersedes.push(u);
       }
     }
     // 9: duplicates, by similarity, among this batch's new units and existing current units.

@@ -247,6 +247,30 @@ describe('a value set for a date to come', () => {
   });
 });
 
+describe('a new holder of a role', () => {
+  it('ends what was said of another holder in it, and nothing else about them', async () => {
+    const { run, current } = setup();
+    await run([
+      say('Dana', 'Ruth is the strictest manager I ever had', '2025-01-10'),
+      say('Dana', 'Ruth wants the report by Friday', '2025-01-10', 1),
+      say('Omar', 'the landlord is still Mr. Brandt, rent by the 1st', '2025-01-10', 2),
+      say('Omar', 'Ben runs the five-a-side team, he picks the line-up', '2025-01-10', 3),
+      say('Omar', 'Lina is buying the kit for the team', '2025-01-10', 4),
+    ]);
+    await run([
+      say('Omar', 'Kemal from finance takes over as our manager.', '2025-03-01'),
+      say('Dana', 'the new landlord is a company called Harbour Lets, the app does the rent', '2025-03-01', 1),
+      say('Dana', 'Lina runs the team now, Ben moved away', '2025-03-01', 2),
+    ]);
+    const now = current();
+    expect(now).not.toContain('Dana: Ruth is the strictest manager I ever had');
+    expect(now).toContain('Dana: Ruth wants the report by Friday');
+    expect(now).not.toContain('Omar: the landlord is still Mr. Brandt, rent by the 1st');
+    expect(now).not.toContain('Omar: Ben runs the five-a-side team, he picks the line-up');
+    expect(now).toContain('Omar: Lina is buying the kit for the team');
+  });
+});
+
 describe('turn-level discourse', () => {
   it('keeps small talk, bare questions, reactions and assistant pleasantries out of memory, with the reason', async () => {
     const { run } = setup();
