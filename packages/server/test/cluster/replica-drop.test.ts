@@ -4,13 +4,12 @@
  * machine (LevelDB): a node down during its removal wipes when it comes back, a drop delayed past a
  * re-add keeps the replica, and the placement loop's record of pending drops.
  */
-import { existsSync, mkdtempSync, readdirSync, rmSync } from 'node:fs';
-import { tmpdir } from 'node:os';
+import { existsSync, readdirSync } from 'node:fs';
 import { join } from 'node:path';
-import { LevelStorage, LocalTransportHub, RaftHost, type RaftGroup } from '@strata/raft';
-import { RaftApplier, StateDb, StateMachine, type PlacementDrop } from '@strata/store';
+import type { PlacementDrop } from '@strata/store';
 import { dropSettled, nextDrops } from '../../src/cluster/placement/executor';
 import { dropDecision, ReplicaDrops, replicaView, type ReplicaView } from '../../src/cluster/replica-drop';
+import { replicaGroup } from './replica-group';
 
 const conf = (voters: number[], learners: number[] = []) => ({ voters, learners, addrs: {} });
 const view = (v: Partial<ReplicaView>): ReplicaView => ({ self: 3, lastIndex: 100, logMembers: [], appliedIndex: 100, appliedMembers: conf([1, 2, 4]), ...v });
@@ -55,66 +54,15 @@ describe('the pending drops the placement loop records', () => {
 /** Real groups: RaftHost over LevelStorage, each replica Strata's state machine on its own LevelDB. */
 describe('on real replicas', () => {
   const G = 3;
-  let root: string;
-  let hub: LocalTransportHub;
-  const nodes = new Map<number, { host: RaftHost; storage: LevelStorage; db: StateDb; applier: RaftApplier; group: RaftGroup }>();
-  const n = (id: number) => nodes.get(id)!;
-
-  async function open(id: number): Promise<void> {
-    const storage = await LevelStorage.open(join(root, `n${id}`, 'raft'));
-    const host = new RaftHost({ nodeId: id, selfUrl: `local://${id}`, storage, transport: hub.transport(id), tickMs: 10, group: { snapshotEvery: 15, compactionMargin: 5 } });
-    const db = await StateDb.open(join(root, `n${id}`, 'state'));
-    const applier = await RaftApplier.open(await StateMachine.open(db));
-    nodes.set(id, { host, storage, db, applier, group: await host.openGroup(G, applier) });
-  }
-  async function close(id: number): Promise<void> {
-    await n(id).host.close();
-    await n(id).storage.close();
-    await n(id).db.close();
-    nodes.delete(id);
-  }
-  const leader = () => [...nodes.values()].find((x) => x.group.isLeader())?.group;
-  async function until(what: string, check: () => boolean): Promise<void> {
-    for (let i = 0; i < 3000; i++) {
-      if (check()) return;
-      await new Promise((r) => setTimeout(r, 10));
-    }
-    throw new Error(`timed out waiting for ${what}`);
-  }
-  const write = async (user: string) => {
-    await until('a leader', () => leader() !== undefined);
-    await leader()!.propose(Buffer.from(JSON.stringify({ type: 'user.set_org', user_id: user, org_id: 'o', mode: 'set', at: '2024-01-01T00:00:00.000Z' })));
-  };
+  const { n, home, open, close, leader, until, write, userCount, replace3 } = replicaGroup({
+    group: G, tmpPrefix: 'replica-drop-', stateDir: (nodeHome) => join(nodeHome, 'state'),
+  });
   const drops = (id: number) => new ReplicaDrops({
     view: () => replicaView(id, n(id).group, n(id).applier),
     wipe: async () => {
       n(id).group = await n(id).host.resetGroup(G, n(id).applier);
     },
   });
-  const userCount = async (id: number) => (await n(id).db.userOrgs.keys().all()).length;
-
-  beforeEach(async () => {
-    root = mkdtempSync(join(tmpdir(), 'replica-drop-'));
-    hub = new LocalTransportHub();
-    for (const id of [1, 2, 3, 4]) await open(id);
-    await n(1).group.initialize([1, 2, 3].map((id) => ({ id, url: `local://${id}` })));
-    for (let i = 0; i < 30; i++) await write(`u${i}`);
-    await until('node 3 applied every write', () => n(3).applier.appliedIndex() === leader()!.status().commitIndex);
-    if (n(3).group.isLeader()) await n(3).group.transferLeadership(1);
-    await until('a leader other than 3', () => leader() !== undefined && leader() !== n(3).group);
-  });
-  afterEach(async () => {
-    for (const id of [...nodes.keys()]) await close(id);
-    rmSync(root, { recursive: true, force: true });
-  });
-
-  /** Node 4 takes node 3's place; returns the index of 3's removal. */
-  async function replace3(): Promise<number> {
-    await leader()!.addLearner(4, 'local://4');
-    await until('node 4 caught up', () => leader()!.caughtUp(4));
-    await leader()!.promoteLearner(4);
-    return leader()!.removeNode(3);
-  }
 
   it('a node down during its removal wipes its replica when it comes back, and its state directory holds nothing', async () => {
     await close(3);
@@ -128,8 +76,8 @@ describe('on real replicas', () => {
     expect(n(3).group.status().lastIndex).toBe(0);
     expect(existsSync(n(3).storage.snapshots.dir(G))).toBe(false);
     // the state directory was set aside and deleted, not emptied key by key: no table of the old data is left
-    expect(readdirSync(join(root, 'n3')).sort()).toEqual(['raft', 'state']);
-    expect(readdirSync(join(root, 'n3', 'state')).filter((f) => f.endsWith('.ldb'))).toEqual([]);
+    expect(readdirSync(home(3)).sort()).toEqual(['raft', 'state']);
+    expect(readdirSync(join(home(3), 'state')).filter((f) => f.endsWith('.ldb'))).toEqual([]);
     // asked again (a replayed request): nothing more to do
     expect(await drops(3).drop(G, removedAt)).toEqual({ status: 'dropped' });
     // the group lost nothing

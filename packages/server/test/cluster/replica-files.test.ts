@@ -6,14 +6,14 @@
  * and the drop asked again deletes it all) or nothing (the group stays closed): never part of a state.
  * Real Raft groups (RaftHost over LevelStorage, in one process) over Strata's state machine on LevelDB.
  */
-import { existsSync, mkdirSync, mkdtempSync, readdirSync, rmSync } from 'node:fs';
-import { tmpdir } from 'node:os';
+import { existsSync, readdirSync } from 'node:fs';
 import { join } from 'node:path';
-import { LevelStorage, LocalTransportHub, RaftHost, type RaftGroup } from '@strata/raft';
-import { RaftApplier, StateDb, StateMachine, type GroupPlacementRecord } from '@strata/store';
+import { LevelStorage } from '@strata/raft';
+import type { GroupPlacementRecord } from '@strata/store';
 import {
   blankView, deleteReplica, keepClosed, namedFor, ReplicaDrops, replicaDir, replicaView, staysClosed, sweepSetAside,
 } from '../../src/cluster/replica-drop';
+import { replicaGroup } from './replica-group';
 
 describe('which groups stay closed (pure)', () => {
   const blank = { blank: true, removedAt: 40 };
@@ -36,27 +36,11 @@ describe('which groups stay closed (pure)', () => {
 
 describe('on real replicas', () => {
   const G = 3;
-  let root: string;
-  let hub: LocalTransportHub;
-  const nodes = new Map<number, { host: RaftHost; storage: LevelStorage; db: StateDb; applier: RaftApplier; group: RaftGroup }>();
-  const n = (id: number) => nodes.get(id)!;
-  const home = (id: number) => join(root, `n${id}`);
+  const { nodes, n, home, open, leader, until, write, userCount, replace3 } = replicaGroup({
+    group: G, tmpPrefix: 'replica-files-', stateDir: (nodeHome) => join(replicaDir(nodeHome, G), 'state'),
+  });
   const dir = (id: number) => replicaDir(home(id), G);
 
-  async function open(id: number): Promise<void> {
-    const storage = await LevelStorage.open(join(home(id), 'raft'));
-    const host = new RaftHost({ nodeId: id, selfUrl: `local://${id}`, storage, transport: hub.transport(id), tickMs: 10, group: { snapshotEvery: 15, compactionMargin: 5 } });
-    mkdirSync(dir(id), { recursive: true });
-    const db = await StateDb.open(join(dir(id), 'state'));
-    const applier = await RaftApplier.open(await StateMachine.open(db));
-    nodes.set(id, { host, storage, db, applier, group: await host.openGroup(G, applier) });
-  }
-  async function close(id: number): Promise<void> {
-    await n(id).host.close();
-    await n(id).storage.close();
-    await n(id).db.close();
-    nodes.delete(id);
-  }
   /**
    * What a node's start does with the group (node.ts): what drops left set aside goes, then the group
    * stays closed (keepClosed) or is opened. Returns whether it was opened.
@@ -69,19 +53,6 @@ describe('on real replicas', () => {
     if (!closed) await open(id);
     return !closed;
   }
-  const leader = () => [...nodes.values()].find((x) => x.group.isLeader())?.group;
-  async function until(what: string, check: () => boolean): Promise<void> {
-    for (let i = 0; i < 3000; i++) {
-      if (check()) return;
-      await new Promise((r) => setTimeout(r, 10));
-    }
-    throw new Error(`timed out waiting for ${what}`);
-  }
-  const write = async (user: string) => {
-    await until('a leader', () => leader() !== undefined);
-    await leader()!.propose(Buffer.from(JSON.stringify({ type: 'user.set_org', user_id: user, org_id: 'o', mode: 'set', at: '2024-01-01T00:00:00.000Z' })));
-  };
-  const userCount = async (id: number) => (await n(id).db.userOrgs.keys().all()).length;
 
   /** A stop of the process at that point of the drop (nothing after it runs; the node is then stopped). */
   class Crash extends Error {}
@@ -127,29 +98,6 @@ describe('on real replicas', () => {
         nodes.delete(3); // its state is closed by the drop
       }
     }
-  }
-
-  beforeEach(async () => {
-    root = mkdtempSync(join(tmpdir(), 'replica-files-'));
-    hub = new LocalTransportHub();
-    for (const id of [1, 2, 3, 4]) await open(id);
-    await n(1).group.initialize([1, 2, 3].map((id) => ({ id, url: `local://${id}` })));
-    for (let i = 0; i < 30; i++) await write(`u${i}`);
-    await until('node 3 applied every write', () => n(3).applier.appliedIndex() === leader()!.status().commitIndex);
-    if (n(3).group.isLeader()) await n(3).group.transferLeadership(1);
-    await until('a leader other than 3', () => leader() !== undefined && leader() !== n(3).group);
-  });
-  afterEach(async () => {
-    for (const id of [...nodes.keys()]) await close(id);
-    rmSync(root, { recursive: true, force: true });
-  });
-
-  /** Node 4 takes node 3's place; returns the index of 3's removal. */
-  async function replace3(): Promise<number> {
-    await leader()!.addLearner(4, 'local://4');
-    await until('node 4 caught up', () => leader()!.caughtUp(4));
-    await leader()!.promoteLearner(4);
-    return leader()!.removeNode(3);
   }
 
   it('deletes the replica\'s directory, log and snapshots; it stays closed across a restart, and opens blank once named again, to be added back from nothing', async () => {
