@@ -127,14 +127,21 @@ function extractTree(rev: string): string {
 
 interface NodeProcess { url: string; pid: number; stop(): Promise<void> }
 
+/** The node flags the tree's `npm start` gives (V8's, e.g. `--max-semi-space-size`), so the bench runs the node as users start it. */
+function startFlags(root: string): string[] {
+  const start = (JSON.parse(readFileSync(join(root, 'package.json'), 'utf8')) as { scripts?: { start?: string } }).scripts?.start ?? '';
+  const words = start.split(/\s+/);
+  return words[0] === 'node' ? words.slice(1).filter((w) => w.startsWith('--')) : [];
+}
+
 /**
- * A node process of the tree in `root` on a free port, default configuration but for the API key and
- * embedder; its log at warn (an info line per request would be the bench's own cost), so readiness is
- * polled on /livez.
+ * A node process of the tree in `root` on a free port, with the node flags of its `npm start`, default
+ * configuration but for the API key and embedder; its log at warn (an info line per request would be
+ * the bench's own cost), so readiness is polled on /livez.
  */
 async function startNode(root: string, dataDir: string, provider: string, cpuProfDir: string | null, env: Record<string, string>): Promise<NodeProcess> {
   const port = await freePort();
-  const child = spawn(process.execPath, [...(cpuProfDir ? ['--cpu-prof', '--cpu-prof-dir', cpuProfDir] : []), '--conditions=strata-source', '--import', 'tsx', 'packages/server/src/main.ts'], {
+  const child = spawn(process.execPath, [...startFlags(root), ...(cpuProfDir ? ['--cpu-prof', '--cpu-prof-dir', cpuProfDir] : []), '--conditions=strata-source', '--import', 'tsx', 'packages/server/src/main.ts'], {
     cwd: root,
     env: {
       PATH: process.env.PATH ?? '', HOME: process.env.HOME ?? '', STRATA_PORT: String(port), STRATA_HOST: '127.0.0.1', STRATA_DATA_DIR: dataDir,
