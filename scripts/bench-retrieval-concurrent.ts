@@ -13,16 +13,17 @@
  *
  * `--baseline REV` runs the same bench, run for run interleaved, against the node of another commit
  * (its tree extracted with `git archive` into a temporary directory, sharing this checkout's
- * node_modules), and prints each figure's ratio: on a shared machine only ratios measured in one run
+ * node_modules), or of another checkout when REV is a directory (a worktree with its own node_modules),
+ * and prints each figure's ratio: on a shared machine only ratios measured in one run
  * say anything. That is how a regression like issue 28's (server p99 4-17 ms → 115-131 ms after a
  * drain) is caught: `--baseline main` before merging a change to the query path.
  *
  *   node --expose-gc --conditions=strata-source --import tsx scripts/bench-retrieval.ts --http [--users 20] [--events 1000 | --units 100000]
  *        [--clients 8] [--seconds 15] [--runs 3] [--provider local|hashing] [--baseline REV] [--out FILE] [--cpu-prof-dir DIR] [--settle-s S]
- *        [--env KEY=VALUE]... [--baseline-env KEY=VALUE]...
+ *        [--env KEY=VALUE]... [--baseline-env KEY=VALUE]... [--hold-s S]
  */
 import { execFileSync, spawn } from 'node:child_process';
-import { mkdirSync, mkdtempSync, readdirSync, readFileSync, rmSync, symlinkSync, writeFileSync } from 'node:fs';
+import { existsSync, mkdirSync, mkdtempSync, readdirSync, readFileSync, rmSync, statSync, symlinkSync, writeFileSync } from 'node:fs';
 import { loadavg, tmpdir } from 'node:os';
 import { dirname, join, resolve } from 'node:path';
 import { NodeStrataClient } from '@strata/client/node';
@@ -52,6 +53,8 @@ export interface ConcurrentArgs {
   /** the environment added to this tree's node, and to the baseline's */
   env: Record<string, string>;
   baselineEnv: Record<string, string>;
+  /** after each storm, seconds the node is kept running (its pid printed) to be inspected: smaps, gdb, a heap snapshot */
+  holdS: number;
 }
 
 function keyValue(v: string, into: Record<string, string>): void {
@@ -64,7 +67,7 @@ export function parseConcurrentArgs(argv: string[]): ConcurrentArgs {
   const a: ConcurrentArgs = {
     users: 20, events: 1000, units: 0, clients: 8, seconds: 15, runs: 3, provider: 'local', baseline: null,
     data: resolve(ROOT, '../shared/data/locomo'), out: resolve(ROOT, 'bench-results/retrieval-concurrent.json'), cpuProfDir: null, settleS: 0,
-    env: {}, baselineEnv: {},
+    env: {}, baselineEnv: {}, holdS: 0,
   };
   for (let i = 0; i < argv.length; i++) {
     const k = argv[i];
@@ -86,6 +89,7 @@ export function parseConcurrentArgs(argv: string[]): ConcurrentArgs {
       case '--settle-s': a.settleS = Number(v); break;
       case '--env': keyValue(v, a.env); break;
       case '--baseline-env': keyValue(v, a.baselineEnv); break;
+      case '--hold-s': a.holdS = Number(v); break;
       default: throw new Error(`unknown option ${k}`);
     }
   }
@@ -123,14 +127,21 @@ function extractTree(rev: string): string {
 
 interface NodeProcess { url: string; pid: number; stop(): Promise<void> }
 
+/** The node flags the tree's `npm start` gives (V8's, e.g. `--max-semi-space-size`), so the bench runs the node as users start it. */
+function startFlags(root: string): string[] {
+  const start = (JSON.parse(readFileSync(join(root, 'package.json'), 'utf8')) as { scripts?: { start?: string } }).scripts?.start ?? '';
+  const words = start.split(/\s+/);
+  return words[0] === 'node' ? words.slice(1).filter((w) => w.startsWith('--')) : [];
+}
+
 /**
- * A node process of the tree in `root` on a free port, default configuration but for the API key and
- * embedder; its log at warn (an info line per request would be the bench's own cost), so readiness is
- * polled on /livez.
+ * A node process of the tree in `root` on a free port, with the node flags of its `npm start`, default
+ * configuration but for the API key and embedder; its log at warn (an info line per request would be
+ * the bench's own cost), so readiness is polled on /livez.
  */
 async function startNode(root: string, dataDir: string, provider: string, cpuProfDir: string | null, env: Record<string, string>): Promise<NodeProcess> {
   const port = await freePort();
-  const child = spawn(process.execPath, [...(cpuProfDir ? ['--cpu-prof', '--cpu-prof-dir', cpuProfDir] : []), '--conditions=strata-source', '--import', 'tsx', 'packages/server/src/main.ts'], {
+  const child = spawn(process.execPath, [...startFlags(root), ...(cpuProfDir ? ['--cpu-prof', '--cpu-prof-dir', cpuProfDir] : []), '--conditions=strata-source', '--import', 'tsx', 'packages/server/src/main.ts'], {
     cwd: root,
     env: {
       PATH: process.env.PATH ?? '', HOME: process.env.HOME ?? '', STRATA_PORT: String(port), STRATA_HOST: '127.0.0.1', STRATA_DATA_DIR: dataDir,
@@ -155,6 +166,35 @@ async function startNode(root: string, dataDir: string, provider: string, cpuPro
     throw new Error(`${(e as Error).message}\n${err}`);
   }
   return { url, pid: child.pid!, stop };
+}
+
+/**
+ * The node's resident memory by kind of mapping (/proc/PID/smaps), MiB: anonymous memory (V8's heap,
+ * malloc's arenas, native buffers), and file-backed pages, which the kernel can take back (LevelDB's
+ * mapped tables, the node binary, other files).
+ */
+function rssParts(pid: number): { anon: number; file: number; leveldb_tables: number; node_binary: number; other_files: number } {
+  const parts = { anon: 0, file: 0, leveldb_tables: 0, node_binary: 0, other_files: 0 };
+  let path = '';
+  for (const line of readFileSync(`/proc/${pid}/smaps`, 'utf8').split('\n')) {
+    const head = /^[0-9a-f]+-[0-9a-f]+ \S+ \S+ \S+ \S+\s*(.*)$/.exec(line);
+    if (head) {
+      path = head[1];
+      continue;
+    }
+    const m = /^Rss:\s+(\d+) kB/.exec(line);
+    if (!m) continue;
+    const kb = Number(m[1]);
+    if (!path.startsWith('/')) parts.anon += kb;
+    else {
+      parts.file += kb;
+      if (path.endsWith('.ldb') || path.endsWith('.sst')) parts.leveldb_tables += kb;
+      else if (path === process.execPath || path.endsWith('/node')) parts.node_binary += kb;
+      else parts.other_files += kb;
+    }
+  }
+  for (const k of Object.keys(parts) as (keyof typeof parts)[]) parts[k] = Math.round(parts[k] / 1024);
+  return parts;
 }
 
 function rssMiB(pid: number): number {
@@ -265,6 +305,8 @@ interface RunFigures {
   /** the machine's 1-minute load average as the storm began and ended (a run pair is comparable only at similar load) */
   load_average: [number, number];
   rss_mib: { before: number; end: number; max: number };
+  /** the end's RSS by kind of mapping (rssParts) */
+  rss_parts_mib: ReturnType<typeof rssParts>;
   stages_mean_ms: Record<string, number>;
   index_cache: { builds: number; evictions: number; bytes_mib: number };
   raft_log_mib: number;
@@ -376,6 +418,11 @@ async function oneRun(root: string, tree: string, run: number, a: ConcurrentArgs
     }
     const logBytes = [...after].filter(([k]) => k.startsWith('strata_raft_log_bytes')).reduce((s, [, v]) => s + v, 0);
     const end = rssMiB(node.pid);
+    const endParts = rssParts(node.pid);
+    if (a.holdS > 0) {
+      process.stderr.write(`holding node ${node.pid} (${tree}) for ${a.holdS} s\n`);
+      await sleep(a.holdS * 1000);
+    }
     return {
       tree, run, load_s: loadS, drain_s: drainS, warm_s: warmS, queries: clientMs.length, qps: Math.round(clientMs.length / stormS),
       client_ms: { p50: pct(clientMs, 50), p99: pct(clientMs, 99) }, server_ms: { p50: pct(serverMs, 50), p99: pct(serverMs, 99) },
@@ -384,6 +431,7 @@ async function oneRun(root: string, tree: string, run: number, a: ConcurrentArgs
       thread_cpu_ms_per_query: threadSplit(node.pid, threads0, threads1, clientMs.length),
       load_average: [round(load0, 1), round(load1, 1)],
       rss_mib: { before: rssBefore, end, max: Math.max(end, ...rss) },
+      rss_parts_mib: endParts,
       stages_mean_ms: stages,
       index_cache: {
         builds: delta('strata_index_cache_builds'), evictions: delta('strata_index_cache_evictions'),
@@ -415,7 +463,10 @@ export async function runConcurrent(a: ConcurrentArgs): Promise<void> {
   const convs = loadLocomo(a.data);
   const embedder = await createEmbedder({ provider: a.provider as 'local' });
   const trees: { name: string; root: string; temp: boolean; env: Record<string, string> }[] = [{ name: 'this', root: ROOT, temp: false, env: a.env }];
-  if (a.baseline) trees.push({ name: a.baseline, root: extractTree(a.baseline), temp: true, env: a.baselineEnv });
+  if (a.baseline) {
+    const dir = existsSync(a.baseline) && statSync(a.baseline).isDirectory();
+    trees.push({ name: a.baseline, root: dir ? resolve(a.baseline) : extractTree(a.baseline), temp: !dir, env: a.baselineEnv });
+  }
   const runs: RunFigures[] = [];
   const load = a.events > 0 ? `${a.users} users × ${a.events} events (ingested, consolidated)` : `${a.users} users × ${a.units} units (imported)`;
   process.stderr.write(`${load}, ${a.clients} clients × ${a.seconds} s, ${a.runs} runs${a.baseline ? `, baseline ${a.baseline}` : ''}\n`);
@@ -439,8 +490,9 @@ export async function runConcurrent(a: ConcurrentArgs): Promise<void> {
       tree: t.name,
       'q/s': col((r) => r.qps), 'client p50': col((r) => r.client_ms.p50), 'client p99': col((r) => r.client_ms.p99),
       'server p50': col((r) => r.server_ms.p50), 'server p99': col((r) => r.server_ms.p99), 'livez max': col((r) => r.livez_ms.max),
-      'RSS MiB': col((r) => r.rss_mib.max), 'CPU ms/q': col((r) => r.node_cpu_ms_per_query),
-      'main CPU/q': col((r) => r.thread_cpu_ms_per_query.main), 'other CPU/q': col((r) => r.thread_cpu_ms_per_query.busiest_other),
+      'RSS MiB': col((r) => r.rss_mib.max), 'RSS anon': col((r) => r.rss_parts_mib.anon), 'RSS file': col((r) => r.rss_parts_mib.file),
+      'heap used': col((r) => r.memory_mib.heap_used), 'heap total': col((r) => r.memory_mib.heap_total), 'CPU ms/q': col((r) => r.node_cpu_ms_per_query),
+      'load avg': col((r) => r.load_average[0]), 'main CPU/q': col((r) => r.thread_cpu_ms_per_query.main), 'other CPU/q': col((r) => r.thread_cpu_ms_per_query.busiest_other),
     };
   });
   console.log(`\n${load}, ${a.clients} clients × ${a.seconds} s; load average ${loadavg()[0].toFixed(1)}`);

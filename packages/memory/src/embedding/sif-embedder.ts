@@ -9,7 +9,7 @@ import { EmbeddingSetupError } from './errors';
 import { defaultEmbeddingsDir, PREPARE_COMMAND, VECTORS_FILE, VOCAB_FILE } from './paths';
 import { takeWordVectors } from './prefetch';
 import { sifEmbed, type SifParams, type WordVectors } from './sif';
-import { decodeWordVectors, verifyWordVectors, type WordVectorTable } from './word-vector-format';
+import { decodeWordVectorFile, decodeWordVectors, verifyWordVectors, type WordVectorTable } from './word-vector-format';
 
 export const DEFAULT_SIF_A = 1e-3;
 
@@ -27,6 +27,11 @@ export interface LoadSifOptions extends SifEmbedderOptions {
   dir?: string;
   /** Check both files' SHA-256 before use (default false: the prepare step already did, and it costs ~100 ms). */
   verify?: boolean;
+  /**
+   * loadAsync: how many of the most frequent words' rows are held in memory (default 32,768); the others
+   * are read from the file when a text uses them (word-vector-file.ts). With `verify` every row is read.
+   */
+  residentRows?: number;
 }
 
 export class SifEmbedder implements Embedder {
@@ -35,7 +40,7 @@ export class SifEmbedder implements Embedder {
   private readonly params: SifParams;
 
   constructor(
-    private readonly table: WordVectors,
+    private readonly table: WordVectors & { close?(): void },
     meta: { sourceName: string; commonComponents: readonly Float32Array[]; oovProb: number; medianNorm: number },
     options: SifEmbedderOptions = {},
   ) {
@@ -60,18 +65,34 @@ export class SifEmbedder implements Embedder {
 
   /**
    * load() with the files read off the main thread (prefetch.ts), taking a read begun earlier by
-   * prefetchWordVectors when there is one: what a node uses. Same checks and errors as load().
+   * prefetchWordVectors when there is one: what a node uses. Same checks and errors as load(), the same
+   * vectors; only the most frequent words' rows are held in memory (`residentRows`), the file stays
+   * open for the others until `close`.
    */
   static async loadAsync(options: LoadSifOptions = {}): Promise<SifEmbedder> {
     const dir = options.dir ?? defaultEmbeddingsDir();
     checkPrepared(dir);
-    let files;
+    if (options.verify) {
+      let files;
+      try {
+        files = await Promise.all([fs.promises.readFile(path.join(dir, VECTORS_FILE)), fs.promises.readFile(path.join(dir, VOCAB_FILE))]);
+      } catch (err) {
+        throw unusable(dir, err);
+      }
+      return SifEmbedder.fromTable(decodeTable(dir, files[0], files[1], true), options);
+    }
+    let table: WordVectorTable;
     try {
-      files = await takeWordVectors(dir);
+      table = decodeWordVectorFile(await takeWordVectors(dir, options.residentRows));
     } catch (err) {
       throw unusable(dir, err);
     }
-    return SifEmbedder.fromTable(decodeTable(dir, files.bin, files.vocab, options.verify ?? false), options);
+    return SifEmbedder.fromTable(table, options);
+  }
+
+  /** Lets go of the word-vector file a table loaded by loadAsync reads its rare words' rows from. */
+  async close(): Promise<void> {
+    this.table.close?.();
   }
 
   embedSync(texts: readonly string[]): Float32Array[] {

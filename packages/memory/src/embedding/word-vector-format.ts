@@ -13,7 +13,9 @@
  * Pure functions over buffers; the file I/O lives in the provider and the prepare script.
  */
 import { createHash } from 'node:crypto';
+import fs from 'node:fs';
 import { fnv1a } from './hash';
+import { FileRows, type WordVectorFileParts } from './word-vector-file';
 
 export const MAGIC = 'STRWVEC1';
 export const FORMAT_VERSION = 1;
@@ -185,7 +187,15 @@ export function sha256(data: Uint8Array): string {
 
 /** Reads and checks the header only (cheap: used to decide whether a prepared file is current). */
 export function readHeader(bin: Uint8Array): WordVectorHeader {
-  const buf = Buffer.from(bin.buffer, bin.byteOffset, bin.byteLength);
+  return parseHeader(bin, bin.length);
+}
+
+/**
+ * The header of a file of `fileLength` bytes from its first bytes (`head` holds at least the header):
+ * checked as readHeader checks it, the sections' bounds against the whole file's length.
+ */
+export function parseHeader(head: Uint8Array, fileLength: number): WordVectorHeader {
+  const buf = Buffer.from(head.buffer, head.byteOffset, head.byteLength);
   if (buf.length < 12 || buf.toString('latin1', 0, 8) !== MAGIC) throw new Error('not a Strata word-vector file (bad magic)');
   const len = buf.readUInt32LE(8);
   if (12 + len > buf.length) throw new Error('truncated Strata word-vector file (header)');
@@ -194,7 +204,7 @@ export function readHeader(bin: Uint8Array): WordVectorHeader {
     throw new Error(`unsupported word-vector file: format ${String(header.format)} version ${String(header.version)} (expected ${FORMAT_VERSION})`);
   }
   for (const [name, s] of Object.entries(header.sections)) {
-    if (s.offset % 8 !== 0 || s.offset + s.length > buf.length) throw new Error(`truncated Strata word-vector file (section ${name})`);
+    if (s.offset % 8 !== 0 || s.offset + s.length > fileLength) throw new Error(`truncated Strata word-vector file (section ${name})`);
   }
   return header;
 }
@@ -208,36 +218,75 @@ export function verifyWordVectors(bin: Uint8Array, vocab: Uint8Array): WordVecto
   return header;
 }
 
-/** A loaded table: typed-array views over the file bytes, and an allocation-free lookup. */
+/**
+ * The int8 rows of a table that are not held in memory (word-vector-file.ts reads them from the file):
+ * `read` fills `into` (dims bytes) with row `row`'s quantized values.
+ */
+export interface FarRows {
+  read(row: number, into: Int8Array): void;
+  close?(): void;
+}
+
+/**
+ * The sections of a table, as typed-array views. `vectors` may hold only the first rows (the most
+ * frequent words: rows are in the source's frequency order); `far` then gives the others.
+ */
+export interface WordVectorSections {
+  vectors: Int8Array;
+  scales: Float32Array;
+  probs: Float32Array;
+  offsets: Uint32Array;
+  table: Int32Array;
+  far?: FarRows;
+}
+
+/** Views over the sections of a whole file's bytes. */
+export function sectionViews(header: WordVectorHeader, bin: Uint8Array): WordVectorSections {
+  const ab = bin.byteOffset % 8 === 0 ? bin : new Uint8Array(bin); // typed views need aligned offsets
+  const view = <T>(name: SectionName, Ctor: { new (b: ArrayBufferLike, o: number, l: number): T; BYTES_PER_ELEMENT: number }): T => {
+    const s = header.sections[name];
+    return new Ctor(ab.buffer, ab.byteOffset + s.offset, s.length / Ctor.BYTES_PER_ELEMENT);
+  };
+  return { vectors: view('vectors', Int8Array), scales: view('scales', Float32Array), probs: view('probs', Float32Array), offsets: view('offsets', Uint32Array), table: view('table', Int32Array) };
+}
+
+/** A loaded table: typed-array views (over the file bytes, or over the sections read), and an allocation-free lookup. */
 export class WordVectorTable {
   readonly dims: number;
   readonly count: number;
+  /** rows [0, residentRows) are in `q`; the others come from `far` */
+  readonly residentRows: number;
   private readonly q: Int8Array;
   private readonly scales: Float32Array;
   readonly probs: Float32Array;
   private readonly offsets: Uint32Array;
   private readonly table: Int32Array;
   private readonly mask: number;
+  private readonly far: FarRows | undefined;
+  /** a far row, read into it for the time of one addScaled */
+  private readonly farRow: Int8Array;
 
   constructor(
     readonly header: WordVectorHeader,
-    bin: Uint8Array,
+    sections: Uint8Array | WordVectorSections,
     private readonly vocab: string,
   ) {
-    const ab = bin.byteOffset % 8 === 0 ? bin : new Uint8Array(bin); // typed views need aligned offsets
-    const view = <T>(name: SectionName, Ctor: { new (b: ArrayBufferLike, o: number, l: number): T; BYTES_PER_ELEMENT: number }): T => {
-      const s = header.sections[name];
-      return new Ctor(ab.buffer, ab.byteOffset + s.offset, s.length / Ctor.BYTES_PER_ELEMENT);
-    };
+    const s = sections instanceof Uint8Array ? sectionViews(header, sections) : sections;
     this.dims = header.dims;
     this.count = header.count;
-    this.q = view('vectors', Int8Array);
-    this.scales = view('scales', Float32Array);
-    this.probs = view('probs', Float32Array);
-    this.offsets = view('offsets', Uint32Array);
-    this.table = view('table', Int32Array);
+    this.q = s.vectors;
+    this.scales = s.scales;
+    this.probs = s.probs;
+    this.offsets = s.offsets;
+    this.table = s.table;
+    this.far = s.far;
+    this.farRow = new Int8Array(this.dims);
     this.mask = this.table.length - 1;
-    if (this.q.length !== this.count * this.dims || this.offsets.length !== this.count + 1) throw new Error('word-vector file sections do not match its header');
+    this.residentRows = Math.floor(this.q.length / Math.max(1, this.dims));
+    if (this.q.length % this.dims !== 0 || this.residentRows > this.count || (this.residentRows < this.count && !this.far)) {
+      throw new Error('word-vector file sections do not match its header');
+    }
+    if (this.offsets.length !== this.count + 1) throw new Error('word-vector file sections do not match its header');
     if (this.offsets[this.count] !== vocab.length) throw new Error('vocabulary file does not match the word-vector file (length)');
   }
 
@@ -261,14 +310,25 @@ export class WordVectorTable {
   /** out += weight * vector(row), dequantizing on the fly. */
   addScaled(row: number, weight: number, out: Float32Array): void {
     const w = weight * this.scales[row];
-    const base = row * this.dims;
-    for (let d = 0; d < this.dims; d++) out[d] += w * this.q[base + d];
+    if (row < this.residentRows) {
+      const base = row * this.dims;
+      for (let d = 0; d < this.dims; d++) out[d] += w * this.q[base + d];
+      return;
+    }
+    const q = this.farRow;
+    this.far!.read(row, q);
+    for (let d = 0; d < this.dims; d++) out[d] += w * q[d];
   }
 
   vector(row: number): Float32Array {
     const v = new Float32Array(this.dims);
     this.addScaled(row, 1, v);
     return v;
+  }
+
+  /** Lets go of the file the far rows are read from (a table of a file's bytes holds none). */
+  close(): void {
+    this.far?.close?.();
   }
 }
 
@@ -277,4 +337,32 @@ export function decodeWordVectors(bin: Uint8Array, vocab: Uint8Array | string): 
   const header = readHeader(bin);
   const text = typeof vocab === 'string' ? vocab : Buffer.from(vocab.buffer, vocab.byteOffset, vocab.byteLength).toString('utf8');
   return new WordVectorTable(header, bin, text);
+}
+
+/**
+ * Makes a table of a file opened in part (word-vector-file.ts): its first rows in memory, the others
+ * read from the file when used. The header is checked as readHeader checks a whole file. The table
+ * owns the descriptor from then on (`close`); a file it cannot use is closed here.
+ */
+export function decodeWordVectorFile(parts: WordVectorFileParts, cacheRows?: number): WordVectorTable {
+  try {
+    const header = parseHeader(parts.head, parts.fileLength);
+    const tail = <T>(name: Exclude<SectionName, 'vectors'>, Ctor: { new (b: ArrayBufferLike, o: number, l: number): T; BYTES_PER_ELEMENT: number }): T => {
+      const s = header.sections[name];
+      if (s.offset < parts.tail.offset) throw new Error(`word-vector file section ${name} is not after the vectors`);
+      return new Ctor(parts.tail.bytes.buffer, parts.tail.bytes.byteOffset + s.offset - parts.tail.offset, s.length / Ctor.BYTES_PER_ELEMENT);
+    };
+    const sections: WordVectorSections = {
+      vectors: parts.resident,
+      scales: tail('scales', Float32Array),
+      probs: tail('probs', Float32Array),
+      offsets: tail('offsets', Uint32Array),
+      table: tail('table', Int32Array),
+      far: new FileRows(parts.fd, header.sections.vectors.offset, header.dims, cacheRows),
+    };
+    return new WordVectorTable(header, sections, parts.vocab.toString('utf8'));
+  } catch (err) {
+    fs.closeSync(parts.fd);
+    throw err;
+  }
 }

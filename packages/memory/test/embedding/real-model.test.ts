@@ -48,11 +48,16 @@ describe('real prepared word vectors', () => {
   });
 
   maybe('embeds alike when read off the main thread, with or without a read begun ahead (what a node does)', async () => {
-    const texts = ['The cat sat on the mat.', 'Caroline went to a support group yesterday.', 'zzqxj unknownword'];
-    const expected = await SifEmbedder.load().embed(texts);
+    const whole = loadWordVectorTable(dir);
+    // words of every frequency: the node holds the most frequent rows and reads the others from the file
+    const rare = [40_000, 120_000, 250_000, whole.count - 1].map((r) => whole.word(r)).join(' ');
+    const texts = ['The cat sat on the mat.', 'Caroline went to a support group yesterday.', 'zzqxj unknownword', rare, `${rare} the cat`];
+    const expected = await SifEmbedder.fromTable(whole).embed(texts);
     prefetchWordVectors();
-    for (const e of [await SifEmbedder.loadAsync(), await SifEmbedder.loadAsync()]) {
+    for (const e of [await SifEmbedder.loadAsync(), await SifEmbedder.loadAsync(), await SifEmbedder.loadAsync({ residentRows: 0 })]) {
       expect(await e.embed(texts)).toEqual(expected);
+      expect(await e.embed([...texts].reverse())).toEqual([...expected].reverse());
+      await e.close();
     }
   });
 });

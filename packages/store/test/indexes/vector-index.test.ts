@@ -228,6 +228,45 @@ describe('VectorIndex, HNSW mode', () => {
     expect(idx.search(data[3], 1)[0].id).toBe('u3');
   });
 
+  it('once the graph is live, answers every exact scan as the float matrix does (codes rescored on the graph), through writes and growth', async () => {
+    const idx = await built();
+    // the same operations on an index that never builds a graph: its scans read the float matrix
+    const floats = new VectorIndex({ dimensions: DIMS, exactThreshold: Number.MAX_SAFE_INTEGER });
+    data.forEach((v, i) => floats.add(`u${i}`, v));
+    const same = () => {
+      for (const q of queries) {
+        for (const k of [1, 10, 60]) {
+          expect(idx.searchExact(q, k)).toEqual(floats.searchExact(q, k));
+          const odd = (id: string) => id.length % 2 === 1;
+          expect(idx.searchExact(q, k, odd)).toEqual(floats.searchExact(q, k, odd));
+          const among = new Set(['u1', 'u9', 'u77', 'u500', 'u1499', 'x3', 'x2999', 'gone']);
+          expect(idx.search(q, k, { among })).toEqual(floats.search(q, k, { among }));
+          expect(idx.searchAmong(q, k, among, odd)).toEqual(floats.searchAmong(q, k, among, odd));
+        }
+      }
+      for (const id of ['u0', 'u42', 'x7', 'nope']) expect(idx.getVector(id)).toEqual(floats.getVector(id));
+    };
+    same();
+    // ties: the same vector under other ids
+    for (const [id, v] of [['t1', data[3]], ['t2', data[3]], ['t0', [...data[3]].map((x) => x * 3)]] as const) {
+      idx.add(id, v);
+      floats.add(id, v);
+    }
+    for (let i = 0; i < 100; i++) {
+      idx.remove(`u${i * 7}`);
+      floats.remove(`u${i * 7}`);
+    }
+    const extra = vectors(1600, DIMS, 8); // beyond the capacity of both: the codes grow
+    extra.forEach((v, i) => {
+      idx.add(`x${i}`, v);
+      floats.add(`x${i}`, v);
+    });
+    idx.add('u1', extra[0]); // a replaced vector
+    floats.add('u1', extra[0]);
+    same();
+    expect(idx.searchExact(data[3], 4).map((h) => h.id).sort()).toEqual(['t0', 't1', 't2', 'u3']);
+  });
+
   it('setEf is validated and kept', async () => {
     const idx = await built();
     expect(() => idx.setEf(0)).toThrow(RangeError);
