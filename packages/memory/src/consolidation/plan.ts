@@ -238,10 +238,17 @@ export async function planConsolidation(input: ConsolidationInput): Promise<Cons
       // beside the vector-nearest, the statements sharing its words: "I'm home Mondays and Wednesdays now,
       // nursery changed its pickup days" is far, as vectors go, from "WFH Tue/Thu from now on, nursery pickup"
       const sharing = input.findSharingWords ? await input.findSharingWords(userId, p.draft.text, opts.candidateK) : [];
+      const lastOfSpeaker = planned.findLast((q) => q.unit.speaker === p.draft.speaker && !q.unit.references.includes(eventId))?.unit;
+      const confirming = CONFIRMATION.test(p.draft.text) && normalizeSubject(p.draft.speaker) === 'assistant';
       for (const u of [...batchSimilar.map((s) => s.unit), ...similar.map((s) => s.unit), ...sharing]) {
         if (!mayRetire(u)) continue;
-        // the same speaker's statement earlier in this batch is the topic a bare value may continue
-        const follows = u.speaker === p.draft.speaker && planned.some((q) => q.unit === u);
+        // an assistant's "Noted: …" or "Updated …" confirms what the user just said: it replaces nothing the
+        // user said in the same conversation hours ("Northfield raised flour to $36 a bag" / "Updated
+        // Northfield Grain's bread flour price to $36.00/bag"); a value from before still retires
+        if (confirming && normalizeSubject(u.speaker) !== 'assistant' && [p.validTime, p.draft.event.valid_time].some((t) => Math.abs(Date.parse(t) - Date.parse(u.valid_time)) < SAME_EXCHANGE_MS)) continue;
+        // the same speaker's last turn before this one is the topic a bare value may continue ("We've
+        // moved it to December 3" continues what its speaker said last, not the sabbatical three turns up)
+        const follows = u.speaker === p.draft.speaker && lastOfSpeaker === u;
         if (updatesTopic(next, { text: withoutPrefix(u), owner: ownerOf(u.speaker, u.subject ?? openedBy(withoutPrefix(u))) }, { follows })) supersedes.push(u);
       }
     }
@@ -361,6 +368,11 @@ export function mergeRecordText(old: string, next: string): string {
   for (const [field, value] of given) if (!used.has(field)) out.push(value === null ? field : `${field}: ${value}`);
   return out.join('; ');
 }
+
+/** An assistant's confirmation of what it was told or did: "Noted: …", "Updated …", "Logged …", "Got it, …". */
+const CONFIRMATION = /^(?:assistant:\s*)?(?:noted|updated|logged|recorded|saved|got it|done|added|changed|all set|confirmed|i've (?:noted|updated|logged|recorded|saved|added|changed))\b/i;
+/** How far apart a confirmation and what it confirms may be: one exchange. */
+const SAME_EXCHANGE_MS = 6 * 3_600_000;
 
 /** The list a flattened field is an item of ("admins" for "admins[1]", "items" for "items[0].sku"), else null. */
 function listOf(field: string): string | null {

@@ -11,7 +11,7 @@
  *    statements that name what ended are retired (they share a content word with the statement).
  * Without a cue nothing is retired: "I love my job at the cafe" adds to "I work at the cafe".
  */
-import { capitalizedWords, endedClause, facetGroup, facetsInOrder, facetWords, specificValues, STATE_FACETS, STOPWORDS, stemPlural, valueStem, withoutSpeakerPrefix, words, type Facet } from '../text';
+import { capitalizedWords, withoutIdioms, endedClause, facetGroup, facetsInOrder, facetWords, specificValues, STATE_FACETS, STOPWORDS, stemPlural, valueStem, withoutSpeakerPrefix, words, type Facet } from '../text';
 import { openingName, withoutQuestion } from './discourse';
 import { changeCue, type ChangeCue } from '../text';
 
@@ -56,7 +56,10 @@ export function slotOf(text: string, speakerSubject: string, names: ReadonlySet<
   if (facets.length === 0) return null;
   const named = RESOLVED_PRONOUN.exec(text)?.[1] ?? openingName(text, names) ?? clauseSubject(text, facets[0], names);
   const subject = named && named.toLowerCase() !== speakerSubject ? named.toLowerCase() : speakerSubject;
-  return { subject, facets, cue: changeCue(text) };
+  // "And, um, we moved in." moved into the place already named ("made an offer on the townhouse on Saguaro
+  // Lane"): it confirms that home, it replaces none
+  const movedIn = facets.length === 1 && facets[0] === 'residence' && /\bmov(?:e|ed|es|ing) in\b(?!\s+(?:to|with)\b)/i.test(text) && specificValues(text).size === 0;
+  return { subject, facets, cue: movedIn ? null : changeCue(text) };
 }
 
 /**
@@ -130,7 +133,7 @@ const CUE_WORDS = new Set(['quit', 'quitting', 'resigned', 'retired', 'sold', 's
  * shared. "The baby is due August 20" and "Carl is moving out end of August" share no topic.
  */
 export function objectStems(text: string): Set<string> {
-  const body = withoutSpeakerPrefix(text);
+  const body = withoutIdioms(withoutSpeakerPrefix(text));
   const out = new Set(words(body.toLowerCase()).filter((w) => w.length > 2 && !STOPWORDS.has(w) && !CUE_WORDS.has(w) && !/^\d/.test(w) && !MONTH.test(w) && !WEEKDAY.test(w)).map(stemPlural));
   // a short thing written in capitals is a thing too: "PT moved his days", "the HR form", "my GP"
   for (const m of body.matchAll(/\b[A-Z]{2}\b/g)) if (!SHORT_CAPS_WORDS.has(m[0])) out.add(m[0].toLowerCase());
@@ -234,9 +237,37 @@ export function updatesTopic(next: { text: string; owner: string }, old: { text:
   for (const [kind, values] of now) {
     const before = was.get(kind);
     if (!before) continue;
-    for (const v of values) if (!before.has(v)) return true;
+    for (const v of values) {
+      if (before.has(v)) continue;
+      // "started last week (week of 2025-03-03)" is the "Starting in March" of before, not a new date
+      if (kind === 'date' && sameDateAsAny(v, before)) continue;
+      return true;
+    }
   }
   return false;
+}
+
+/** A date value's month (0-11) and day, from "mar", "march 3", "2025-03-03"; null for a weekday or a bare day. */
+function monthDay(v: string): { month: number; day: number | null } | null {
+  const iso = /^\d{4}-(\d{2})-(\d{2})/.exec(v);
+  if (iso) return { month: Number(iso[1]) - 1, day: Number(iso[2]) };
+  const m = /^([a-z]+)\.?(?:\s+(\d{1,2}))?$/.exec(v);
+  if (!m || !MONTH.test(m[1])) return null;
+  return { month: MONTH_KEYS.indexOf(m[1].slice(0, 3)), day: m[2] ? Number(m[2]) : null };
+}
+const MONTH_KEYS = ['jan', 'feb', 'mar', 'apr', 'may', 'jun', 'jul', 'aug', 'sep', 'oct', 'nov', 'dec'];
+
+/**
+ * Does a date value name a time the earlier values already gave, one more exactly than the other ("mar"
+ * and "2025-03-03")? Days are compared where both sides have one: "january 28" is new after "jan 21".
+ */
+function sameDateAsAny(v: string, before: ReadonlySet<string>): boolean {
+  const x = monthDay(v);
+  if (!x) return false;
+  const sameMonth = [...before].map(monthDay).filter((y): y is { month: number; day: number | null } => !!y && y.month === x.month);
+  if (sameMonth.length === 0) return false;
+  const days = sameMonth.filter((y) => y.day !== null);
+  return x.day === null || days.length === 0 || days.some((y) => y.day === x.day);
 }
 
 const MONTH = /^(?:jan(?:uary)?|feb(?:ruary)?|mar(?:ch)?|apr(?:il)?|may|june?|july?|aug(?:ust)?|sep(?:t|tember)?|oct(?:ober)?|nov(?:ember)?|dec(?:ember)?)$/;

@@ -33,7 +33,10 @@ const CORRECTION = /\b(?:correction|corrected|correcting|scratch that|i meant|my
 export function changeCue(text: string): ChangeCue | null {
   if (/\?\s*$/.test(text)) return null;
   if (END_CUE.test(text)) return 'end';
-  if (UPDATE_CUE.test(text) || CORRECTION.test(text)) return 'update';
+  // "Elena loves the new job though" speaks of a change already told; "the new one is Northfield Grain"
+  // tells it
+  const told = text.replace(/\bthe new\b(?!(?:\s+[\p{L}-]+){1,2}\s+(?:is|are|will be|:))/giu, 'the');
+  if (UPDATE_CUE.test(told) || CORRECTION.test(told)) return 'update';
   if (SCHEDULED.test(text) && WILL_BE.test(text) && !FOR_A_WHILE.test(text)) return 'update';
   return null;
 }

@@ -162,6 +162,11 @@ const THING_PLACE = /\b(?:it|that|this|which)\s+(?:lives|stays|sits|goes)\b/g;
  */
 const IDIOMS = /\b(?:works?|worked|working) (?:for|with) (?:me|us|you)\b|\b(?:that|it|this|which) (?:works|worked)\b|\blong live\b/g;
 
+/** The text with idioms of a kind ("that works", "works for me") blanked, its case kept: no topic is in them. */
+export function withoutIdioms(text: string): string {
+  return text.replace(new RegExp(IDIOMS.source, 'gi'), (m) => ' '.repeat(m.length));
+}
+
 function readable(text: string): string {
   return text.toLowerCase().replace(THING_PLACE, (m) => ' '.repeat(m.length)).replace(IDIOMS, (m) => ' '.repeat(m.length));
 }

@@ -271,6 +271,33 @@ describe('a new holder of a role', () => {
   });
 });
 
+describe('what confirms or speaks of a change already told retires nothing', () => {
+  it("an assistant's confirmation in the same exchange keeps the user's statement; 'the new job' is the one told; 'we moved in' moves into the place named", async () => {
+    const { run, current } = setup();
+    await run([
+      event('oh and Harwick raised the oat milk to $3 a carton', at('2025-02-01', 0)),
+      event('assistant: Updated Harwick Dairy oat milk price to $3.00/carton.', { ...at('2025-02-01', 1), role: 'assistant' }),
+      say('Ravi', 'my brother Anil just accepted a position in Leeds, he is a surveyor', '2025-02-01', 2),
+      event('we made an offer on the cottage on Mill Lane', at('2025-02-01', 3)),
+    ]);
+    await run([
+      say('Ravi', 'Anil loves the new job though', '2025-04-01'),
+      event('And, um, we moved in.', at('2025-04-01', 1)),
+    ]);
+    const now = current();
+    expect(now).toContain('oh and Harwick raised the oat milk to $3 a carton');
+    expect(now).toContain('Ravi: my brother Anil just accepted a position in Leeds, he is a surveyor');
+    expect(now).toContain('we made an offer on the cottage on Mill Lane');
+  });
+
+  it('a date told more exactly is the same date; "that works" is no topic', () => {
+    const owner = { owner: 'jo' };
+    expect(updatesTopic({ text: 'the new role started last week (week of 2025-03-03)', ...owner }, { text: 'I got the deputy role! Starting in March.', ...owner })).toBe(false);
+    expect(updatesTopic({ text: 'the role now starts in April', ...owner }, { text: 'I got the deputy role! Starting in March.', ...owner })).toBe(true);
+    expect(updatesTopic({ text: 'switching gyms, the new one is $49 a month, that works', ...owner }, { text: 'Sam works nights, $30 a shift', ...owner })).toBe(false);
+  });
+});
+
 describe('turn-level discourse', () => {
   it('keeps small talk, bare questions, reactions and assistant pleasantries out of memory, with the reason', async () => {
     const { run } = setup();
