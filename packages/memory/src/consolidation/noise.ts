@@ -27,6 +27,9 @@ const FILLER_PHRASES = [
   "see you", "see ya", "talk to you later", "take care", "have a good day", "have a great day", "have a nice day",
   "good morning", "good afternoon", "good evening", "good night", "oh my god", "oh my", "i see", "makes sense",
   "i agree", "talk to you soon", "talk soon", "catch you later", "bye for now", "for sure", "of course", "all good", "all right", "never mind",
+  // agreeing to what was proposed: "That works for me.", "works for us", "will do", "count me in"
+  "that works for me", "that works for us", "works for me", "works for us", "that works", "will do", "count me in",
+  "sounds like a plan", "no thanks",
 ];
 
 const FILLER_WORDS = new Set([

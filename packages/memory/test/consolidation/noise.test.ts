@@ -1,10 +1,15 @@
 import { classifyNoise } from '../../src/consolidation';
 
 describe('classifyNoise', () => {
-  it.each(['hi', 'Hello!', 'thanks!', 'ok', 'lol', 'sounds good', "haha that's great", 'Thank you so much!!', 'yeah, me too', '👍🙂', 'see you soon', 'Talk to you soon!', 'Totally agree.'])(
+  it.each(['hi', 'Hello!', 'thanks!', 'ok', 'lol', 'sounds good', "haha that's great", 'Thank you so much!!', 'yeah, me too', '👍🙂', 'see you soon', 'Talk to you soon!', 'Totally agree.', 'That works for me.', 'works for us!', 'ok will do', 'count me in 🙌'])(
     '%s is noise', (s) => {
       expect(classifyNoise(s).noise).toBe(true);
     });
+
+  it('keeps an agreement that gives a value', () => {
+    expect(classifyNoise('Thursdays at 7 work for me').noise).toBe(false);
+    expect(classifyNoise('that works, I can do the 14th').noise).toBe(false);
+  });
 
   it('gives the reason', () => {
     expect(classifyNoise('hi')).toEqual({ noise: true, reason: 'greeting without information' });
