@@ -18,7 +18,8 @@ const ROLES = ['manager', 'boss', 'landlord', 'landlady', 'coach', 'captain', 'l
   'principal', 'headteacher', 'caretaker', 'handyman', 'drummer', 'bassist', 'guitarist', 'singer', 'keyboardist', 'goalkeeper', 'keeper',
   'agent', 'handler', 'caseworker', 'contact', 'point of contact', 'account manager', 'project manager', 'team lead', 'tech lead'];
 
-const ROLE = `(?:${ROLES.sort((a, b) => b.length - a.length).join('|')})`;
+// longest first, so "account manager" is read before "manager"
+const ROLE = `(?:${[...ROLES].sort((a, b) => b.length - a.length).join('|')})`;
 const NAME = String.raw`(\p{Lu}[\p{L}'-]+(?:\s+\p{Lu}[\p{L}'-]+)?)`;
 const OUR = String.raw`(?:our|the|my|your|their|his|her|a)`;
 

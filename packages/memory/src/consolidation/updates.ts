@@ -253,9 +253,8 @@ function monthDay(v: string): { month: number; day: number | null } | null {
   if (iso) return { month: Number(iso[1]) - 1, day: Number(iso[2]) };
   const m = /^([a-z]+)\.?(?:\s+(\d{1,2}))?$/.exec(v);
   if (!m || !MONTH.test(m[1])) return null;
-  return { month: MONTH_KEYS.indexOf(m[1].slice(0, 3)), day: m[2] ? Number(m[2]) : null };
+  return { month: MONTHS.indexOf(m[1].slice(0, 3)), day: m[2] ? Number(m[2]) : null };
 }
-const MONTH_KEYS = ['jan', 'feb', 'mar', 'apr', 'may', 'jun', 'jul', 'aug', 'sep', 'oct', 'nov', 'dec'];
 
 /**
  * Does a date value name a time the earlier values already gave, one more exactly than the other ("mar"

@@ -162,9 +162,12 @@ const THING_PLACE = /\b(?:it|that|this|which)\s+(?:lives|stays|sits|goes)\b/g;
  */
 const IDIOMS = /\b(?:works?|worked|working) (?:for|with) (?:me|us|you)\b|\b(?:that|it|this|which) (?:works|worked)\b|\blong live\b/g;
 
+/** IDIOMS for text not lowercased first (objectStems reads names in their case), built once. */
+const IDIOMS_ANY_CASE = new RegExp(IDIOMS.source, 'gi');
+
 /** The text with idioms of a kind ("that works", "works for me") blanked, its case kept: no topic is in them. */
 export function withoutIdioms(text: string): string {
-  return text.replace(new RegExp(IDIOMS.source, 'gi'), (m) => ' '.repeat(m.length));
+  return text.replace(IDIOMS_ANY_CASE, (m) => ' '.repeat(m.length));
 }
 
 function readable(text: string): string {
