@@ -157,6 +157,16 @@ function streamOf(i: number): string {
   return `00000000-0000-4000-8000-${String(i + 1).padStart(12, '0')}`;
 }
 
+/**
+ * Consolidation writes the date a relative or partial time names after it ("March 14 (2025-03-14) last
+ * working day"). A set's patterns are written against what was said, so a unit counts as stating the
+ * answer when the pattern matches its text with or without those inserted dates.
+ */
+const INSERTED_DATE = / \((?:(?:week|weekend) of )?\d{4}(?:-\d{2}){0,2}\)/g;
+function asSaid(pattern: RegExp): { test(text: string): boolean } {
+  return { test: (text) => pattern.test(text) || pattern.test(text.replace(INSERTED_DATE, '')) };
+}
+
 /** Ingests every conversation (one user each), then asks its questions. */
 export async function runSuite(client: StrataClient, suite: Suite, options: RunOptions = {}): Promise<SuiteScore> {
   const prefix = options.userPrefix ?? `conv-${Date.now().toString(36)}`;
@@ -195,8 +205,8 @@ export async function runSuite(client: StrataClient, suite: Suite, options: RunO
       if (isFillerText(u.content)) filler.push(`${c.id}: ${u.content}`);
     }
     for (const q of c.questions) {
-      const answer = new RegExp(q.answer, 'i');
-      const stale = q.stale ? new RegExp(q.stale, 'i') : null;
+      const answer = asSaid(new RegExp(q.answer, 'i'));
+      const stale = q.stale ? asSaid(new RegExp(q.stale, 'i')) : null;
       const res = await client.retrieve(users[i], streamOf(i), { query: q.q, limit: 10 });
       const top = res.results.map((r) => r.unit.content);
       const rank = top.findIndex((t) => answer.test(t));

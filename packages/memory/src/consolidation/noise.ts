@@ -56,6 +56,22 @@ const FIRST_PERSON = /\b(?:i|i'm|i've|i'll|i'd|me|my|mine|we|we're|we've|our|us)
 /** Questions that tell something ("guess what? I got the job", "did I tell you I moved?") or ask for something ("can you move my flight"). */
 const TELLING_QUESTION = /^(?:(?:can|could|would|will) you\b|please\b|did i (?:tell|mention)\b|have i (?:told|mentioned)\b|guess what\b|you know what\b|remember (?:when|that)\b)/i;
 
+/** A statement with a question tag ("Dr. Lindqvist does the root chemistry work, right?"): it tells. */
+const TAG_QUESTION = /,\s*(?:right|no|yes|yeah|correct|isn't it|aren't they|don't you|didn't i|innit|na|eh|no\?)\s*\?\s*["')\]]*\s*$/i;
+/**
+ * A question that tells while it asks: a tag question, or a statement with a number before a short
+ * question ("taking 5g a day, ok to keep on race week?", "Papa ka birthday 9 August ko hai, aa rahi ho
+ * na?"). A question that only proposes or checks a value ("Could we do August 15?", "22C is an aisle?")
+ * still only asks.
+ */
+function statesInAsking(lower: string): boolean {
+  if (TAG_QUESTION.test(lower)) return true;
+  const comma = lower.lastIndexOf(', ');
+  if (comma < 0) return false;
+  const told = lower.slice(0, comma);
+  return /\d/.test(told) && told.split(/\s+/).length >= 3 && !/^(?:what|what's|whats|when|where|who|whose|how|how's|which|why|can|could|would|will|should|shall|is|are|do|does|did)\b/.test(told);
+}
+
 /** Emoji, symbols and punctuation do not count as content. */
 const NON_WORD = /[^\p{L}\p{N}'\s]/gu;
 
@@ -104,7 +120,7 @@ function classifyShape(raw: string, names: ReadonlySet<string>): string | null {
   const lower = text.toLowerCase();
   const hasNumber = /\d/.test(text);
   const own = capitalizedWords(text, names);
-  if (/\?\s*["')\]]*\s*$/.test(text) && !TELLING_QUESTION.test(lower)) return 'a question without information';
+  if (/\?\s*["')\]]*\s*$/.test(text) && !TELLING_QUESTION.test(lower) && !statesInAsking(lower)) return 'a question without information';
   if (!FIRST_PERSON.test(lower) && !hasNumber && own.length === 0) {
     if (INTERJECTION.test(lower) || TO_LISTENER.test(lower)) return 'a reaction without information';
     const words = lower.replace(/[^\p{L}\p{N}'\s]/gu, ' ').split(/\s+/).filter((w) => w !== '' && !names.has(w));

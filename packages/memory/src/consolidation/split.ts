@@ -40,7 +40,15 @@ function isBoundary(sentence: string, next: string): boolean {
   // before being one of its own (three words or more) that ends no abbreviation. A small-letter sentence
   // without a subject ("… the course. starts 1 september, based at the hub"; "airpods or money. money is
   // good") goes on with the one before.
-  if (!/^["'([]?[\p{Lu}\p{N}]/u.test(next)) return LOWERCASE_CLAUSE.test(next) && /[^.]\.$/.test(sentence) && wordCount(sentence) >= 3 && !endsWithAbbreviation(sentence);
+  if (!/^["'([]?[\p{Lu}\p{N}]/u.test(next)) {
+    // "haha yes! good eye": in a chat "!" and "?" end a sentence whatever case follows.
+    if (/[!?]["')\]]*$/.test(sentence)) return true;
+    if (!/[^.]\.$/.test(sentence) || endsWithAbbreviation(sentence)) return false;
+    // "… doing logistics planning. you?", "… on May 17. can you build me a plan?": a question in small
+    // letters is a sentence of its own, so the statement before it is not taken for part of a question.
+    if (LOWERCASE_QUESTION.test(next) && /^[^.!?]*\?/.test(next)) return true;
+    return LOWERCASE_CLAUSE.test(next) && wordCount(sentence) >= 3;
+  }
   if (!/\.["')\]]*$/.test(sentence)) return true; // ! ? … always end a sentence before a capital
   const lastToken = (sentence.match(/(\S+)$/)?.[1] ?? '').replace(/["')\]]+$/, '').replace(/\.+$/, '').toLowerCase();
   const bare = lastToken.replace(/^[("'[]+/, '');
@@ -53,6 +61,9 @@ function isBoundary(sentence: string, next: string): boolean {
 
 /** A sentence a chat writes in small letters that opens with its own subject ("i start monday", "we moved"). */
 const LOWERCASE_CLAUSE = /^(?:i|i'm|i've|i'll|i'd|we|we're|we've|he|he's|she|she's|they|they're|my \p{Ll}+)\s/u;
+
+/** A question opened in small letters: an auxiliary or a question word, or a question back ("you?", "wbu?"). */
+const LOWERCASE_QUESTION = /^(?:can|could|would|will|should|shall|is|isn't|are|aren't|was|were|do|does|did|have|has|what|what's|whats|where|when|who|how|how's|why|which|any|anything|you|u|and (?:you|u)|wbu|hbu)\b/u;
 
 /** Does the sentence end with an abbreviation or an initial ("Dr.", "etc.", "J.")? */
 function endsWithAbbreviation(sentence: string): boolean {

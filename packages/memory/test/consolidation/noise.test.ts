@@ -42,6 +42,16 @@ describe('classifyNoise: what carries words but states nothing', () => {
     expect(classifyNoise(s)).toEqual({ noise: true, reason });
   });
 
+  it.each(['Dr. Lindqvist does the root chemistry work, right?', 'taking 5g a day, ok to keep on race week?', 'Papa ka birthday 9 August ko hai, aa rahi ho na?'])(
+    'a question that tells while it asks is kept: %s', (s) => {
+      expect(classifyNoise(s)).toEqual({ noise: false });
+    });
+
+  it.each(['Could we do August 15?', 'What time is the 7pm show?', '22C is an aisle?', 'When is it, the 5th or the 6th?'])(
+    'a question that only proposes or checks a value is noise: %s', (s) => {
+      expect(classifyNoise(s)).toEqual({ noise: true, reason: 'a question without information' });
+    });
+
   it.each(['Can you move my flight to October 5?', 'Guess what? I got the job!', 'Berlin.', 'Oh no, I lost my keys at the gym', 'Wow, Tom got the job'])(
     '%s is kept', (s) => {
       expect(classifyNoise(s).noise).toBe(false);

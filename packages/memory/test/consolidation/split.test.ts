@@ -27,6 +27,23 @@ describe('splitSentences', () => {
   });
 });
 
+describe('splitSentences: questions in a chat', () => {
+  it('ends a statement before a question in small letters, so the statement is not taken for part of the question', () => {
+    expect(splitSentences('yep, still at the port authority doing logistics planning. you?'))
+      .toEqual(['yep, still at the port authority doing logistics planning.', 'you?']);
+    expect(splitSentences('I want to run the Brooklyn Half on May 17. can you build me a plan?'))
+      .toEqual(['I want to run the Brooklyn Half on May 17.', 'can you build me a plan?']);
+    // a small-letter sentence that is no question still goes on with the one before
+    expect(splitSentences('I got on the course. starts 1 september?')).toEqual(['I got on the course. starts 1 september?']);
+    expect(splitSentences('We met Dr. who? No idea')).toEqual(['We met Dr. who?', 'No idea']);
+  });
+
+  it('ends a sentence at "!" or "?" whatever case follows', () => {
+    expect(splitSentences('haha yes! good eye. smudged every page at RISD')).toEqual(['haha yes!', 'good eye. smudged every page at RISD']);
+    expect(splitSentences('you ok? i heard about the flat')).toEqual(['you ok?', 'i heard about the flat']);
+  });
+});
+
 describe('splitClauses', () => {
   it('keeps a comma splice whole when both sides speak of one kind of fact, and cuts one of two kinds', () => {
     expect(splitClauses('Btw I got the job at the Vienna opera, I start in June as a lighting designer.')).toEqual(['Btw I got the job at the Vienna opera, I start in June as a lighting designer.']);
