@@ -36,7 +36,7 @@ export function stripLeadIn(statement: string): string {
 
 /** Subjects and verbs that make a statement a clause; without either it is a fragment. */
 const SUBJECT_WORD = /\b(?:i|i'm|i've|i'll|i'd|you|you're|he|he's|she|she's|we|we're|they|they're|it|it's|this|that|there|there's|here's|who|which)\b/i;
-const FINITE_VERB = /\b(?:am|is|are|was|were|be|been|has|have|had|do|does|did|can|could|will|would|shall|should|may|might|must|got|get|gets|go|goes|went|make|makes|made|take|takes|took|love|loves|like|likes|want|wants|need|needs|live|lives|work|works|start|starts|say|says|said|know|knows|think|thinks|feel|feels|\w+ed)\b/i;
+export const FINITE_VERB = /\b(?:am|is|are|was|were|be|been|has|have|had|do|does|did|can|could|will|would|shall|should|may|might|must|got|get|gets|go|goes|went|make|makes|made|take|takes|took|love|loves|like|likes|want|wants|need|needs|live|lives|work|works|start|starts|say|says|said|know|knows|think|thinks|feel|feels|\w+ed)\b/i;
 
 /** A phrase that opens with a preposition: where, when or how the statement before it happened. */
 const PREPOSITION_OPENER = /^(?:on|at|in|from|with|near|by|after|before|during|since|until|outside|inside|under|over|behind|next to|right after|just after)\s/i;
@@ -72,7 +72,7 @@ function isAnnouncement(statement: string, index: number, count: number): boolea
  * stays with the sentence it points back to. Only with a value (a number, an address, a name): "It's
  * fine" and "That's the plan" are no such thing.
  */
-function pointsBack(statement: string): boolean {
+export function pointsBack(statement: string): boolean {
   const m = /^(?:it'?s|it is|it was|it will be|it'll be|that'?s|that is|this is)\s+(.*)$/i.exec(statement.trim());
   if (!m) return false;
   const rest = m[1];
@@ -119,6 +119,18 @@ export function namesUsedIn(texts: string[]): Set<string> {
     }
   }
   return names;
+}
+
+/**
+ * The text with a sentence's capitalized first word in small letters when it is no name: "Fair. Heads up,
+ * I might miss April", "I got the job! Starting in March" (a name opening a sentence has a verb after it:
+ * "Berlin is lovely", as namesUsedIn reads names). So "heads" and "starting" are not taken for values.
+ */
+export function lowerSentenceOpeners(text: string): string {
+  return text.replace(/([.!?…—–]\s+["'(]?)(\p{Lu}\p{Ll}+)(\s+(\S+))?/gu, (all, lead: string, word: string, rest: string | undefined, next: string | undefined) => {
+    const name = !STOPWORDS.has(word.toLowerCase()) && !/(?:ing|ed|ly)$/.test(word) && FINITE_VERB.test(next ?? '');
+    return name || MONTHS_DAYS.test(word) ? all : `${lead}${word.toLowerCase()}${rest ?? ''}`;
+  });
 }
 
 /**

@@ -14,7 +14,7 @@ import { DEFAULT_TEXT_OPTIONS } from './text';
 import { DEFAULT_MIN_WORD_OVERLAP, DEFAULT_THRESHOLDS, compatibleText, cosine, wordOverlap } from './similarity';
 import { resolveTemporal } from './temporal';
 import { FACT_ANNOTATION, extractSubjectAttribute, isBackReference, normalizeValue, type SubjectAttribute } from './subject';
-import { normalizeSubject } from './speaker';
+import { normalizeSubject, resolveSpeaker } from './speaker';
 import { reinforceImportance, scoreImportance } from './importance';
 import { draftEvents, newDiscourseState, type StatementDraft } from './drafts';
 import { emojiWords, endedClause, facetsStated, replacedValues, STATE_FACETS, valueKey, valueKeys, withEmojiWords, type Facet } from '../text';
@@ -69,6 +69,8 @@ export async function planConsolidation(input: ConsolidationInput): Promise<Cons
   // 6-8, 11: content, valid time, keywords, subject/attribute, importance.
   const previousFact = new Map<string, SubjectAttribute>(); // per speaker, for "actually, it's Y"
   const names = discourse.names;
+  // the names of the batch and its speakers, lowercased: what two statements share by naming a person is no topic
+  const knownNames = new Set([...names, ...input.events.map((e) => resolveSpeaker(e, e.content_type === 'text' ? e.content : '').speaker ?? '')].map((n) => n.toLowerCase()).filter((n) => n !== ''));
   const openedBy = (text: string) => openingName(text, names)?.toLowerCase();
   const prepared: Prepared[] = front.drafts.map((d) => {
     const t = resolveTemporal(d.text, d.event.valid_time);
@@ -249,7 +251,7 @@ export async function planConsolidation(input: ConsolidationInput): Promise<Cons
         // the same speaker's last turn before this one is the topic a bare value may continue ("We've
         // moved it to December 3" continues what its speaker said last, not the sabbatical three turns up)
         const follows = u.speaker === p.draft.speaker && lastOfSpeaker === u;
-        if (updatesTopic(next, { text: withoutPrefix(u), owner: ownerOf(u.speaker, u.subject ?? openedBy(withoutPrefix(u))) }, { follows })) supersedes.push(u);
+        if (updatesTopic(next, { text: withoutPrefix(u), owner: ownerOf(u.speaker, u.subject ?? openedBy(withoutPrefix(u))) }, { follows, names: knownNames })) supersedes.push(u);
       }
     }
     // 8e: a statement that names the value it replaces ("Devon's spot will be #9 not #12", "Mochi

@@ -12,7 +12,7 @@
  * Without a cue nothing is retired: "I love my job at the cafe" adds to "I work at the cafe".
  */
 import { capitalizedWords, withoutIdioms, endedClause, facetGroup, facetsInOrder, facetWords, specificValues, STATE_FACETS, STOPWORDS, stemPlural, valueStem, withoutSpeakerPrefix, words, type Facet } from '../text';
-import { openingName, withoutQuestion } from './discourse';
+import { lowerSentenceOpeners, openingName, pointsBack, withoutQuestion } from './discourse';
 import { changeCue, type ChangeCue } from '../text';
 
 export { changeCue, type ChangeCue };
@@ -125,7 +125,11 @@ const CUE_WORDS = new Set(['quit', 'quitting', 'resigned', 'retired', 'sold', 's
   'dropped', 'gave', 'giving', 'broke', 'split', 'finished', 'handed', 'laid', 'cancelled', 'canceled', 'moved', 'lost', 'ended', 'last',
   'day', 'days', 'week', 'month', 'year', 'today', 'yesterday', 'ago', 'finally', 'just', 'really', 'officially', 'once', 'twice', 'times',
   'new', 'now', 'changed', 'change', 'changes', 'changing', 'switched', 'switch', 'switching', 'updated', 'update', 'instead', 'started',
-  'starting', 'pushed', 'rescheduled', 'postponed', 'delayed', 'bumped', 'shifted', 'replaced', 'same', 'still']);
+  'starting', 'pushed', 'rescheduled', 'postponed', 'delayed', 'bumped', 'shifted', 'replaced', 'same', 'still',
+  // the parts of a day or a week locate a statement, they are not its topic ("3200 to Dorsey (asked:
+  // anything else from this morning?)" / "she's been running mornings anyway, bumping her to 19/hr")
+  'morning', 'mornings', 'afternoon', 'afternoons', 'evening', 'evenings', 'night', 'nights', 'tonight', 'tomorrow',
+  'weeks', 'months', 'years', 'weekend', 'weekends', 'less']);
 
 /**
  * Content words of a statement (stems), without stopwords, cue words, the speaker prefix and the words of
@@ -174,13 +178,20 @@ const KEEPS_PART = /\bsame (?:date|day|time|place|venue|address|price|room|hotel
 const FIRST_PERSON = /\b(?:i|i'm|i've|i'll|i'd|me|my|we|we're|our|us)\b/i;
 
 /** Shared content stems that both statements write as a name (capitalized past their first word). */
-function sharedNames(a: string, b: string): number {
+function sharedNames(a: string, b: string, known: ReadonlySet<string> = new Set()): number {
   const names = (t: string) => new Set(capitalizedWords(withoutSpeakerPrefix(t)).map((w) => stemPlural(w.toLowerCase())));
   const x = names(a);
+  const y = names(b);
   const stemsA = objectStems(a);
   const stemsB = objectStems(b);
   let n = 0;
-  for (const w of names(b)) if (x.has(w) && stemsA.has(w) && stemsB.has(w)) n++;
+  // a name the conversation knows counts wherever it stands, a sentence's first word too ("Bev found her
+  // when she came in at 2" / "Bev's coming every day now, 9 till 1": Bev is no topic of both)
+  const capitalIn = (t: string, w: string) => new RegExp(`(?:^|[^\\p{L}])${w.charAt(0).toUpperCase()}${w.slice(1)}`, 'u').test(withoutSpeakerPrefix(t));
+  for (const w of stemsB) {
+    if (!stemsA.has(w)) continue;
+    if ((x.has(w) && y.has(w)) || (known.has(w) && capitalIn(a, w) && capitalIn(b, w))) n++;
+  }
   return n;
 }
 
@@ -209,7 +220,7 @@ const MEASURE = /(?:[£$€]\s?\d[\d.,]*|\d[\d.,:]*\s?(?:%|mg|g|kg|km|mi|miles?|
  * not a replacement. Personal statements ("I", "my") must be the same person's; statements about a
  * thing (a deadline, a password, a booking) may be told by anyone in the chat.
  */
-export function updatesTopic(next: { text: string; owner: string }, old: { text: string; owner: string }, opts: { follows?: boolean } = {}): boolean {
+export function updatesTopic(next: { text: string; owner: string }, old: { text: string; owner: string }, opts: { follows?: boolean; names?: ReadonlySet<string> } = {}): boolean {
   if (changeCue(next.text) !== 'update') return false;
   // "The wedding is at Ashton Court now, same date": part of the old statement still holds (its date);
   // it stays, and retrieval orders the two as versions (fusion.ts findVersions)
@@ -221,17 +232,17 @@ export function updatesTopic(next: { text: string; owner: string }, old: { text:
   let shared = 0;
   for (const w of stemsOld) if (stemsNext.has(w)) shared++;
   const was = typedValues(old.text);
-  const now = typedValues(next.text);
   // One shared word is enough when it is the thing that changed ("the defense got pushed to August",
   // "the bend is up to 130 now" after "118 degrees (asked: How far does the knee bend?)"): the cue says
   // it changed, and the value check below says to what. A shared person is no such thing ("now on July
   // 3, for both you and Adam" / "my son Adam, he's 9"), and neither is the owner's own name, wherever it
   // stands ("Maya moved to Quito" moved no plan of "Maya's cat is called Miso").
-  const thing = shared - sharedNames(next.text, old.text) - sharedOwner(next, old, stemsNext, stemsOld);
+  const thing = shared - sharedNames(next.text, old.text, opts.names) - sharedOwner(next, old, stemsNext, stemsOld);
   // "January 28 now, 10am" right after the same person's "my visa appointment … is Jan 21": a value
   // with no topic words of its own continues the topic its speaker was on (`follows`: the caller's word)
   const continues = opts.follows === true && stemsNext.size === 0;
   if (thing < 1 && shared < 2 && !continues) return false;
+  const now = continues ? typedValues(next.text) : valuesNear(next.text, new Set([...stemsOld].filter((w) => stemsNext.has(w))));
   // A new value replaces an old one of its kind: a date another date, an amount another amount of its
   // unit, a code another code. "He's 9" is no new value for "the flight is now on July 3".
   for (const [kind, values] of now) {
@@ -245,6 +256,20 @@ export function updatesTopic(next: { text: string; owner: string }, old: { text:
     }
   }
   return false;
+}
+
+/**
+ * The values a new statement gives in the sentences that speak of the shared topic: "Heads up, I might
+ * miss April — the new job started last week" gives the job no new date; April is another matter. The
+ * question a reply carries names its topic for the whole reply.
+ */
+function valuesNear(text: string, topic: ReadonlySet<string>): Map<string, Set<string>> {
+  const reply = withoutQuestion(text);
+  const parts = reply.split(/(?<=[.!?…;])\s+|\s+[—–]\s+/);
+  // a sentence that points back carries the value on ("I've got a new number. It's 07700 900958 now")
+  const near = parts.filter((p, i) => [...objectStems(p)].some((w) => topic.has(w))
+    || (i > 0 && pointsBack(p) && [...objectStems(parts[i - 1])].some((w) => topic.has(w))));
+  return typedValues(near.length > 0 && near.length < parts.length ? near.join(' ') : text);
 }
 
 /** A date value's month (0-11) and day, from "mar", "march 3", "2025-03-03"; null for a weekday or a bare day. */
@@ -331,7 +356,7 @@ export function typedValues(text: string): Map<string, Set<string>> {
     days.add(m[2]);
     add('date', `${m[1].toLowerCase()} ${m[2]}`);
   }
-  for (const v of specificValues(reply)) {
+  for (const v of specificValues(lowerSentenceOpeners(reply))) {
     if (days.has(v)) continue;
     if (WEEKDAY.test(v)) add('date', weekdayKey(v));
     else if (MONTH.test(v) || /^\d{4}-\d{2}-\d{2}/.test(v) || /^\d{1,2}(?:st|nd|rd|th)$/.test(v)) add('date', v);

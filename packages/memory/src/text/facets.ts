@@ -160,7 +160,7 @@ const THING_PLACE = /\b(?:it|that|this|which)\s+(?:lives|stays|sits|goes)\b/g;
  * Words of a kind used as idioms: "Thursdays at 7 work for me", "that works" agree to a time, they
  * speak of no job; "long live harbor" is no home. Blanked like THING_PLACE.
  */
-const IDIOMS = /\b(?:works?|worked|working) (?:for|with) (?:me|us|you)\b|\b(?:that|it|this|which) (?:works|worked)\b|\blong live\b/g;
+const IDIOMS = /\b(?:works?|worked|working) (?:for|with) (?:me|us|you)\b|\b(?:that|it|this|which) (?:works|worked)\b|\blong live\b|\bheads[ -]up\b/g;
 
 /** IDIOMS for text not lowercased first (objectStems reads names in their case), built once. */
 const IDIOMS_ANY_CASE = new RegExp(IDIOMS.source, 'gi');

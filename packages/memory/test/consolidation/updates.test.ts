@@ -296,6 +296,25 @@ describe('what confirms or speaks of a change already told retires nothing', () 
     expect(updatesTopic({ text: 'the role now starts in April', ...owner }, { text: 'I got the deputy role! Starting in March.', ...owner })).toBe(true);
     expect(updatesTopic({ text: 'switching gyms, the new one is $49 a month, that works', ...owner }, { text: 'Sam works nights, $30 a shift', ...owner })).toBe(false);
   });
+
+  it('a new value counts only where the shared topic is spoken of, or in a sentence pointing back to it', () => {
+    const owner = { owner: 'jamal' };
+    // April is the book club's date, not the job's; "Heads" opening a sentence is no name, nor "heads up" a topic
+    expect(updatesTopic({ text: 'Fair. Heads up, I might miss April — the new job started last week (week of 2025-03-03)', ...owner }, { text: 'Also big news from me — I got the deputy head job! Starting in March.', ...owner })).toBe(false);
+    expect(updatesTopic({ text: 'Fair. Heads up, I might miss April — the new job starts in May now', ...owner }, { text: 'Also big news from me — I got the deputy head job! Starting in March.', ...owner })).toBe(true);
+    const maren = { owner: 'maren' };
+    expect(updatesTopic({ text: "Also heads up. I've got a new number, the old one's gone. It's 07700 900958 now", ...maren }, { text: 'If Gary needs me, my number is 07700 900311.', ...maren })).toBe(true);
+  });
+
+  it('the parts of a day are no topic, nor a name the chat knows, wherever it stands', () => {
+    const user = { owner: 'user' };
+    expect(updatesTopic({ text: "she's (Lucy) been running mornings anyway. bumping her to 19/hr starting this week", ...user }, { text: 'yeah rent went out too. 3200 to Dorsey (asked: Anything else from this morning?)', ...user })).toBe(false);
+    const nora = { owner: 'nora' };
+    const bev = { text: "Bev's coming every day now, 9 till 1.", ...nora };
+    const before = { text: 'Bev found her when she came in at 2.', ...nora };
+    expect(updatesTopic(bev, before, { names: new Set(['bev']) })).toBe(false);
+    expect(updatesTopic(bev, before)).toBe(true); // what a batch that never names Bev mid-sentence decides
+  });
 });
 
 describe('turn-level discourse', () => {
