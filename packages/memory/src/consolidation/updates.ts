@@ -153,7 +153,9 @@ const SHORT_CAPS_WORDS = new Set(['OK', 'US', 'HI', 'NO', 'SO', 'OH', 'MY', 'IT'
  * (and so "I cycle to work": one value, two words), not "their office is in Cardiff".
  */
 export function endingNames(ending: string, old: string): boolean {
-  const a = new Set([...objectStems(endedClause(ending) ?? ending)].map(valueStem));
+  // "handed in my notice at Brightline" ended Brightline, not what was said of a notice period
+  const clause = (endedClause(ending) ?? ending).replace(/\b(?:handed in|gave|giving|put in) (?:my|his|her|their) notice\b/gi, ' ');
+  const a = new Set([...objectStems(clause)].map(valueStem));
   for (const w of objectStems(old)) if (a.has(valueStem(w))) return true;
   return false;
 }
@@ -169,7 +171,12 @@ const CLEAR_END = /\b(?:quit|quitting|resigned|broke up|split up|divorced|sold|m
 export function endsOwnThing(text: string): boolean {
   const body = withoutSpeakerPrefix(text);
   // a plan is no ending yet ("i'm gonna quit the library job after finals")
-  return !/\?\s*$/.test(body) && CLEAR_END.test(body) && !INTENT.test(body) && (FIRST_PERSON.test(body) || /^(?:just |finally )?(?:quit|sold|resigned|gave up|handed in)\b/i.test(body));
+  const end = CLEAR_END.exec(body);
+  if (!end || /\?\s*$/.test(body) || INTENT.test(body)) return false;
+  // "we have 3 healers and 0 tanks since Marco quit": another's ending, whoever else the sentence names
+  const before = body.slice(0, end.index).trim().split(/\s+/).pop() ?? '';
+  if (/^(?:he|she|they|\p{Lu}\p{Ll}+)$/u.test(before) && !/^(?:I|We|Just|Finally|Also|And|So|Then|Today|Yesterday)$/.test(before)) return false;
+  return FIRST_PERSON.test(body) || /^(?:just |finally )?(?:quit|sold|resigned|gave up|handed in)\b/i.test(body);
 }
 
 /** A change that says part of the old value holds: "same date", "same time", "still at 8". */

@@ -59,7 +59,16 @@ function givesNewValue(clause: string): boolean {
  */
 export function endedClause(text: string): string | null {
   if (!END_CUE.test(text)) return null;
-  return text.split(CLAUSE_BREAK).map((c) => c.trim()).filter((c) => c !== '' && !givesNewValue(c)).join(', ');
+  // from the clause that says what ended up to the first that gives the new value: "ok i have news. quit
+  // marlowe's, got hired at a bakery, 5am-1pm shifts. so im back for raids" ended Marlowe's, not the raids
+  const clauses = text.split(CLAUSE_BREAK).map((c) => c.trim()).filter((c) => c !== '');
+  const first = clauses.findIndex((c) => END_CUE.test(c));
+  const out: string[] = [];
+  for (const c of clauses.slice(Math.max(first, 0))) {
+    if (givesNewValue(c)) { if (out.length > 0) break; continue; }
+    out.push(c);
+  }
+  return out.join(', ');
 }
 
 /**

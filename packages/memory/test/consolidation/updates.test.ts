@@ -3,7 +3,7 @@
  * what a user's chat changes, the old value retires; what it does not change, stays.
  */
 import { planConsolidation, type ConsolidationInput, type ConsolidationPlan } from '../../src/consolidation';
-import { endingNames, updatesTopic } from '../../src/consolidation/updates';
+import { endingNames, endsOwnThing, updatesTopic } from '../../src/consolidation/updates';
 import { openingName } from '../../src/consolidation/discourse';
 import { changeCue, endedClause, endsWithNewValue } from '../../src/text';
 import { HashEmbedder } from './hash-embedder';
@@ -492,6 +492,16 @@ describe('endings said beside the new value', () => {
     expect(endingNames('handed in my notice at the café, last shift is friday', 'double shift at the coffee place on sat')).toBe(true);
     expect(endedClause('sold my bike too, I take the train to the office now')).toBe('sold my bike too');
     expect(endedClause('I take the train to the office now')).toBeNull();
+    // what follows the new value belongs to it, what comes before the ending to no ending
+    expect(endedClause("ok i have news. quit marlowe's, got hired at a bakery, 5am-1pm shifts. so im back for raids")).toBe("quit marlowe's");
+    expect(endingNames("ok i have news. quit marlowe's, got hired at a bakery. so im back for raids", 'finally u can raid at a normal hour')).toBe(false);
+    // a notice handed in ends the job it names, not what was said of a notice period
+    expect(endingNames('heads up that I handed in my notice at Brightline today', 'Looking for around $150k base. Notice period is 4 weeks per my contract.')).toBe(false);
+    expect(endingNames('heads up that I handed in my notice at Brightline today', "I've been at Brightline Logistics for almost four years")).toBe(true);
+    // another's ending is not the speaker's, whoever else the sentence names
+    expect(endsOwnThing('we have 3 healers and 0 tanks since Marco quit')).toBe(false);
+    expect(endsOwnThing('so we sold the car last week')).toBe(true);
+    expect(endsOwnThing('Finally quit the gym, too expensive')).toBe(true);
     // a thing got in place of the one that ended is the value now; "got a cold" in the ending's own clause is not
     expect(endsWithNewValue('Luis: Sold the truck finally. Got a hybrid, a RAV4')).toBe(true);
     expect(endsWithNewValue('I sold my bike and got a cold')).toBe(false);
