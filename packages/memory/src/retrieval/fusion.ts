@@ -263,6 +263,15 @@ export function fuse<U extends RetrievalUnit>(input: FusionInput<U>): ScoredUnit
       boosts.push('question');
     }
     if (intent) {
+      // a statement that holds none of the question's words matched by its document alone: the turns
+      // around it ("Congratulations both!" after the birth announcement; "i will not" in a thread about
+      // internet providers). It may be the reply that answers, so it is scaled, not dropped.
+      // (a version of a fact the question matched is about the asked thing, whatever its words: "I moved
+      // my runs to Tuesday, Thursday and Sunday" for "Which days does Hana train now?")
+      if (unit.level === 1 && contextOnly(intent, traits) && !versions?.later.has(unit.id) && !versions?.earlier.has(unit.id)) {
+        score *= CONTEXT_ONLY_FACTOR;
+        boosts.push('context_only');
+      }
       const kf = traits.kindFactorBeyond(intent.kind, intent.names);
       if (kf < 1) {
         score *= kf;
@@ -382,6 +391,17 @@ function selectResults<U extends RetrievalUnit>(
   }
   return out;
 }
+
+/**
+ * Does a statement hold none of the question's words itself (names aside: every statement of a person's
+ * chat shares the name), so that only the turns around it matched (see scoreOf)?
+ */
+function contextOnly(intent: QueryIntent, traits: UnitTraits): boolean {
+  return intent.terms.length > 0 && !intent.terms.some((w) => traits.stems().has(w));
+}
+
+/** Scale of a statement that holds none of the question's words itself (see scoreOf). */
+const CONTEXT_ONLY_FACTOR = 0.7;
 
 /** How many of the best candidates are compared for versions (a bounded amount of work per query). */
 const VERSION_POOL = 12;

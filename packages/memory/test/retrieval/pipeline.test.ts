@@ -124,12 +124,12 @@ describe('retrieveAsync', () => {
 
 describe('retrieve with field lists', () => {
   const units = [
-    unit({ id: 'answer', content: 'I felt tiny and in awe' }),
+    unit({ id: 'answer', content: 'The shower made me feel tiny and in awe' }),
     unit({ id: 'other', content: 'The meteor shower is a yearly event' }),
   ];
   const byId = new Map(units.map((u) => [u.id, u]));
   const whole = new TextIndex();
-  whole.add('answer', 'I felt tiny and in awe. Before: how was the meteor shower?');
+  whole.add('answer', 'The shower made me feel tiny and in awe. Before: how was it?');
   whole.add('other', 'The meteor shower is a yearly event');
   const context = new TextIndex();
   context.add('answer', 'how was the meteor shower?');
