@@ -55,7 +55,11 @@ export class PendingKeys {
   /** scans that built the hint (tests) */
   builds = 0;
 
+  /** without a state machine to follow, nothing would keep it exact: always scan */
+  private readonly followed: boolean;
+
   constructor(private readonly db: StateDb, sm: StateMachine | null | undefined, private readonly maxEntries = 100_000) {
+    this.followed = !!sm;
     sm?.onApplied((_index, command, _result, effects) => {
       if (this.state === 'absent') return;
       if (command.type.startsWith('range.')) this.drop();
@@ -100,6 +104,7 @@ export class PendingKeys {
 
   /** Ready and in agreement with the `pending` counter, built first if need be; false: read by scanning. */
   private async usable(): Promise<boolean> {
+    if (!this.followed) return false;
     const pending = this.db.counterSync('pending');
     if (this.state === 'ready' && this.count !== pending) this.drop();
     if (this.state === 'absent' && pending <= this.maxEntries) await this.build();
