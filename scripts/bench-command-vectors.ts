@@ -4,7 +4,9 @@
  * proposer's conversion and JSON.stringify (the log's bytes) and its private copy (json-copy.ts), a
  * follower's JSON.parse, and apply's conversion to the stored record. One process; a command of `--units` units (default 21, a bulk
  * drain's batch of one user) with `--dims`-dimension vectors (default 100, the local embedder's).
- *   node --conditions=strata-source --import tsx scripts/bench-command-vectors.ts [--units 21] [--dims 100]
+ * `--insights`: a `memory.insights` command instead, of `--units` new L2 units (default 3) and as many
+ * updates of existing ones, each with its vector (the same two forms since the session after).
+ *   node --conditions=strata-source --import tsx scripts/bench-command-vectors.ts [--units 21] [--dims 100] [--insights]
  */
 import { commandVector, storedVectorOf } from '../packages/store/src/command-vectors';
 import { jsonCopy } from '../packages/store/src/json-copy';
@@ -14,7 +16,8 @@ function arg(name: string, def: number): number {
   return i >= 0 ? Number(process.argv[i + 1]) : def;
 }
 
-const units = arg('units', 21);
+const insights = process.argv.includes('--insights');
+const units = arg('units', insights ? 3 : 21);
 const dims = arg('dims', 100);
 const at = '2026-11-27T18:00:00.000Z';
 const unit = (i: number) => ({
@@ -30,9 +33,22 @@ const embedding = (): Float32Array => {
   return v.map((x) => x / n);
 };
 const plan = Array.from({ length: units }, (_, i) => ({ unit: unit(i), vector: Array.from(embedding()) }));
-const command = (u: unknown[]) => ({
+const members = Array.from({ length: 8 }, (_, i) => `6f1c1c1e-7a8e-4a51-9a53-1f0b5b2a9c${String(i).padStart(2, '0')}`);
+/** An insights command: `u` new L2 units, and an update of as many existing ones with the same vectors. */
+const insightsCommand = (u: { unit: ReturnType<typeof unit> }[]) => ({
+  type: 'memory.insights', user_id: 'bench-3', at, embedder_id: 'sif-v1',
+  create: u.map((x) => ({ ...x, unit: { ...x.unit, level: 2, memory_type: 'reflective', content: 'Sam: moved to Bristol, works at the harbour, sails on weekends', references: members } })),
+  update: u.map(({ unit: x, ...v }) => ({
+    unit_id: `${x.id}-old`, content: 'Sam: moved to Bristol and works at the harbour', keywords: ['sam', 'bristol'], references: members, importance: 0.6, valid_time: at, memory_type: 'reflective', ...v,
+  })),
+  edges: [], removed_edges: [], reflected: [],
+});
+const command = (u: { unit: ReturnType<typeof unit> }[]) => (insights ? insightsCommand(u) : {
   type: 'memory.consolidate', user_id: 'bench-3', at, consumed: [], embedder_id: 'sif-v1', method: 'offline', units: u, reinforced: [], retired: [], edges: [], dropped: [],
 });
+/** Every vector of a parsed command (the units', or the insights' created and updated). */
+const vectorsOf = <V>(c: { units?: V[]; create?: V[]; update?: V[] }): V[] => (insights ? [...c.create!, ...c.update!] : c.units!);
+const perUnit = insights ? 2 * units : units;
 
 function time(f: () => unknown): number {
   for (let i = 0; i < 200; i++) f();
@@ -45,11 +61,11 @@ function time(f: () => unknown): number {
 const forms = {
   numbers: {
     command: () => command(plan),
-    store: (c: { units: { vector: number[] }[] }) => c.units.map((u) => storedVectorOf({ vector: u.vector }, 'sif-v1')),
+    store: (c: object) => vectorsOf<{ vector: number[] }>(c).map((u) => storedVectorOf({ vector: u.vector }, 'sif-v1')),
   },
   f32_b64: {
     command: () => command(plan.map((p) => ({ unit: p.unit, ...commandVector(p.vector) }))),
-    store: (c: { units: { f32_b64: string }[] }) => c.units.map((u) => storedVectorOf({ f32_b64: u.f32_b64 }, 'sif-v1')),
+    store: (c: object) => vectorsOf<{ f32_b64: string }>(c).map((u) => storedVectorOf({ f32_b64: u.f32_b64 }, 'sif-v1')),
   },
 };
 const rows: Record<string, unknown>[] = [];
@@ -61,10 +77,10 @@ for (const [name, f] of Object.entries(forms)) {
   const parse = time(() => JSON.parse(text));
   const store = time(() => (f.store as (c: unknown) => unknown)(parsed));
   rows.push({
-    form: name, 'log bytes per unit': Math.round(text.length / units), 'propose µs per unit': +(propose / units).toFixed(2), 'copy µs per unit': +(copy / units).toFixed(2),
-    'parse µs per unit': +(parse / units).toFixed(2), 'to stored µs per unit': +(store / units).toFixed(2),
-    'leader µs per unit': +((propose + copy + store) / units).toFixed(2), 'follower µs per unit': +((parse + store) / units).toFixed(2),
+    form: name, 'log bytes': text.length, 'log bytes per unit': Math.round(text.length / perUnit), 'propose µs per unit': +(propose / perUnit).toFixed(2), 'copy µs per unit': +(copy / perUnit).toFixed(2),
+    'parse µs per unit': +(parse / perUnit).toFixed(2), 'to stored µs per unit': +(store / perUnit).toFixed(2),
+    'leader µs per unit': +((propose + copy + store) / perUnit).toFixed(2), 'follower µs per unit': +((parse + store) / perUnit).toFixed(2),
   });
 }
-console.log(`memory.consolidate of ${units} units, ${dims}-dimension vectors`);
+console.log(insights ? `memory.insights of ${units} new and ${units} updated L2 units, ${dims}-dimension vectors` : `memory.consolidate of ${units} units, ${dims}-dimension vectors`);
 console.table(rows);

@@ -1,3 +1,4 @@
+import type { InsightVector } from './commands';
 import { encodeVector, type StoredVector } from './db';
 
 /**
@@ -6,12 +7,13 @@ import { encodeVector, type StoredVector } from './db';
  * the log's JSON holds one short string per unit instead of a few hundred decimal numbers (about a
  * quarter of the bytes), and apply stores the string as it is instead of converting each number.
  * Logs written before carry `vector` (JSON numbers); apply still takes them and stores the same bytes.
+ * `memory.insights` carries its L2 units' vectors the same way since the session after (InsightVector).
  */
 export type CommandVector = { f32_b64: string; vector?: undefined } | { vector: number[]; f32_b64?: undefined };
 
-/** The command form of an embedding (empty: the unit has none, as an empty `vector` meant). */
-export function commandVector(vector: ArrayLike<number>): { f32_b64: string } {
-  return { f32_b64: vector.length > 0 ? encodeVector(vector, '').f32_b64 : '' };
+/** The command form of an embedding (empty or null: the unit has none, as an empty or null `vector` meant). */
+export function commandVector(vector: ArrayLike<number> | null): { f32_b64: string } {
+  return { f32_b64: vector && vector.length > 0 ? encodeVector(vector, '').f32_b64 : '' };
 }
 
 /**
@@ -20,7 +22,7 @@ export function commandVector(vector: ArrayLike<number>): { f32_b64: string } {
  * float32s): a plan no correct proposer makes, refused as a whole by the caller. Decoding and encoding
  * again is a pure function of the string, so every replica decides alike.
  */
-export function storedVectorOf(v: CommandVector, embedderId: string): StoredVector | null | undefined {
+export function storedVectorOf(v: CommandVector | InsightVector, embedderId: string): StoredVector | null | undefined {
   if (v.f32_b64 === undefined) return v.vector && v.vector.length > 0 ? encodeVector(v.vector, embedderId) : null;
   if (typeof v.f32_b64 !== 'string') return undefined;
   if (v.f32_b64 === '') return null;

@@ -129,7 +129,14 @@ export interface ConsolidationFailedCommand {
 }
 
 /** A new content of an existing L2 unit (a community insight or a stream reflection). */
-export interface InsightUnitUpdate {
+/**
+ * An L2 unit's embedding in `memory.insights`: `f32_b64` (float32 base64, '' for none) since issue 27,
+ * as consolidation's (command-vectors.ts); `vector` (JSON numbers, null for none) in logs written before.
+ */
+export type InsightVector = { f32_b64: string; vector?: undefined } | { vector: number[] | null; f32_b64?: undefined };
+
+/** What an update of an existing L2 unit changes, but its vector. */
+export interface InsightUnitFields {
   unit_id: string;
   content: string;
   keywords: string[];
@@ -137,8 +144,10 @@ export interface InsightUnitUpdate {
   importance: number;
   valid_time: string;
   memory_type?: MemoryType;
-  vector: number[] | null;
 }
+
+/** An update of an existing L2 unit; a vector of '' (or null, the old form) keeps the stored one. */
+export type InsightUnitUpdate = InsightUnitFields & InsightVector;
 
 /** L2 insights and reflections of one user (planned by the shard leader). */
 export interface InsightsCommand {
@@ -146,7 +155,7 @@ export interface InsightsCommand {
   user_id: string;
   at: string;
   embedder_id: string;
-  create: { unit: MemoryUnit; vector: number[] | null }[];
+  create: ({ unit: MemoryUnit } & InsightVector)[];
   update: InsightUnitUpdate[];
   edges: Edge[];
   removed_edges: string[];

@@ -10,6 +10,7 @@ export * from './state-machine';
 export * from './command-log';
 export * from './local-log';
 export * from './queries';
+export * from './pending-keys';
 export * from './user-orgs';
 export * from './user-list';
 export * from './snapshot';

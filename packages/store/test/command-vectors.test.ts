@@ -4,7 +4,7 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import {
   commandVector, settle, decodeVector, getUnitVector, storedVectorOf, withCommandVectors,
-  type Command, type ConsolidateCommand, type MemoryUnit,
+  type Command, type ConsolidateCommand, type InsightsCommand, type MemoryUnit,
 } from '../src';
 import { jsonCopy } from '../src/json-copy';
 import { dump, openNode } from './helpers/local-node';
@@ -26,6 +26,26 @@ function digest(entries: [string, unknown][]): string {
   const h = createHash('sha256');
   for (const e of entries) h.update(JSON.stringify(e) + '\n');
   return h.digest('hex');
+}
+
+/**
+ * A log with `memory.insights` commands (community insights and stream reflections planned by the
+ * planners of `main` at b495e2d with the hashing embedder, created and updated units, with and without
+ * vectors), their vectors as JSON numbers, and the SHA-256 of the state that version made of it.
+ */
+const INSIGHTS_FIXTURE = join(__dirname, 'fixtures', 'insights-numbers-v1.json');
+const EARLIER_INSIGHTS_STATE_SHA256 = '4f20901627889a5583fec95b51ceee197e2a7939843c31b0f31f87a350dbc175';
+
+/** The fixture's commands with every insight's vector in today's form. */
+function newInsightsForm(commands: Command[]): Command[] {
+  return commands.map((c) => {
+    if (c.type !== 'memory.insights') return c;
+    return {
+      ...c,
+      create: c.create.map(({ vector, ...rest }) => ({ ...rest, ...commandVector(vector ?? null) })),
+      update: c.update.map(({ vector, ...rest }) => ({ ...rest, ...commandVector(vector ?? null) })),
+    };
+  });
 }
 
 /** The fixture's commands with every consolidation's vectors in today's form. */
@@ -138,5 +158,61 @@ describe('consolidation commands carry vectors as float32 base64', () => {
     } finally {
       await node.close();
     }
+  });
+
+  describe('memory.insights', () => {
+    it('replays a log written with vectors as numbers to the state the earlier version made, and today\'s form to the same', async () => {
+      const commands = JSON.parse(readFileSync(INSIGHTS_FIXTURE, 'utf8')) as Command[];
+      const insights = commands.filter((c): c is InsightsCommand => c.type === 'memory.insights');
+      const old = [...insights.flatMap((c) => c.create), ...insights.flatMap((c) => c.update)];
+      expect(insights.length).toBe(5);
+      // created and updated units, with vectors (numbers) and without (null)
+      expect(insights.flatMap((c) => c.create).map((u) => Array.isArray(u.vector))).toEqual([true, true, false]);
+      expect(insights.flatMap((c) => c.update).map((u) => Array.isArray(u.vector))).toEqual([true, false, true, true]);
+      expect(old.every((u) => u.f32_b64 === undefined)).toBe(true);
+      const states: [string, unknown][][] = [];
+      for (const [n, log] of [commands, newInsightsForm(commands)].entries()) {
+        const node = await openNode(join(dir, String(n)));
+        try {
+          for (const c of log) settle(await node.log.propose(JSON.parse(JSON.stringify(c)) as Command));
+          states.push(await dump(node.db));
+        } finally {
+          await node.close();
+        }
+      }
+      expect(digest(states[0])).toBe(EARLIER_INSIGHTS_STATE_SHA256);
+      expect(states[1]).toEqual(states[0]);
+      const bytes = (log: Command[]) => log.filter((c) => c.type === 'memory.insights').reduce((n, c) => n + JSON.stringify(c).length, 0);
+      expect(bytes(newInsightsForm(commands))).toBeLessThan(bytes(commands) * 0.6);
+    });
+
+    it('keeps every bit of a created or updated insight\'s vector, and refuses one encodeVector could not have made, writing nothing', async () => {
+      const node = await openNode(dir);
+      try {
+        const l2 = { ...unit('i1'), level: 2 as const };
+        const insightsOf = (create: InsightsCommand['create'], update: InsightsCommand['update']): InsightsCommand => ({
+          type: 'memory.insights', user_id: 'ann', at: '2026-01-01T00:00:00.000Z', embedder_id: 'emb', create, update, edges: [], removed_edges: [], reflected: [],
+        });
+        const [a, b] = [awkwardVector(3, 64), awkwardVector(4, 64)];
+        settle(await node.log.propose(JSON.parse(JSON.stringify(insightsOf([{ unit: l2, ...commandVector(Array.from(a)) }], []))) as Command));
+        expect(bits((await getUnitVector(node.db, 'ann', 'i1'))!)).toEqual(bits(a));
+        const update = { unit_id: 'i1', content: 'changed', keywords: [], references: [], importance: 0.5, valid_time: '2026-01-01T00:00:00.000Z' };
+        settle(await node.log.propose(JSON.parse(JSON.stringify(insightsOf([], [{ ...update, ...commandVector(Array.from(b)) }]))) as Command));
+        expect(bits((await getUnitVector(node.db, 'ann', 'i1'))!)).toEqual(bits(b));
+        // '' keeps the stored vector, as null did
+        settle(await node.log.propose(insightsOf([], [{ ...update, content: 'again', f32_b64: '' }])));
+        expect(bits((await getUnitVector(node.db, 'ann', 'i1'))!)).toEqual(bits(b));
+        const before = (await dump(node.db)).filter(([k]) => !k.endsWith('applied_index'));
+        for (const command of [
+          insightsOf([{ unit: { ...l2, id: 'i2' }, f32_b64: 'AAAAAB==' }], []),
+          insightsOf([{ unit: { ...l2, id: 'i2' }, ...commandVector([1, 2]) }], [{ ...update, f32_b64: commandVector([1, 2]).f32_b64.slice(0, -1) }]),
+        ]) {
+          expect(await node.log.propose(command)).toEqual({ error: expect.objectContaining({ code: 'invalid_command', status: 400 }) });
+          expect((await dump(node.db)).filter(([k]) => !k.endsWith('applied_index'))).toEqual(before);
+        }
+      } finally {
+        await node.close();
+      }
+    });
   });
 });

@@ -4,7 +4,7 @@
  * reflection, what to propose when there is nothing new). The server reads the store, decides which
  * streams to look at and proposes (server/src/workers/insights.ts); only the embedder is awaited here.
  */
-import type { Edge, EventRecord, InsightsCommand, MemoryUnit } from '@strata/store';
+import { commandVector, type Edge, type EventRecord, type InsightsCommand, type MemoryUnit } from '@strata/store';
 import type { Embedder } from '../providers/types';
 import { insightCommandUpdate, planInsights } from './plan-insights';
 import { planReflection } from './reflection';
@@ -36,7 +36,7 @@ export async function userInsightsCommand(
   if (plan.create.length === 0 && plan.update.length === 0 && plan.edges.length === 0 && plan.removed_edges.length === 0) return null;
   return {
     ...emptyCommand(userId, ctx),
-    create: plan.create,
+    create: plan.create.map(({ unit, vector }) => ({ unit, ...commandVector(vector) })),
     update: plan.update.map(insightCommandUpdate),
     edges: plan.edges,
     removed_edges: plan.removed_edges,
@@ -84,8 +84,11 @@ export async function streamReflectionCommand(
   });
   const command = { ...emptyCommand(userId, ctx), reflected: [{ stream_id: streamId, through }] };
   if (!plan) return command;
-  if (plan.create) command.create = [plan.create];
-  if (plan.update) command.update = [{ ...plan.update }];
+  if (plan.create) command.create = [{ unit: plan.create.unit, ...commandVector(plan.create.vector) }];
+  if (plan.update) {
+    const { vector, ...update } = plan.update;
+    command.update = [{ ...update, ...commandVector(vector) }];
+  }
   command.edges = plan.edges;
   return command;
 }

@@ -3,7 +3,7 @@
  * insight units to create, updates of existing insights whose community changed (matched by member overlap,
  * Jaccard ≥ 0.5, so a growing topic keeps one insight), and the DerivedFrom edges insight → member.
  */
-import type { Edge, InsightUnitUpdate, MemoryUnit, MemoryType } from '@strata/store';
+import { commandVector, type Edge, type InsightUnitFields, type InsightUnitUpdate, type MemoryUnit, type MemoryType } from '@strata/store';
 import type { Embedder } from '../providers/types';
 import { buildGraph, type GraphOptions } from './graph';
 import { labelPropagation, DEFAULT_COMMUNITY_OPTIONS, type CommunityOptions } from './communities';
@@ -44,7 +44,7 @@ export interface InsightInput {
  * The planner's update of an existing L2 unit: the command's update (`memory.insights`, store/commands.ts)
  * itself, with the fields the planner always fills made required, plus the membership change it derives.
  */
-export interface InsightUpdate extends InsightUnitUpdate {
+export interface InsightUpdate extends InsightUnitFields {
   memory_type: MemoryType;
   vector: number[];
   /** Members joining and leaving; DerivedFrom edges for joiners are in `edges`, leavers' edge ids in `removed_edges`. */
@@ -54,8 +54,8 @@ export interface InsightUpdate extends InsightUnitUpdate {
 
 /** The command's update for a planned one: membership is the planner's working data, not replicated state. */
 export function insightCommandUpdate(update: InsightUpdate): InsightUnitUpdate {
-  const { added_members: _added, removed_members: _removed, ...command } = update;
-  return command;
+  const { added_members: _added, removed_members: _removed, vector, ...command } = update;
+  return { ...command, ...commandVector(vector) };
 }
 
 export interface InsightPlan {

@@ -16,7 +16,7 @@ import { planConsolidation } from '@strata/memory/consolidation';
 import { streamIsQuiet } from '@strata/memory/insights';
 import type { Embedder, Llm } from '@strata/memory';
 import {
-  getEvents, pendingOfUser, pendingUsersFrom, reflectionsDue, settle, StrataError, unindexedPending, withCommandVectors,
+  getEvents, PendingKeys, reflectionsDue, settle, StrataError, unindexedPending, withCommandVectors,
   type ApplyFailure, type ConsolidateAnswer, type ConsolidateCommand, type ConsolidateUsersCommand, type ConsolidationFailedCommand, type EventRecord, type InsightsCommand, type PendingItem,
 } from '@strata/store';
 import { trace } from '@opentelemetry/api';
@@ -120,6 +120,8 @@ export class ConsolidationWorker {
   private readonly metrics: Metrics | null;
   private readonly tracing: Tracing | null;
   private readonly l3: L3Planner;
+  /** the backlog's keys in memory, so a tick reads its queues by key, not through the consumed entries' tombstones */
+  private readonly pendingKeys: PendingKeys;
 
   constructor(options: ConsolidationWorkerOptions) {
     this.o = {
@@ -134,6 +136,7 @@ export class ConsolidationWorker {
     this.metrics?.consolidatedEvents.inc({ shard }, 0);
     this.metrics?.consolidationBatches.inc({ shard }, 0);
     for (const kind of ['batch', 'gave_up']) this.metrics?.consolidationFailures.inc({ shard, kind }, 0);
+    this.pendingKeys = new PendingKeys(this.o.shard.db, this.o.shard.sm);
     this.views = new MemoryViews({ db: this.o.shard.db, embedderId: this.o.embedder.id, sm: this.o.shard.sm, maxBytes: options.viewBytes });
     this.o.shard.sm?.onApplied((_index, command) => {
       if (command.type === 'events.ingest' || command.type === 'import.records') this.wake();
@@ -240,9 +243,9 @@ export class ConsolidationWorker {
       for (const e of legacy) byUser.set(e.user_id, [...(byUser.get(e.user_id) ?? []), e]);
       return [...byUser.entries()].map(([user_id, entries]) => ({ user_id, entries }));
     }
-    const users = await pendingUsersFrom(db, this.cursor, this.o.batchSize);
-    if (users.length > 0) this.cursor = users[users.length - 1];
-    return Promise.all(users.map(async (user_id) => ({ user_id, entries: await pendingOfUser(db, user_id, this.o.batchSize) })));
+    const queues = await this.pendingKeys.queues(this.cursor, this.o.batchSize, this.o.batchSize);
+    if (queues.length > 0) this.cursor = queues[queues.length - 1].user_id;
+    return queues;
   }
 
   private context(): PlanContext {

@@ -4,7 +4,7 @@ import type {
   InsightsAnswer, InsightsCommand,
 } from '../commands';
 import { storedVectorOf } from '../command-vectors';
-import { encodeVector, type StateDb, type StoredVector } from '../db';
+import type { StateDb, StoredVector } from '../db';
 import { failure, StrataError, type ApplyFailure } from '../errors';
 import { eventSeq, join, prefixRange, SEP } from '../keys';
 import { streamIndex } from '../range-split';
@@ -212,12 +212,19 @@ export async function applyInsights(db: StateDb, ctx: ApplyContext, cmd: Insight
   const user = cmd.user_id;
   const problem = checkNewUnits(cmd, cmd.create, 2);
   if (problem) return invalid(`memory.insights: ${problem}`);
+  // Vectors as float32 base64 or, in logs written before, JSON numbers (command-vectors.ts): the same records.
+  const created = cmd.create.map((c) => storedVectorOf(c, cmd.embedder_id));
+  const badCreate = created.indexOf(undefined);
+  if (badCreate >= 0) return invalid(`memory.insights: the vector of unit ${cmd.create[badCreate].unit.id} is not float32 in canonical base64`);
+  const changed = cmd.update.map((u) => storedVectorOf(u, cmd.embedder_id));
+  const badUpdate = changed.indexOf(undefined);
+  if (badUpdate >= 0) return invalid(`memory.insights: the vector of unit ${cmd.update[badUpdate].unit_id} is not float32 in canonical base64`);
   for (const { unit } of cmd.create) {
     if ((await ctx.get(db.units, unitKey(user, unit.id))) !== undefined) return invalid(`memory.insights: unit ${unit.id} exists already`);
   }
-  for (const { unit, vector } of cmd.create) writeUnit(db, ctx, unit, vector && vector.length > 0 ? encodeVector(vector, cmd.embedder_id) : null);
+  cmd.create.forEach(({ unit }, i) => writeUnit(db, ctx, unit, created[i] ?? null));
   let updated = 0;
-  for (const u of cmd.update) {
+  for (const [i, u] of cmd.update.entries()) {
     const unit = await ctx.get(db.units, unitKey(user, u.unit_id));
     // Deleted or forgotten since it was planned: the update has nothing to change.
     if (!unit || unit.level !== 2 || unit.retired_at !== null) continue;
@@ -225,7 +232,8 @@ export async function applyInsights(db: StateDb, ctx: ApplyContext, cmd: Insight
       ...unit, content: u.content, keywords: u.keywords, references: u.references, importance: Math.min(1, Math.max(0, u.importance)),
       valid_time: u.valid_time, memory_type: u.memory_type ?? unit.memory_type,
     });
-    if (u.vector && u.vector.length > 0) ctx.put(db.vectors, unitKey(user, unit.id), encodeVector(u.vector, cmd.embedder_id));
+    const vector = changed[i];
+    if (vector) ctx.put(db.vectors, unitKey(user, unit.id), vector);
     updated++;
   }
   let removed = 0;

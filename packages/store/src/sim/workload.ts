@@ -8,7 +8,7 @@
  */
 import { createHash } from 'node:crypto';
 import type {
-  Command, ConsolidateBatch, ConsolidateCommand, ConsolidateUsersCommand, InsightsCommand, L3EventPlan, L3RecordUpdate, PendingRef, ProposedEvent, UnitWithVector, WebhookProgress,
+  Command, ConsolidateBatch, ConsolidateCommand, ConsolidateUsersCommand, InsightsCommand, InsightVector, L3EventPlan, L3RecordUpdate, PendingRef, ProposedEvent, UnitWithVector, WebhookProgress,
 } from '../commands';
 import { commandVector } from '../command-vectors';
 import { encodeVector, type StateDb } from '../db';
@@ -305,6 +305,11 @@ export class Workload {
     return this.vectorForms++ % 2 === 0 ? { unit, vector } : { unit, ...commandVector(vector) };
   }
 
+  /** An insight's vector in either form, alternately, as withVector (`memory.insights`, InsightVector). */
+  private insightVector(vector: number[] | null): InsightVector {
+    return this.vectorForms++ % 2 === 0 ? { vector } : commandVector(vector);
+  }
+
   private edge(user: string, source: string, target: string, now: number, relation?: Edge['relation']): Edge {
     const d = this.draw;
     return { edge_id: d.uuid(), user_id: user, source_id: source, target_id: target, relation: relation ?? d.pick(RELATIONS), weight: round3(d.float()), created_at: iso(now) };
@@ -376,11 +381,11 @@ export class Workload {
     const all = await this.unitsOf(db, user);
     const l1 = all.filter((u) => u.level === 1);
     if (!l1.length) return null;
-    const create = Array.from({ length: d.int(3) }, () => ({ unit: this.unit(user, 2, now, []), vector: d.chance(0.8) ? d.vector(DIMS) : null }));
+    const create = Array.from({ length: d.int(3) }, () => ({ unit: this.unit(user, 2, now, []), ...this.insightVector(d.chance(0.8) ? d.vector(DIMS) : null) }));
     const l2 = all.filter((u) => u.level === 2);
     const update = d.some(l2, d.int(3)).map((u) => ({
       unit_id: u.id, content: `${u.content} (revised)`, keywords: u.keywords, references: d.some(l1, 2).map((x) => x.id), importance: round3(d.float()),
-      valid_time: iso(now), memory_type: d.chance(0.5) ? ('procedural' as const) : undefined, vector: d.chance(0.5) ? d.vector(DIMS) : null,
+      valid_time: iso(now), memory_type: d.chance(0.5) ? ('procedural' as const) : undefined, ...this.insightVector(d.chance(0.5) ? d.vector(DIMS) : null),
     }));
     const sources = [...create.map((c) => c.unit.id), ...l2.map((u) => u.id)];
     const edges = sources.length ? Array.from({ length: d.int(4) }, () => this.edge(user, d.pick(sources), d.pick(l1).id, now, 'DerivedFrom')) : [];
