@@ -129,7 +129,18 @@ const CUE_WORDS = new Set(['quit', 'quitting', 'resigned', 'retired', 'sold', 's
   // the parts of a day or a week locate a statement, they are not its topic ("3200 to Dorsey (asked:
   // anything else from this morning?)" / "she's been running mornings anyway, bumping her to 19/hr")
   'morning', 'mornings', 'afternoon', 'afternoons', 'evening', 'evenings', 'night', 'nights', 'tonight', 'tomorrow',
-  'weeks', 'months', 'years', 'weekend', 'weekends', 'less']);
+  'weeks', 'months', 'years', 'weekend', 'weekends', 'less',
+  // a letter's greeting and an announcement's word say nothing of what is announced ("Dear Mr Ashworth,
+  // she is a seven-year-old cat" / "Dear Mr Ashworth, Clive fitted a new catch"; "news from me")
+  'dear', 'news']);
+
+/**
+ * A transcript's or an export's tag before what was said ("Nadia: [voice note 2:20] and um, I got a job
+ * …") is no part of it: "voice" and "note" are no topic, "2:20" no time of anything.
+ */
+function withoutTag(text: string): string {
+  return text.replace(/^((?:[^\s:[\]]+(?: [^\s:[\]]+){0,2}): )?\[[^\]]{1,40}\]\s*/u, '$1');
+}
 
 /**
  * Content words of a statement (stems), without stopwords, cue words, the speaker prefix and the words of
@@ -137,7 +148,7 @@ const CUE_WORDS = new Set(['quit', 'quitting', 'resigned', 'retired', 'sold', 's
  * shared. "The baby is due August 20" and "Carl is moving out end of August" share no topic.
  */
 export function objectStems(text: string): Set<string> {
-  const body = withoutIdioms(withoutSpeakerPrefix(text));
+  const body = withoutIdioms(withoutSpeakerPrefix(withoutTag(text)));
   const out = new Set(words(body.toLowerCase()).filter((w) => w.length > 2 && !STOPWORDS.has(w) && !CUE_WORDS.has(w) && !/^\d/.test(w) && !MONTH.test(w) && !WEEKDAY.test(w)).map(stemPlural));
   // a short thing written in capitals is a thing too: "PT moved his days", "the HR form", "my GP"
   for (const m of body.matchAll(/\b[A-Z]{2}\b/g)) if (!SHORT_CAPS_WORDS.has(m[0])) out.add(m[0].toLowerCase());
@@ -185,30 +196,31 @@ const KEEPS_PART = /\bsame (?:date|day|time|place|venue|address|price|room|hotel
 const FIRST_PERSON = /\b(?:i|i'm|i've|i'll|i'd|me|my|we|we're|our|us)\b/i;
 
 /** Shared content stems that both statements write as a name (capitalized past their first word). */
-function sharedNames(a: string, b: string, known: ReadonlySet<string> = new Set()): number {
+function sharedNames(a: string, b: string, known: ReadonlySet<string> = new Set()): Set<string> {
   const names = (t: string) => new Set(capitalizedWords(withoutSpeakerPrefix(t)).map((w) => stemPlural(w.toLowerCase())));
   const x = names(a);
   const y = names(b);
   const stemsA = objectStems(a);
   const stemsB = objectStems(b);
-  let n = 0;
+  const out = new Set<string>();
   // a name the conversation knows counts wherever it stands, a sentence's first word too ("Bev found her
   // when she came in at 2" / "Bev's coming every day now, 9 till 1": Bev is no topic of both)
   const capitalIn = (t: string, w: string) => new RegExp(`(?:^|[^\\p{L}])${w.charAt(0).toUpperCase()}${w.slice(1)}`, 'u').test(withoutSpeakerPrefix(t));
   for (const w of stemsB) {
     if (!stemsA.has(w)) continue;
-    if ((x.has(w) && y.has(w)) || (known.has(w) && capitalIn(a, w) && capitalIn(b, w))) n++;
+    if ((x.has(w) && y.has(w)) || (known.has(w) && capitalIn(a, w) && capitalIn(b, w))) out.add(w);
   }
-  return n;
+  return out;
 }
 
-/** 1 when a statement's owner is named in both (`a`, `b`: their object stems), else 0. */
-function sharedOwner(next: { owner: string }, old: { owner: string }, a: ReadonlySet<string>, b: ReadonlySet<string>): number {
+/** The statements' owners named in both (`a`, `b`: their object stems). */
+function sharedOwners(next: { owner: string }, old: { owner: string }, a: ReadonlySet<string>, b: ReadonlySet<string>): Set<string> {
+  const out = new Set<string>();
   for (const owner of new Set([next.owner, old.owner])) {
     const o = stemPlural(owner.toLowerCase());
-    if (a.has(o) && b.has(o)) return 1;
+    if (a.has(o) && b.has(o)) out.add(o);
   }
-  return 0;
+  return out;
 }
 
 /** Plural words after a number that are units or times (MEASURE reads them), not things counted. */
@@ -244,11 +256,14 @@ export function updatesTopic(next: { text: string; owner: string }, old: { text:
   // it changed, and the value check below says to what. A shared person is no such thing ("now on July
   // 3, for both you and Adam" / "my son Adam, he's 9"), and neither is the owner's own name, wherever it
   // stands ("Maya moved to Quito" moved no plan of "Maya's cat is called Miso").
-  const thing = shared - sharedNames(next.text, old.text, opts.names) - sharedOwner(next, old, stemsNext, stemsOld);
+  const people = new Set([...sharedNames(next.text, old.text, opts.names), ...sharedOwners(next, old, stemsNext, stemsOld)]);
+  const thing = shared - people.size;
   // "January 28 now, 10am" right after the same person's "my visa appointment … is Jan 21": a value
   // with no topic words of its own continues the topic its speaker was on (`follows`: the caller's word)
   const continues = opts.follows === true && stemsNext.size === 0;
-  if (thing < 1 && shared < 2 && !continues) return false;
+  // names and owners alone ("Pablo is moving to Glasgow" / "Pablo says hi from Glasgow, he's joined a
+  // choir") are one person in one place, no thing of which a value changed
+  if (thing < 1 && !continues) return false;
   const now = continues ? typedValues(next.text) : valuesNear(next.text, new Set([...stemsOld].filter((w) => stemsNext.has(w))));
   // A new value replaces an old one of its kind: a date another date, an amount another amount of its
   // unit, a code another code. "He's 9" is no new value for "the flight is now on July 3".
@@ -327,7 +342,7 @@ export function typedValues(text: string): Map<string, Set<string>> {
   const out = new Map<string, Set<string>>();
   const add = (kind: string, v: string) => { let set = out.get(kind); if (!set) out.set(kind, set = new Set()); set.add(v); };
   // the question a reply carries is not its value ("€80 a week (asked: ... when do you shop?)")
-  const reply = withoutQuestion(text);
+  const reply = withoutQuestion(withoutTag(text));
   const body = withoutSpeakerPrefix(reply);
   const measured = new Set<string>();
   for (const m of body.matchAll(MEASURE)) {

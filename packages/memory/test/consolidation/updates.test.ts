@@ -306,6 +306,17 @@ describe('what confirms or speaks of a change already told retires nothing', () 
     expect(updatesTopic({ text: "Also heads up. I've got a new number, the old one's gone. It's 07700 900958 now", ...maren }, { text: 'If Gary needs me, my number is 07700 900311.', ...maren })).toBe(true);
   });
 
+  it("a transcript's tag, a letter's greeting, the word 'news' and two names alone are no shared topic", () => {
+    const nadia = { owner: 'nadia' };
+    expect(updatesTopic({ text: '[voice note 2:20] and um, okay my news is smaller but, like, I got a job at the Parkdale library!', ...nadia }, { text: "[voice note 1:20] um, okay, news from me, I have a new roommate, Priyanka, she's a nurse.", ...nadia })).toBe(false);
+    const yasmin = { owner: 'yasmin' };
+    expect(updatesTopic({ text: 'Dear Mr Ashworth, Clive came this afternoon and fitted a new catch.', ...yasmin }, { text: 'Dear Mr Ashworth, She is a seven-year-old indoor cat named Pepper, from the rescue centre in Yeovil.', ...yasmin })).toBe(false);
+    const fen = { owner: 'fen' };
+    expect(updatesTopic({ text: "Also Pablo says hi from Glasgow, he's joined a new choir there as a tenor!", ...fen }, { text: 'Pablo is moving to Glasgow in November.', ...fen }, { names: new Set(['pablo']) })).toBe(false);
+    // a thing in common still carries the change, tag or not
+    expect(updatesTopic({ text: '[voice note 0:40] update: the library job now starts on June 2', ...nadia }, { text: '[voice note 2:20] I got a job at the Parkdale library! starting May 5', ...nadia })).toBe(true);
+  });
+
   it('the parts of a day are no topic, nor a name the chat knows, wherever it stands', () => {
     const user = { owner: 'user' };
     expect(updatesTopic({ text: "she's (Lucy) been running mornings anyway. bumping her to 19/hr starting this week", ...user }, { text: 'yeah rent went out too. 3200 to Dorsey (asked: Anything else from this morning?)', ...user })).toBe(false);
