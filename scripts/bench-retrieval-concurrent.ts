@@ -5,7 +5,10 @@
  * clients query for a fixed time while another polls GET /livez. Per run it reports queries/s, client
  * and server (`query_time_ms`) p50/p99, the worst /livez during the storm, the node's RSS and CPU per
  * query, the server's retrieval stages (mean ms, from strata_retrieval_stage_seconds) and the index
- * cache's builds and evictions during the storm.
+ * cache's builds and evictions during the storm. RSS is given three ways: at the end of the storm (what V8
+ * holds then depends on when it last collected: ±60-80 MiB at 100,000 units), averaged over the storm,
+ * and after a full collection in the node once the storm ended (`--expose-gc` and a bench-only preload,
+ * scripts/lib/gc-on-signal.cjs, signalled with SIGUSR2).
  *
  * `--env KEY=VALUE` (repeatable) sets the node's environment, e.g. a configuration key
  * (`STRATA__RETRIEVAL__WORKER_MIN_UNITS=0`); `--baseline-env KEY=VALUE` the baseline's, so one commit can
@@ -125,7 +128,22 @@ function extractTree(rev: string): string {
   return dir;
 }
 
-interface NodeProcess { url: string; pid: number; stop(): Promise<void> }
+interface NodeProcess {
+  url: string;
+  pid: number;
+  stop(): Promise<void>;
+  /** a full garbage collection in the node (SIGUSR2 to the bench's preload, scripts/lib/gc-on-signal.cjs): the memory after it, MiB */
+  collect(): Promise<GcReport>;
+}
+
+interface GcReport { gc_ms: number; heap_used_before: number; heap_used: number; heap_total: number; external: number; array_buffers: number; rss: number }
+
+/**
+ * Every tree's node runs with `--expose-gc` and this checkout's preload, which collects on SIGUSR2 (the
+ * node itself has no such hook; an older baseline commit neither). --expose-gc changes no heuristic of
+ * V8's: it only defines `gc`.
+ */
+const GC_PRELOAD = join(ROOT, 'scripts', 'lib', 'gc-on-signal.cjs');
 
 /** The node flags the tree's `npm start` gives (V8's, e.g. `--max-semi-space-size`), so the bench runs the node as users start it. */
 function startFlags(root: string): string[] {
@@ -141,7 +159,7 @@ function startFlags(root: string): string[] {
  */
 async function startNode(root: string, dataDir: string, provider: string, cpuProfDir: string | null, env: Record<string, string>): Promise<NodeProcess> {
   const port = await freePort();
-  const child = spawn(process.execPath, [...startFlags(root), ...(cpuProfDir ? ['--cpu-prof', '--cpu-prof-dir', cpuProfDir] : []), '--conditions=strata-source', '--import', 'tsx', 'packages/server/src/main.ts'], {
+  const child = spawn(process.execPath, [...startFlags(root), '--expose-gc', '--require', GC_PRELOAD, ...(cpuProfDir ? ['--cpu-prof', '--cpu-prof-dir', cpuProfDir] : []), '--conditions=strata-source', '--import', 'tsx', 'packages/server/src/main.ts'], {
     cwd: root,
     env: {
       PATH: process.env.PATH ?? '', HOME: process.env.HOME ?? '', STRATA_PORT: String(port), STRATA_HOST: '127.0.0.1', STRATA_DATA_DIR: dataDir,
@@ -150,13 +168,39 @@ async function startNode(root: string, dataDir: string, provider: string, cpuPro
     stdio: ['ignore', 'ignore', 'pipe'],
   });
   let err = '';
-  child.stderr!.on('data', (chunk: Buffer) => (err = (err + chunk.toString()).slice(-20_000)));
+  const gcReports: GcReport[] = [];
+  const gcWaiters: (() => void)[] = [];
+  let line = '';
+  child.stderr!.on('data', (chunk: Buffer) => {
+    const text = chunk.toString();
+    err = (err + text).slice(-20_000);
+    line += text;
+    const lines = line.split('\n');
+    line = lines.pop()!;
+    for (const l of lines) {
+      if (!l.startsWith('strata-bench-gc ')) continue;
+      gcReports.push(JSON.parse(l.slice('strata-bench-gc '.length)) as GcReport);
+      for (const w of gcWaiters.splice(0)) w();
+    }
+  });
   const exited = new Promise<void>((r) => child.once('exit', () => r()));
   const stop = async () => {
     child.kill('SIGTERM');
     const t = setTimeout(() => child.kill('SIGKILL'), 15_000);
     await exited;
     clearTimeout(t);
+  };
+  const collect = async (): Promise<GcReport> => {
+    const seen = gcReports.length;
+    child.kill('SIGUSR2');
+    await new Promise<void>((resolveDone, reject) => {
+      const t = setTimeout(() => reject(new Error(`no full collection reported in 60 s\n${err}`)), 60_000);
+      gcWaiters.push(() => {
+        clearTimeout(t);
+        resolveDone();
+      });
+    });
+    return gcReports[seen];
   };
   const url = `http://127.0.0.1:${port}`;
   try {
@@ -165,7 +209,7 @@ async function startNode(root: string, dataDir: string, provider: string, cpuPro
     await stop();
     throw new Error(`${(e as Error).message}\n${err}`);
   }
-  return { url, pid: child.pid!, stop };
+  return { url, pid: child.pid!, stop, collect };
 }
 
 /**
@@ -304,7 +348,13 @@ interface RunFigures {
   thread_cpu_ms_per_query: { main: number; busiest_other: number };
   /** the machine's 1-minute load average as the storm began and ended (a run pair is comparable only at similar load) */
   load_average: [number, number];
-  rss_mib: { before: number; end: number; max: number };
+  /** before the first query; at the end of the storm; the largest and the mean of the samples over the storm (every ~20 /livez polls) */
+  rss_mib: { before: number; end: number; max: number; mean: number; samples: number };
+  /**
+   * after the storm, once the node ran a full collection (NodeProcess.collect) and a second passed: the
+   * RSS without V8's room for garbage, whose size at the end of a storm depends on when V8 last collected
+   */
+  after_gc_mib: { rss: number; anon: number; file: number; heap_used: number; heap_total: number; external: number; gc_ms: number };
   /** the end's RSS by kind of mapping (rssParts) */
   rss_parts_mib: ReturnType<typeof rssParts>;
   stages_mean_ms: Record<string, number>;
@@ -419,6 +469,11 @@ async function oneRun(root: string, tree: string, run: number, a: ConcurrentArgs
     const logBytes = [...after].filter(([k]) => k.startsWith('strata_raft_log_bytes')).reduce((s, [, v]) => s + v, 0);
     const end = rssMiB(node.pid);
     const endParts = rssParts(node.pid);
+    const gc = await node.collect();
+    await sleep(1000);
+    const gcParts = rssParts(node.pid);
+    const gcRss = rssMiB(node.pid);
+    const gcMetrics = await scrape(probe);
     if (a.holdS > 0) {
       process.stderr.write(`holding node ${node.pid} (${tree}) for ${a.holdS} s\n`);
       await sleep(a.holdS * 1000);
@@ -430,7 +485,13 @@ async function oneRun(root: string, tree: string, run: number, a: ConcurrentArgs
       node_cpu_ms_per_query: round((cpu * 1000) / Math.max(1, clientMs.length)),
       thread_cpu_ms_per_query: threadSplit(node.pid, threads0, threads1, clientMs.length),
       load_average: [round(load0, 1), round(load1, 1)],
-      rss_mib: { before: rssBefore, end, max: Math.max(end, ...rss) },
+      rss_mib: { before: rssBefore, end, max: Math.max(end, ...rss), mean: Math.round(rss.reduce((x, y) => x + y, 0) / Math.max(1, rss.length)), samples: rss.length },
+      after_gc_mib: {
+        rss: gcRss, anon: gcParts.anon, file: gcParts.file,
+        heap_used: round((gcMetrics.get('strata_nodejs_heap_size_used_bytes') ?? NaN) / 1048576, 1),
+        heap_total: round((gcMetrics.get('strata_nodejs_heap_size_total_bytes') ?? NaN) / 1048576, 1),
+        external: round((gcMetrics.get('strata_nodejs_external_memory_bytes') ?? NaN) / 1048576, 1), gc_ms: gc.gc_ms,
+      },
       rss_parts_mib: endParts,
       stages_mean_ms: stages,
       index_cache: {
@@ -490,8 +551,10 @@ export async function runConcurrent(a: ConcurrentArgs): Promise<void> {
       tree: t.name,
       'q/s': col((r) => r.qps), 'client p50': col((r) => r.client_ms.p50), 'client p99': col((r) => r.client_ms.p99),
       'server p50': col((r) => r.server_ms.p50), 'server p99': col((r) => r.server_ms.p99), 'livez max': col((r) => r.livez_ms.max),
-      'RSS MiB': col((r) => r.rss_mib.max), 'RSS anon': col((r) => r.rss_parts_mib.anon), 'RSS file': col((r) => r.rss_parts_mib.file),
-      'heap used': col((r) => r.memory_mib.heap_used), 'heap total': col((r) => r.memory_mib.heap_total), 'CPU ms/q': col((r) => r.node_cpu_ms_per_query),
+      'RSS MiB': col((r) => r.rss_mib.max), 'RSS mean': col((r) => r.rss_mib.mean), 'RSS aft GC': col((r) => r.after_gc_mib.rss),
+      'RSS anon': col((r) => r.rss_parts_mib.anon), 'anon aft GC': col((r) => r.after_gc_mib.anon), 'RSS file': col((r) => r.rss_parts_mib.file),
+      'heap used': col((r) => r.memory_mib.heap_used), 'heap total': col((r) => r.memory_mib.heap_total),
+      'heap aft GC': col((r) => r.after_gc_mib.heap_used), 'htot aft GC': col((r) => r.after_gc_mib.heap_total), 'CPU ms/q': col((r) => r.node_cpu_ms_per_query),
       'load avg': col((r) => r.load_average[0]), 'main CPU/q': col((r) => r.thread_cpu_ms_per_query.main), 'other CPU/q': col((r) => r.thread_cpu_ms_per_query.busiest_other),
     };
   });
