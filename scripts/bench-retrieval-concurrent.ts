@@ -12,7 +12,9 @@
  *
  * `--env KEY=VALUE` (repeatable) sets the node's environment, e.g. a configuration key
  * (`STRATA__RETRIEVAL__WORKER_MIN_UNITS=0`); `--baseline-env KEY=VALUE` the baseline's, so one commit can
- * be measured against itself configured otherwise (`--baseline HEAD --baseline-env ...`).
+ * be measured against itself configured otherwise (`--baseline HEAD --baseline-env ...`). `--node-arg FLAG` and
+ * `--baseline-node-arg FLAG` (repeatable) add node or V8 flags to either node's command line, after those of
+ * its tree's `npm start` (`--node-arg --max-semi-space-size=8`: a flag measured before it goes into `npm start`).
  *
  * `--baseline REV` runs the same bench, run for run interleaved, against the node of another commit
  * (its tree extracted with `git archive` into a temporary directory, sharing this checkout's
@@ -23,7 +25,7 @@
  *
  *   node --expose-gc --conditions=strata-source --import tsx scripts/bench-retrieval.ts --http [--users 20] [--events 1000 | --units 100000]
  *        [--clients 8] [--seconds 15] [--runs 3] [--provider local|hashing] [--baseline REV] [--out FILE] [--cpu-prof-dir DIR] [--settle-s S]
- *        [--env KEY=VALUE]... [--baseline-env KEY=VALUE]... [--hold-s S]
+ *        [--env KEY=VALUE]... [--baseline-env KEY=VALUE]... [--node-arg FLAG]... [--baseline-node-arg FLAG]... [--hold-s S]
  */
 import { execFileSync, spawn } from 'node:child_process';
 import { existsSync, mkdirSync, mkdtempSync, readdirSync, readFileSync, rmSync, statSync, symlinkSync, writeFileSync } from 'node:fs';
@@ -56,6 +58,9 @@ export interface ConcurrentArgs {
   /** the environment added to this tree's node, and to the baseline's */
   env: Record<string, string>;
   baselineEnv: Record<string, string>;
+  /** node flags added to this tree's node (after its `npm start` flags), and to the baseline's: V8's, e.g. `--max-semi-space-size=8` */
+  nodeArgs: string[];
+  baselineNodeArgs: string[];
   /** after each storm, seconds the node is kept running (its pid printed) to be inspected: smaps, gdb, a heap snapshot */
   holdS: number;
 }
@@ -70,7 +75,7 @@ export function parseConcurrentArgs(argv: string[]): ConcurrentArgs {
   const a: ConcurrentArgs = {
     users: 20, events: 1000, units: 0, clients: 8, seconds: 15, runs: 3, provider: 'local', baseline: null,
     data: resolve(ROOT, '../shared/data/locomo'), out: resolve(ROOT, 'bench-results/retrieval-concurrent.json'), cpuProfDir: null, settleS: 0,
-    env: {}, baselineEnv: {}, holdS: 0,
+    env: {}, baselineEnv: {}, nodeArgs: [], baselineNodeArgs: [], holdS: 0,
   };
   for (let i = 0; i < argv.length; i++) {
     const k = argv[i];
@@ -93,6 +98,8 @@ export function parseConcurrentArgs(argv: string[]): ConcurrentArgs {
       case '--env': keyValue(v, a.env); break;
       case '--baseline-env': keyValue(v, a.baselineEnv); break;
       case '--hold-s': a.holdS = Number(v); break;
+      case '--node-arg': a.nodeArgs.push(v); break;
+      case '--baseline-node-arg': a.baselineNodeArgs.push(v); break;
       default: throw new Error(`unknown option ${k}`);
     }
   }
@@ -157,9 +164,9 @@ function startFlags(root: string): string[] {
  * configuration but for the API key and embedder; its log at warn (an info line per request would be
  * the bench's own cost), so readiness is polled on /livez.
  */
-async function startNode(root: string, dataDir: string, provider: string, cpuProfDir: string | null, env: Record<string, string>): Promise<NodeProcess> {
+async function startNode(root: string, dataDir: string, provider: string, cpuProfDir: string | null, env: Record<string, string>, nodeArgs: string[]): Promise<NodeProcess> {
   const port = await freePort();
-  const child = spawn(process.execPath, [...startFlags(root), '--expose-gc', '--require', GC_PRELOAD, ...(cpuProfDir ? ['--cpu-prof', '--cpu-prof-dir', cpuProfDir] : []), '--conditions=strata-source', '--import', 'tsx', 'packages/server/src/main.ts'], {
+  const child = spawn(process.execPath, [...startFlags(root), ...nodeArgs, '--expose-gc', '--require', GC_PRELOAD, ...(cpuProfDir ? ['--cpu-prof', '--cpu-prof-dir', cpuProfDir] : []), '--conditions=strata-source', '--import', 'tsx', 'packages/server/src/main.ts'], {
     cwd: root,
     env: {
       PATH: process.env.PATH ?? '', HOME: process.env.HOME ?? '', STRATA_PORT: String(port), STRATA_HOST: '127.0.0.1', STRATA_DATA_DIR: dataDir,
@@ -367,10 +374,10 @@ interface RunFigures {
   storm_window_s: [number, number];
 }
 
-async function oneRun(root: string, tree: string, run: number, a: ConcurrentArgs, convs: LocomoConversation[], embedder: Embedder, env: Record<string, string>): Promise<RunFigures> {
+async function oneRun(root: string, tree: string, run: number, a: ConcurrentArgs, convs: LocomoConversation[], embedder: Embedder, env: Record<string, string>, nodeArgs: string[]): Promise<RunFigures> {
   const dataDir = mkdtempSync(join(tmpdir(), 'strata-bench-concurrent-'));
   const spawnedAt = performance.now();
-  const node = await startNode(root, dataDir, a.provider, a.cpuProfDir, env);
+  const node = await startNode(root, dataDir, a.provider, a.cpuProfDir, env, nodeArgs);
   const client = new NodeStrataClient({ baseUrl: node.url, apiKey: API_KEY, connections: a.clients + 2, timeoutMs: 600_000 });
   const probe = new NodeStrataClient({ baseUrl: node.url, apiKey: API_KEY, connections: 1, timeoutMs: 60_000 });
   const users = Array.from({ length: a.users }, (_, i) => `bench-user-${i}`);
@@ -523,10 +530,10 @@ const median = (xs: number[]) => {
 export async function runConcurrent(a: ConcurrentArgs): Promise<void> {
   const convs = loadLocomo(a.data);
   const embedder = await createEmbedder({ provider: a.provider as 'local' });
-  const trees: { name: string; root: string; temp: boolean; env: Record<string, string> }[] = [{ name: 'this', root: ROOT, temp: false, env: a.env }];
+  const trees: { name: string; root: string; temp: boolean; env: Record<string, string>; nodeArgs: string[] }[] = [{ name: 'this', root: ROOT, temp: false, env: a.env, nodeArgs: a.nodeArgs }];
   if (a.baseline) {
     const dir = existsSync(a.baseline) && statSync(a.baseline).isDirectory();
-    trees.push({ name: a.baseline, root: dir ? resolve(a.baseline) : extractTree(a.baseline), temp: !dir, env: a.baselineEnv });
+    trees.push({ name: a.baseline, root: dir ? resolve(a.baseline) : extractTree(a.baseline), temp: !dir, env: a.baselineEnv, nodeArgs: a.baselineNodeArgs });
   }
   const runs: RunFigures[] = [];
   const load = a.events > 0 ? `${a.users} users × ${a.events} events (ingested, consolidated)` : `${a.users} users × ${a.units} units (imported)`;
@@ -535,7 +542,7 @@ export async function runConcurrent(a: ConcurrentArgs): Promise<void> {
     for (let run = 0; run < a.runs; run++) {
       // interleaved: each run measures every tree in turn, so the machine's load touches both alike
       for (const tree of run % 2 === 0 ? trees : [...trees].reverse()) {
-        const figures = await oneRun(tree.root, tree.name, run, a, convs, embedder, tree.env);
+        const figures = await oneRun(tree.root, tree.name, run, a, convs, embedder, tree.env, tree.nodeArgs);
         runs.push(figures);
         process.stderr.write(`${JSON.stringify(figures)}\n`);
       }
