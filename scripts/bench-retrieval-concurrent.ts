@@ -291,7 +291,7 @@ async function scrape(client: StrataClient): Promise<Map<string, number>> {
   const text = typeof res.body === 'string' ? res.body : JSON.stringify(res.body);
   const out = new Map<string, number>();
   for (const line of text.split('\n')) {
-    const m = /^(strata_retrieval_stage_seconds_(?:sum|count)\{stage="(\w+)"\}|strata_index_cache_(?:builds|evictions)|strata_raft_log_bytes\{[^}]*\}|strata_index_cache_bytes|strata_index_graphs_building|strata_nodejs_heap_size_(?:used|total)_bytes|strata_nodejs_external_memory_bytes) ([\d.e+-]+)$/.exec(line);
+    const m = /^(strata_retrieval_stage_seconds_(?:sum|count)\{stage="(\w+)"\}|strata_nodejs_gc_duration_seconds_(?:sum|count)\{kind="\w+"\}|strata_index_cache_(?:builds|evictions)|strata_raft_log_bytes\{[^}]*\}|strata_index_cache_bytes|strata_index_graphs_building|strata_nodejs_heap_size_(?:used|total)_bytes|strata_nodejs_external_memory_bytes) ([\d.e+-]+)$/.exec(line);
     if (m) out.set(m[1], Number(m[3]));
   }
   return out;
@@ -365,6 +365,12 @@ interface RunFigures {
   /** the end's RSS by kind of mapping (rssParts) */
   rss_parts_mib: ReturnType<typeof rssParts>;
   stages_mean_ms: Record<string, number>;
+  /**
+   * the main thread's GC pauses during the storm per query, ms, by kind (minor: scavenges; major:
+   * mark-compact finalizations; incremental: marking steps), from strata_nodejs_gc_duration_seconds (the
+   * perf_hooks entries prom-client observes, the first of each batch only: a floor)
+   */
+  gc_ms_per_query: Record<string, number>;
   index_cache: { builds: number; evictions: number; bytes_mib: number };
   raft_log_mib: number;
   /** what the node's memory is made of at the end (V8's figures and the node's own estimates, from /metrics) */
@@ -473,6 +479,11 @@ async function oneRun(root: string, tree: string, run: number, a: ConcurrentArgs
       const count = delta(`strata_retrieval_stage_seconds_count{stage="${m[1]}"}`);
       if (count > 0) stages[m[1]] = round((delta(key) / count) * 1000, 3);
     }
+    const gcPerQuery: Record<string, number> = {};
+    for (const key of after.keys()) {
+      const m = /^strata_nodejs_gc_duration_seconds_sum\{kind="(\w+)"\}$/.exec(key);
+      if (m) gcPerQuery[m[1]] = round((delta(key) * 1000) / Math.max(1, clientMs.length), 3);
+    }
     const logBytes = [...after].filter(([k]) => k.startsWith('strata_raft_log_bytes')).reduce((s, [, v]) => s + v, 0);
     const end = rssMiB(node.pid);
     const endParts = rssParts(node.pid);
@@ -500,7 +511,7 @@ async function oneRun(root: string, tree: string, run: number, a: ConcurrentArgs
         external: round((gcMetrics.get('strata_nodejs_external_memory_bytes') ?? NaN) / 1048576, 1), gc_ms: gc.gc_ms,
       },
       rss_parts_mib: endParts,
-      stages_mean_ms: stages,
+      stages_mean_ms: stages, gc_ms_per_query: gcPerQuery,
       index_cache: {
         builds: delta('strata_index_cache_builds'), evictions: delta('strata_index_cache_evictions'),
         bytes_mib: round((after.get('strata_index_cache_bytes') ?? 0) / 1048576, 1),
@@ -562,6 +573,8 @@ export async function runConcurrent(a: ConcurrentArgs): Promise<void> {
       'RSS anon': col((r) => r.rss_parts_mib.anon), 'anon aft GC': col((r) => r.after_gc_mib.anon), 'RSS file': col((r) => r.rss_parts_mib.file),
       'heap used': col((r) => r.memory_mib.heap_used), 'heap total': col((r) => r.memory_mib.heap_total),
       'heap aft GC': col((r) => r.after_gc_mib.heap_used), 'htot aft GC': col((r) => r.after_gc_mib.heap_total), 'CPU ms/q': col((r) => r.node_cpu_ms_per_query),
+      'GC ms/q': col((r) => round(Object.values(r.gc_ms_per_query).reduce((x, y) => x + y, 0), 3)),
+      'minor GC/q': col((r) => r.gc_ms_per_query.minor ?? 0),
       'load avg': col((r) => r.load_average[0]), 'main CPU/q': col((r) => r.thread_cpu_ms_per_query.main), 'other CPU/q': col((r) => r.thread_cpu_ms_per_query.busiest_other),
     };
   });
