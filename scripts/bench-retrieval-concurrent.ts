@@ -5,11 +5,16 @@
  * clients query for a fixed time while another polls GET /livez. Per run it reports queries/s, client
  * and server (`query_time_ms`) p50/p99, the worst /livez during the storm, the node's RSS and CPU per
  * query, the server's retrieval stages (mean ms, from strata_retrieval_stage_seconds) and the index
- * cache's builds and evictions during the storm.
+ * cache's builds and evictions during the storm. RSS is given three ways: at the end of the storm (what V8
+ * holds then depends on when it last collected: ±60-80 MiB at 100,000 units), averaged over the storm,
+ * and after a full collection in the node once the storm ended (`--expose-gc` and a bench-only preload,
+ * scripts/lib/gc-on-signal.cjs, signalled with SIGUSR2).
  *
  * `--env KEY=VALUE` (repeatable) sets the node's environment, e.g. a configuration key
  * (`STRATA__RETRIEVAL__WORKER_MIN_UNITS=0`); `--baseline-env KEY=VALUE` the baseline's, so one commit can
- * be measured against itself configured otherwise (`--baseline HEAD --baseline-env ...`).
+ * be measured against itself configured otherwise (`--baseline HEAD --baseline-env ...`). `--node-arg FLAG` and
+ * `--baseline-node-arg FLAG` (repeatable) add node or V8 flags to either node's command line, after those of
+ * its tree's `npm start` (`--node-arg --max-semi-space-size=8`: a flag measured before it goes into `npm start`).
  *
  * `--baseline REV` runs the same bench, run for run interleaved, against the node of another commit
  * (its tree extracted with `git archive` into a temporary directory, sharing this checkout's
@@ -20,7 +25,7 @@
  *
  *   node --expose-gc --conditions=strata-source --import tsx scripts/bench-retrieval.ts --http [--users 20] [--events 1000 | --units 100000]
  *        [--clients 8] [--seconds 15] [--runs 3] [--provider local|hashing] [--baseline REV] [--out FILE] [--cpu-prof-dir DIR] [--settle-s S]
- *        [--env KEY=VALUE]... [--baseline-env KEY=VALUE]... [--hold-s S]
+ *        [--env KEY=VALUE]... [--baseline-env KEY=VALUE]... [--node-arg FLAG]... [--baseline-node-arg FLAG]... [--hold-s S]
  */
 import { execFileSync, spawn } from 'node:child_process';
 import { existsSync, mkdirSync, mkdtempSync, readdirSync, readFileSync, rmSync, statSync, symlinkSync, writeFileSync } from 'node:fs';
@@ -53,6 +58,9 @@ export interface ConcurrentArgs {
   /** the environment added to this tree's node, and to the baseline's */
   env: Record<string, string>;
   baselineEnv: Record<string, string>;
+  /** node flags added to this tree's node (after its `npm start` flags), and to the baseline's: V8's, e.g. `--max-semi-space-size=8` */
+  nodeArgs: string[];
+  baselineNodeArgs: string[];
   /** after each storm, seconds the node is kept running (its pid printed) to be inspected: smaps, gdb, a heap snapshot */
   holdS: number;
 }
@@ -67,7 +75,7 @@ export function parseConcurrentArgs(argv: string[]): ConcurrentArgs {
   const a: ConcurrentArgs = {
     users: 20, events: 1000, units: 0, clients: 8, seconds: 15, runs: 3, provider: 'local', baseline: null,
     data: resolve(ROOT, '../shared/data/locomo'), out: resolve(ROOT, 'bench-results/retrieval-concurrent.json'), cpuProfDir: null, settleS: 0,
-    env: {}, baselineEnv: {}, holdS: 0,
+    env: {}, baselineEnv: {}, nodeArgs: [], baselineNodeArgs: [], holdS: 0,
   };
   for (let i = 0; i < argv.length; i++) {
     const k = argv[i];
@@ -90,6 +98,8 @@ export function parseConcurrentArgs(argv: string[]): ConcurrentArgs {
       case '--env': keyValue(v, a.env); break;
       case '--baseline-env': keyValue(v, a.baselineEnv); break;
       case '--hold-s': a.holdS = Number(v); break;
+      case '--node-arg': a.nodeArgs.push(v); break;
+      case '--baseline-node-arg': a.baselineNodeArgs.push(v); break;
       default: throw new Error(`unknown option ${k}`);
     }
   }
@@ -125,7 +135,22 @@ function extractTree(rev: string): string {
   return dir;
 }
 
-interface NodeProcess { url: string; pid: number; stop(): Promise<void> }
+interface NodeProcess {
+  url: string;
+  pid: number;
+  stop(): Promise<void>;
+  /** a full garbage collection in the node (SIGUSR2 to the bench's preload, scripts/lib/gc-on-signal.cjs): the memory after it, MiB */
+  collect(): Promise<GcReport>;
+}
+
+interface GcReport { gc_ms: number; heap_used_before: number; heap_used: number; heap_total: number; external: number; array_buffers: number; rss: number }
+
+/**
+ * Every tree's node runs with `--expose-gc` and this checkout's preload, which collects on SIGUSR2 (the
+ * node itself has no such hook; an older baseline commit neither). --expose-gc changes no heuristic of
+ * V8's: it only defines `gc`.
+ */
+const GC_PRELOAD = join(ROOT, 'scripts', 'lib', 'gc-on-signal.cjs');
 
 /** The node flags the tree's `npm start` gives (V8's, e.g. `--max-semi-space-size`), so the bench runs the node as users start it. */
 function startFlags(root: string): string[] {
@@ -139,9 +164,9 @@ function startFlags(root: string): string[] {
  * configuration but for the API key and embedder; its log at warn (an info line per request would be
  * the bench's own cost), so readiness is polled on /livez.
  */
-async function startNode(root: string, dataDir: string, provider: string, cpuProfDir: string | null, env: Record<string, string>): Promise<NodeProcess> {
+async function startNode(root: string, dataDir: string, provider: string, cpuProfDir: string | null, env: Record<string, string>, nodeArgs: string[]): Promise<NodeProcess> {
   const port = await freePort();
-  const child = spawn(process.execPath, [...startFlags(root), ...(cpuProfDir ? ['--cpu-prof', '--cpu-prof-dir', cpuProfDir] : []), '--conditions=strata-source', '--import', 'tsx', 'packages/server/src/main.ts'], {
+  const child = spawn(process.execPath, [...startFlags(root), ...nodeArgs, '--expose-gc', '--require', GC_PRELOAD, ...(cpuProfDir ? ['--cpu-prof', '--cpu-prof-dir', cpuProfDir] : []), '--conditions=strata-source', '--import', 'tsx', 'packages/server/src/main.ts'], {
     cwd: root,
     env: {
       PATH: process.env.PATH ?? '', HOME: process.env.HOME ?? '', STRATA_PORT: String(port), STRATA_HOST: '127.0.0.1', STRATA_DATA_DIR: dataDir,
@@ -150,13 +175,39 @@ async function startNode(root: string, dataDir: string, provider: string, cpuPro
     stdio: ['ignore', 'ignore', 'pipe'],
   });
   let err = '';
-  child.stderr!.on('data', (chunk: Buffer) => (err = (err + chunk.toString()).slice(-20_000)));
+  const gcReports: GcReport[] = [];
+  const gcWaiters: (() => void)[] = [];
+  let line = '';
+  child.stderr!.on('data', (chunk: Buffer) => {
+    const text = chunk.toString();
+    err = (err + text).slice(-20_000);
+    line += text;
+    const lines = line.split('\n');
+    line = lines.pop()!;
+    for (const l of lines) {
+      if (!l.startsWith('strata-bench-gc ')) continue;
+      gcReports.push(JSON.parse(l.slice('strata-bench-gc '.length)) as GcReport);
+      for (const w of gcWaiters.splice(0)) w();
+    }
+  });
   const exited = new Promise<void>((r) => child.once('exit', () => r()));
   const stop = async () => {
     child.kill('SIGTERM');
     const t = setTimeout(() => child.kill('SIGKILL'), 15_000);
     await exited;
     clearTimeout(t);
+  };
+  const collect = async (): Promise<GcReport> => {
+    const seen = gcReports.length;
+    child.kill('SIGUSR2');
+    await new Promise<void>((resolveDone, reject) => {
+      const t = setTimeout(() => reject(new Error(`no full collection reported in 60 s\n${err}`)), 60_000);
+      gcWaiters.push(() => {
+        clearTimeout(t);
+        resolveDone();
+      });
+    });
+    return gcReports[seen];
   };
   const url = `http://127.0.0.1:${port}`;
   try {
@@ -165,7 +216,7 @@ async function startNode(root: string, dataDir: string, provider: string, cpuPro
     await stop();
     throw new Error(`${(e as Error).message}\n${err}`);
   }
-  return { url, pid: child.pid!, stop };
+  return { url, pid: child.pid!, stop, collect };
 }
 
 /**
@@ -240,7 +291,7 @@ async function scrape(client: StrataClient): Promise<Map<string, number>> {
   const text = typeof res.body === 'string' ? res.body : JSON.stringify(res.body);
   const out = new Map<string, number>();
   for (const line of text.split('\n')) {
-    const m = /^(strata_retrieval_stage_seconds_(?:sum|count)\{stage="(\w+)"\}|strata_index_cache_(?:builds|evictions)|strata_raft_log_bytes\{[^}]*\}|strata_index_cache_bytes|strata_index_graphs_building|strata_nodejs_heap_size_(?:used|total)_bytes|strata_nodejs_external_memory_bytes) ([\d.e+-]+)$/.exec(line);
+    const m = /^(strata_retrieval_stage_seconds_(?:sum|count)\{stage="(\w+)"\}|strata_nodejs_gc_duration_seconds_(?:sum|count)\{kind="\w+"\}|strata_index_cache_(?:builds|evictions)|strata_raft_log_bytes\{[^}]*\}|strata_index_cache_bytes|strata_index_graphs_building|strata_nodejs_heap_size_(?:used|total)_bytes|strata_nodejs_external_memory_bytes) ([\d.e+-]+)$/.exec(line);
     if (m) out.set(m[1], Number(m[3]));
   }
   return out;
@@ -304,10 +355,22 @@ interface RunFigures {
   thread_cpu_ms_per_query: { main: number; busiest_other: number };
   /** the machine's 1-minute load average as the storm began and ended (a run pair is comparable only at similar load) */
   load_average: [number, number];
-  rss_mib: { before: number; end: number; max: number };
+  /** before the first query; at the end of the storm; the largest and the mean of the samples over the storm (every ~20 /livez polls) */
+  rss_mib: { before: number; end: number; max: number; mean: number; samples: number };
+  /**
+   * after the storm, once the node ran a full collection (NodeProcess.collect) and a second passed: the
+   * RSS without V8's room for garbage, whose size at the end of a storm depends on when V8 last collected
+   */
+  after_gc_mib: { rss: number; anon: number; file: number; heap_used: number; heap_total: number; external: number; gc_ms: number };
   /** the end's RSS by kind of mapping (rssParts) */
   rss_parts_mib: ReturnType<typeof rssParts>;
   stages_mean_ms: Record<string, number>;
+  /**
+   * the main thread's GC pauses during the storm per query, ms, by kind (minor: scavenges; major:
+   * mark-compact finalizations; incremental: marking steps), from strata_nodejs_gc_duration_seconds (the
+   * perf_hooks entries prom-client observes, the first of each batch only: a floor)
+   */
+  gc_ms_per_query: Record<string, number>;
   index_cache: { builds: number; evictions: number; bytes_mib: number };
   raft_log_mib: number;
   /** what the node's memory is made of at the end (V8's figures and the node's own estimates, from /metrics) */
@@ -317,10 +380,10 @@ interface RunFigures {
   storm_window_s: [number, number];
 }
 
-async function oneRun(root: string, tree: string, run: number, a: ConcurrentArgs, convs: LocomoConversation[], embedder: Embedder, env: Record<string, string>): Promise<RunFigures> {
+async function oneRun(root: string, tree: string, run: number, a: ConcurrentArgs, convs: LocomoConversation[], embedder: Embedder, env: Record<string, string>, nodeArgs: string[]): Promise<RunFigures> {
   const dataDir = mkdtempSync(join(tmpdir(), 'strata-bench-concurrent-'));
   const spawnedAt = performance.now();
-  const node = await startNode(root, dataDir, a.provider, a.cpuProfDir, env);
+  const node = await startNode(root, dataDir, a.provider, a.cpuProfDir, env, nodeArgs);
   const client = new NodeStrataClient({ baseUrl: node.url, apiKey: API_KEY, connections: a.clients + 2, timeoutMs: 600_000 });
   const probe = new NodeStrataClient({ baseUrl: node.url, apiKey: API_KEY, connections: 1, timeoutMs: 60_000 });
   const users = Array.from({ length: a.users }, (_, i) => `bench-user-${i}`);
@@ -416,9 +479,19 @@ async function oneRun(root: string, tree: string, run: number, a: ConcurrentArgs
       const count = delta(`strata_retrieval_stage_seconds_count{stage="${m[1]}"}`);
       if (count > 0) stages[m[1]] = round((delta(key) / count) * 1000, 3);
     }
+    const gcPerQuery: Record<string, number> = {};
+    for (const key of after.keys()) {
+      const m = /^strata_nodejs_gc_duration_seconds_sum\{kind="(\w+)"\}$/.exec(key);
+      if (m) gcPerQuery[m[1]] = round((delta(key) * 1000) / Math.max(1, clientMs.length), 3);
+    }
     const logBytes = [...after].filter(([k]) => k.startsWith('strata_raft_log_bytes')).reduce((s, [, v]) => s + v, 0);
     const end = rssMiB(node.pid);
     const endParts = rssParts(node.pid);
+    const gc = await node.collect();
+    await sleep(1000);
+    const gcParts = rssParts(node.pid);
+    const gcRss = rssMiB(node.pid);
+    const gcMetrics = await scrape(probe);
     if (a.holdS > 0) {
       process.stderr.write(`holding node ${node.pid} (${tree}) for ${a.holdS} s\n`);
       await sleep(a.holdS * 1000);
@@ -430,9 +503,15 @@ async function oneRun(root: string, tree: string, run: number, a: ConcurrentArgs
       node_cpu_ms_per_query: round((cpu * 1000) / Math.max(1, clientMs.length)),
       thread_cpu_ms_per_query: threadSplit(node.pid, threads0, threads1, clientMs.length),
       load_average: [round(load0, 1), round(load1, 1)],
-      rss_mib: { before: rssBefore, end, max: Math.max(end, ...rss) },
+      rss_mib: { before: rssBefore, end, max: Math.max(end, ...rss), mean: Math.round(rss.reduce((x, y) => x + y, 0) / Math.max(1, rss.length)), samples: rss.length },
+      after_gc_mib: {
+        rss: gcRss, anon: gcParts.anon, file: gcParts.file,
+        heap_used: round((gcMetrics.get('strata_nodejs_heap_size_used_bytes') ?? NaN) / 1048576, 1),
+        heap_total: round((gcMetrics.get('strata_nodejs_heap_size_total_bytes') ?? NaN) / 1048576, 1),
+        external: round((gcMetrics.get('strata_nodejs_external_memory_bytes') ?? NaN) / 1048576, 1), gc_ms: gc.gc_ms,
+      },
       rss_parts_mib: endParts,
-      stages_mean_ms: stages,
+      stages_mean_ms: stages, gc_ms_per_query: gcPerQuery,
       index_cache: {
         builds: delta('strata_index_cache_builds'), evictions: delta('strata_index_cache_evictions'),
         bytes_mib: round((after.get('strata_index_cache_bytes') ?? 0) / 1048576, 1),
@@ -462,10 +541,10 @@ const median = (xs: number[]) => {
 export async function runConcurrent(a: ConcurrentArgs): Promise<void> {
   const convs = loadLocomo(a.data);
   const embedder = await createEmbedder({ provider: a.provider as 'local' });
-  const trees: { name: string; root: string; temp: boolean; env: Record<string, string> }[] = [{ name: 'this', root: ROOT, temp: false, env: a.env }];
+  const trees: { name: string; root: string; temp: boolean; env: Record<string, string>; nodeArgs: string[] }[] = [{ name: 'this', root: ROOT, temp: false, env: a.env, nodeArgs: a.nodeArgs }];
   if (a.baseline) {
     const dir = existsSync(a.baseline) && statSync(a.baseline).isDirectory();
-    trees.push({ name: a.baseline, root: dir ? resolve(a.baseline) : extractTree(a.baseline), temp: !dir, env: a.baselineEnv });
+    trees.push({ name: a.baseline, root: dir ? resolve(a.baseline) : extractTree(a.baseline), temp: !dir, env: a.baselineEnv, nodeArgs: a.baselineNodeArgs });
   }
   const runs: RunFigures[] = [];
   const load = a.events > 0 ? `${a.users} users × ${a.events} events (ingested, consolidated)` : `${a.users} users × ${a.units} units (imported)`;
@@ -474,7 +553,7 @@ export async function runConcurrent(a: ConcurrentArgs): Promise<void> {
     for (let run = 0; run < a.runs; run++) {
       // interleaved: each run measures every tree in turn, so the machine's load touches both alike
       for (const tree of run % 2 === 0 ? trees : [...trees].reverse()) {
-        const figures = await oneRun(tree.root, tree.name, run, a, convs, embedder, tree.env);
+        const figures = await oneRun(tree.root, tree.name, run, a, convs, embedder, tree.env, tree.nodeArgs);
         runs.push(figures);
         process.stderr.write(`${JSON.stringify(figures)}\n`);
       }
@@ -490,8 +569,12 @@ export async function runConcurrent(a: ConcurrentArgs): Promise<void> {
       tree: t.name,
       'q/s': col((r) => r.qps), 'client p50': col((r) => r.client_ms.p50), 'client p99': col((r) => r.client_ms.p99),
       'server p50': col((r) => r.server_ms.p50), 'server p99': col((r) => r.server_ms.p99), 'livez max': col((r) => r.livez_ms.max),
-      'RSS MiB': col((r) => r.rss_mib.max), 'RSS anon': col((r) => r.rss_parts_mib.anon), 'RSS file': col((r) => r.rss_parts_mib.file),
-      'heap used': col((r) => r.memory_mib.heap_used), 'heap total': col((r) => r.memory_mib.heap_total), 'CPU ms/q': col((r) => r.node_cpu_ms_per_query),
+      'RSS MiB': col((r) => r.rss_mib.max), 'RSS mean': col((r) => r.rss_mib.mean), 'RSS aft GC': col((r) => r.after_gc_mib.rss),
+      'RSS anon': col((r) => r.rss_parts_mib.anon), 'anon aft GC': col((r) => r.after_gc_mib.anon), 'RSS file': col((r) => r.rss_parts_mib.file),
+      'heap used': col((r) => r.memory_mib.heap_used), 'heap total': col((r) => r.memory_mib.heap_total),
+      'heap aft GC': col((r) => r.after_gc_mib.heap_used), 'htot aft GC': col((r) => r.after_gc_mib.heap_total), 'CPU ms/q': col((r) => r.node_cpu_ms_per_query),
+      'GC ms/q': col((r) => round(Object.values(r.gc_ms_per_query).reduce((x, y) => x + y, 0), 3)),
+      'minor GC/q': col((r) => r.gc_ms_per_query.minor ?? 0),
       'load avg': col((r) => r.load_average[0]), 'main CPU/q': col((r) => r.thread_cpu_ms_per_query.main), 'other CPU/q': col((r) => r.thread_cpu_ms_per_query.busiest_other),
     };
   });

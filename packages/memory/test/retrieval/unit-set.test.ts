@@ -84,4 +84,23 @@ describe('UnitSet', () => {
     await slimLoaded.load([{ unit: whole, vector: vec(1) }]);
     expect(slimLoaded.estimatedBytes()).toBeLessThan(wholeSet.estimatedBytes());
   });
+
+  it('keeps each record\'s times as its unit\'s, by puts and by a load, past the bound of the recent-times table', async () => {
+    // repeated times (as a command's units share them) and distinct ones, more than the table holds (1,024)
+    const units = Array.from({ length: 3000 }, (_, i) => unit({
+      id: `t${i}`, content: `memory ${i}`,
+      valid_time: i % 3 === 0 ? `2024-01-01T00:00:${String(i % 60).padStart(2, '0')}.000Z` : new Date(Date.UTC(2023, 0, 1) + i * 60_000).toISOString(),
+      transaction_time: new Date(Date.UTC(2025, 0, 1) + Math.floor(i / 7) * 1000).toISOString(),
+    }));
+    const put = new UnitSet({ embedder });
+    for (const u of units) put.put(u, vec(1));
+    const loaded = new UnitSet({ embedder, chunk: 100 });
+    await loaded.load(units.map((u) => ({ unit: u, vector: vec(1) })));
+    for (const set of [put, loaded]) {
+      for (const u of units) {
+        const held = set.units.get(u.id)!;
+        expect([held.valid_time, held.transaction_time]).toEqual([u.valid_time, u.transaction_time]);
+      }
+    }
+  });
 });
