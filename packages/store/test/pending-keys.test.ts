@@ -1,7 +1,7 @@
 import { mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import { BufferSnapshotWriter, bufferSnapshotReader } from '@strata/raft';
+import { BufferSnapshotWriter, bufferSnapshotReader, seededRandom } from '@strata/raft';
 import {
   PendingKeys, pendingOfUser, pendingUsersFrom, settle,
   type ConsolidateUsersCommand, type ConsolidationFailedCommand, type MemoryDeleteCommand, type PendingQueue, type StateDb,
@@ -19,16 +19,8 @@ const T0 = '2026-01-01T00:00:00.000Z';
 // Key order is byte order: users whose ids UTF-16 `<` would order otherwise (keys.ts compareKeys).
 const USERS = ['ana', 'bob', 'cy', 'dee', 'eli', 'fay', 'gus', 'u\u00fc', 'u\ue000', 'u\u{1f600}', 'zed'];
 
-/** A seeded random source (mulberry32): the same run every time. */
-function random(seed: number): () => number {
-  let a = seed;
-  return () => {
-    a = (a + 0x6d2b79f5) | 0;
-    let t = Math.imul(a ^ (a >>> 15), 1 | a);
-    t = (t + Math.imul(t ^ (t >>> 7), 61 | t)) ^ t;
-    return ((t ^ (t >>> 14)) >>> 0) / 4294967296;
-  };
-}
+/** A seeded random source (the raft package's mulberry32): the same run every time. */
+const random = seededRandom;
 
 /** What the worker read before PendingKeys: one seek per user, then each user's oldest entries. */
 async function scanned(db: StateDb, after: string | null, maxUsers: number, limit: number): Promise<PendingQueue[]> {
