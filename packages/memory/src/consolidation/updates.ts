@@ -52,7 +52,8 @@ export function slotOf(text: string, speakerSubject: string, names: ReadonlySet<
   if (INTENT.test(text)) return null;
   // "he took a job in Valencia" with no one to point to is someone else's state, never the speaker's
   if (UNRESOLVED_PERSON.test(text)) return null;
-  const facets = facetsInOrder(text).filter((f) => STATE_FACETS.has(f));
+  // "also amara is moving to leeds 😭 her mum got a job at the hospital there": the job is her mum's
+  const facets = facetsInOrder(text).filter((f) => STATE_FACETS.has(f) && !othersClause(text, f));
   if (facets.length === 0) return null;
   const named = RESOLVED_PRONOUN.exec(text)?.[1] ?? openingName(text, names) ?? clauseSubject(text, facets[0], names);
   const subject = named && named.toLowerCase() !== speakerSubject ? named.toLowerCase() : speakerSubject;
@@ -71,6 +72,16 @@ function clauseSubject(text: string, facet: Facet, names: ReadonlySet<string>): 
   const clauses = withoutSpeakerPrefix(text).split(/[,;:.!?]+\s+|\s[-–—]\s/);
   const first = clauses.findIndex((c) => facetsInOrder(c).includes(facet));
   return first > 0 ? openingName(clauses[first].trim(), names) : null;
+}
+
+/** A clause opened by an unresolved "she"/"he"/"they" or by "his/her/their …" speaks of someone else. */
+const OTHERS_CLAUSE = /^(?:(?:and|also|so|but|plus|oh)\s+)?(?:(?:she|he|they)(?:'s|'d|'ll|'re)?\b(?! \()|(?:his|her|their)\s+\p{L}+)/iu;
+
+/** Is the first clause that speaks of `facet` another person's ("her mum got a job")? Emoji end a clause too. */
+function othersClause(text: string, facet: Facet): boolean {
+  const clauses = withoutSpeakerPrefix(text).split(/[,;:.!?]+\s+|\s[-–—]\s|\s*\p{Extended_Pictographic}+\s*/u);
+  const clause = clauses.find((c) => facetsInOrder(c).includes(facet));
+  return clause !== undefined && OTHERS_CLAUSE.test(clause.trim());
 }
 
 /** Facets whose trigger word is the value: the way someone gets around, what they eat, what they drink. */

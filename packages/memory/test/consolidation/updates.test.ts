@@ -3,7 +3,7 @@
  * what a user's chat changes, the old value retires; what it does not change, stays.
  */
 import { planConsolidation, type ConsolidationInput, type ConsolidationPlan } from '../../src/consolidation';
-import { endingNames, endsOwnThing, updatesTopic } from '../../src/consolidation/updates';
+import { endingNames, endsOwnThing, slotOf, updatesTopic } from '../../src/consolidation/updates';
 import { openingName } from '../../src/consolidation/discourse';
 import { changeCue, endedClause, endsWithNewValue } from '../../src/text';
 import { HashEmbedder } from './hash-embedder';
@@ -315,6 +315,15 @@ describe('what confirms or speaks of a change already told retires nothing', () 
     expect(updatesTopic({ text: "Also Pablo says hi from Glasgow, he's joined a new choir there as a tenor!", ...fen }, { text: 'Pablo is moving to Glasgow in November.', ...fen }, { names: new Set(['pablo']) })).toBe(false);
     // a thing in common still carries the change, tag or not
     expect(updatesTopic({ text: '[voice note 0:40] update: the library job now starts on June 2', ...nadia }, { text: '[voice note 2:20] I got a job at the Parkdale library! starting May 5', ...nadia })).toBe(true);
+  });
+
+  it("a change told in a clause of another's ('her mum got a job', 'he moved') is not the speaker's", async () => {
+    const { run, current } = setup();
+    await run([say('Zoey', 'pearl pop changed my shift to sundays, i work at the bubble tea place', '2025-03-02')]);
+    await run([say('Zoey', 'also amara is moving to leeds 😭 her mum got a job at the hospital there', '2025-06-20')]);
+    expect(current().some((c) => c.includes('pearl pop'))).toBe(true);
+    expect(slotOf('also amara is moving to leeds 😭 her mum got a job at the hospital there', 'zoey', new Set())?.facets ?? []).not.toContain('occupation');
+    expect(slotOf('i got a job at the hospital there', 'zoey', new Set())?.facets).toContain('occupation');
   });
 
   it('the parts of a day are no topic, nor a name the chat knows, wherever it stands', () => {
