@@ -36,7 +36,7 @@ export function stripLeadIn(statement: string): string {
 
 /** Subjects and verbs that make a statement a clause; without either it is a fragment. */
 const SUBJECT_WORD = /\b(?:i|i'm|i've|i'll|i'd|you|you're|he|he's|she|she's|we|we're|they|they're|it|it's|this|that|there|there's|here's|who|which)\b/i;
-export const FINITE_VERB = /\b(?:am|is|are|was|were|be|been|has|have|had|do|does|did|can|could|will|would|shall|should|may|might|must|got|get|gets|go|goes|went|make|makes|made|take|takes|took|love|loves|like|likes|want|wants|need|needs|live|lives|work|works|start|starts|say|says|said|know|knows|think|thinks|feel|feels|\w+ed)\b/i;
+const FINITE_VERB = /\b(?:am|is|are|was|were|be|been|has|have|had|do|does|did|can|could|will|would|shall|should|may|might|must|got|get|gets|go|goes|went|make|makes|made|take|takes|took|love|loves|like|likes|want|wants|need|needs|live|lives|work|works|start|starts|say|says|said|know|knows|think|thinks|feel|feels|\w+ed)\b/i;
 
 /** A phrase that opens with a preposition: where, when or how the statement before it happened. */
 const PREPOSITION_OPENER = /^(?:on|at|in|from|with|near|by|after|before|during|since|until|outside|inside|under|over|behind|next to|right after|just after)\s/i;
@@ -103,6 +103,11 @@ export function joinFragments(statements: string[]): string[] {
 
 const MONTHS_DAYS = /^(?:January|February|March|April|May|June|July|August|September|October|November|December|Jan|Feb|Mar|Apr|Jun|Jul|Aug|Sep|Sept|Oct|Nov|Dec|Monday|Tuesday|Wednesday|Thursday|Friday|Saturday|Sunday|Christmas|Easter)$/;
 
+/** A capitalized word opening a sentence is a name when a verb follows it ("Miso turned out"), not "Heads up". */
+function opensAsName(word: string, next: string | undefined): boolean {
+  return !STOPWORDS.has(word.toLowerCase()) && !/(?:ing|ed|ly)$/.test(word) && FINITE_VERB.test(next ?? '');
+}
+
 /** Capitalized words in the middle of sentences: the names a conversation uses (people, pets, places). */
 export function namesUsedIn(texts: string[]): Set<string> {
   const names = new Set<string>();
@@ -113,7 +118,7 @@ export function namesUsedIn(texts: string[]): Set<string> {
         const t = tokens[i];
         if (!/^\p{Lu}\p{Ll}+$/u.test(t) || MONTHS_DAYS.test(t)) continue;
         // A sentence's first word is capitalized anyway: a name only when a verb follows it ("Miso turned out").
-        if (i === 0 && (STOPWORDS.has(t.toLowerCase()) || /(?:ing|ed|ly)$/.test(t) || !FINITE_VERB.test(tokens[1] ?? ''))) continue;
+        if (i === 0 && !opensAsName(t, tokens[1])) continue;
         names.add(t);
       }
     }
@@ -128,8 +133,7 @@ export function namesUsedIn(texts: string[]): Set<string> {
  */
 export function lowerSentenceOpeners(text: string): string {
   return text.replace(/([.!?…—–]\s+["'(]?)(\p{Lu}\p{Ll}+)(\s+(\S+))?/gu, (all, lead: string, word: string, rest: string | undefined, next: string | undefined) => {
-    const name = !STOPWORDS.has(word.toLowerCase()) && !/(?:ing|ed|ly)$/.test(word) && FINITE_VERB.test(next ?? '');
-    return name || MONTHS_DAYS.test(word) ? all : `${lead}${word.toLowerCase()}${rest ?? ''}`;
+    return opensAsName(word, next) || MONTHS_DAYS.test(word) ? all : `${lead}${word.toLowerCase()}${rest ?? ''}`;
   });
 }
 
