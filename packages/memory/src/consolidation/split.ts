@@ -59,8 +59,12 @@ function isBoundary(sentence: string, next: string): boolean {
   return true;
 }
 
-/** A sentence a chat writes in small letters that opens with its own subject ("i start monday", "we moved"). */
-const LOWERCASE_CLAUSE = /^(?:i|i'm|i've|i'll|i'd|we|we're|we've|he|he's|she|she's|they|they're|my \p{Ll}+)\s/u;
+/**
+ * A sentence a chat writes in small letters that opens with its own subject ("i start monday", "we moved"),
+ * also after a connective that adds news ("… at the bakery. and my brother moved to Leeds", "also we sold
+ * the car", "btw she's at Kew now"): the news is a statement of its own, not a tail of the one before.
+ */
+const LOWERCASE_CLAUSE = /^(?:(?:and|also|plus|btw|oh and|and also)\s+)?(?:i|i'm|i've|i'll|i'd|we|we're|we've|he|he's|she|she's|they|they're|my \p{Ll}+)\s/u;
 
 /** A question opened in small letters: an auxiliary or a question word, or a question back ("you?", "wbu?"). */
 const LOWERCASE_QUESTION = /^(?:can|could|would|will|should|shall|is|isn't|are|aren't|was|were|do|does|did|have|has|what|what's|whats|where|when|who|how|how's|why|which|any|anything|you|u|and (?:you|u)|wbu|hbu)\b/u;

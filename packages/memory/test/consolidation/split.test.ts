@@ -25,6 +25,14 @@ describe('splitSentences', () => {
     expect(splitSentences('I paid approx. ten euros for it')).toEqual(['I paid approx. ten euros for it']);
     expect(splitSentences('we met at 3 p.m. near the station')).toEqual(['we met at 3 p.m. near the station']);
   });
+
+  it('splits a small-letter sentence that a connective opens before its own subject: the news after "and" or "also" is a statement of its own', () => {
+    expect(splitSentences('Still at the bakery on Elm Road. and my brother Rui moved to Leeds'))
+      .toEqual(['Still at the bakery on Elm Road.', 'and my brother Rui moved to Leeds']);
+    expect(splitSentences('the exam went fine. also we sold the old car')).toEqual(['the exam went fine.', 'also we sold the old car']);
+    // a connective before no subject of its own still carries the sentence on
+    expect(splitSentences('I bought the blue one. and the lamp too')).toEqual(['I bought the blue one. and the lamp too']);
+  });
 });
 
 describe('splitSentences: questions in a chat', () => {
