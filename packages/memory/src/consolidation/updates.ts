@@ -261,7 +261,7 @@ export function updatesTopic(next: { text: string; owner: string }, old: { text:
   const stemsOld = objectStems(old.text);
   let shared = 0;
   for (const w of stemsOld) if (stemsNext.has(w)) shared++;
-  const was = typedValues(old.text);
+  const was = valuesBesideWhen(old.text, typedValues, typedValues(next.text));
   // One shared word is enough when it is the thing that changed ("the defense got pushed to August",
   // "the bend is up to 130 now" after "118 degrees (asked: How far does the knee bend?)"): the cue says
   // it changed, and the value check below says to what. A shared person is no such thing ("now on July
@@ -275,7 +275,9 @@ export function updatesTopic(next: { text: string; owner: string }, old: { text:
   // names and owners alone ("Pablo is moving to Glasgow" / "Pablo says hi from Glasgow, he's joined a
   // choir") are one person in one place, no thing of which a value changed
   if (thing < 1 && !continues) return false;
-  const now = continues ? typedValues(next.text) : valuesNear(next.text, new Set([...stemsOld].filter((w) => stemsNext.has(w))));
+  const topic = new Set([...stemsOld].filter((w) => stemsNext.has(w)));
+  const near = (t: string) => valuesNear(t, topic);
+  const now = continues ? typedValues(next.text) : valuesBesideWhen(next.text, near, typedValues(old.text));
   // A new value replaces an old one of its kind: a date another date, an amount another amount of its
   // unit, a code another code. "He's 9" is no new value for "the flight is now on July 3".
   for (const [kind, values] of now) {
@@ -289,6 +291,31 @@ export function updatesTopic(next: { text: string; owner: string }, old: { text:
     }
   }
   return false;
+}
+
+const WEEKDAY_KEYS = new Set(['mon', 'tue', 'wed', 'thu', 'fri', 'sat', 'sun']);
+const MONTH_WORD = '(?:jan(?:uary)?|feb(?:ruary)?|mar(?:ch)?|apr(?:il)?|may|june?|july?|aug(?:ust)?|sept?(?:ember)?|oct(?:ober)?|nov(?:ember)?|dec(?:ember)?)';
+/**
+ * When a change takes effect: "from November", "starting 16 Sept", "as of next month", "from 1 February
+ * (2025-02-01)". A span ("from May to July", "from 9 till 5") is a value, not its start.
+ */
+const TAKES_EFFECT = new RegExp(String.raw`\b(?:from|starting|as of|effective|beginning|commencing)\s+(?:(?:the|on|in)\s+)?(?:next (?:week|month|year|term|season)|\d{1,2}(?:st|nd|rd|th)?(?: of)? ${MONTH_WORD}\b|${MONTH_WORD}\b(?:\.? \d{1,2}(?:st|nd|rd|th)?\b)?|(?:mon|tues|wednes|thurs|fri|satur|sun)day\b|\d{4}-\d{2}-\d{2})(?:\s*\(\d{4}-\d{2}(?:-\d{2})?\))?(?!\s*(?:to|until|till|through|-|–)\s)`, 'gi');
+
+/**
+ * A statement's values without the date its change takes effect, when it gives another value: "meetings
+ * move to the library community room from November" gives a room, and "meetings are the second
+ * Wednesday" is no new value of its November; "I accept £1,185 per month from 1 February" gives an
+ * amount. A statement whose only value is that date ("I start from the 12th") keeps it, and so does one
+ * compared with a statement giving a calendar date (`other`): "my day rate goes up to £500 from 1 January"
+ * gives a new date for "that rate works for me through December", "the job now starts on June 2" for
+ * "starting May 5". A weekday is a schedule, not a calendar date.
+ */
+function valuesBesideWhen(text: string, valuesOf: (t: string) => Map<string, Set<string>>, other: Map<string, Set<string>>): Map<string, Set<string>> {
+  if ([...(other.get('date') ?? [])].some((d) => !WEEKDAY_KEYS.has(d))) return valuesOf(text);
+  const masked = text.replace(TAKES_EFFECT, ' ');
+  if (masked === text) return valuesOf(text);
+  const rest = valuesOf(masked);
+  return rest.size > 0 ? rest : valuesOf(text);
 }
 
 /**

@@ -32,7 +32,7 @@ const CORRECTION = /\b(?:correction|corrected|correcting|scratch that|i meant|my
 /** The change a statement announces, if any. An ending wins: "I quit, I'm freelance now" is split before. */
 export function changeCue(text: string): ChangeCue | null {
   if (/\?\s*$/.test(text)) return null;
-  if (END_CUE.test(text)) return 'end';
+  if (END_CUE.test(text) && !updateForAnothersEnding(text)) return 'end';
   // "Elena loves the new job though" speaks of a change already told; "the new one is Northfield Grain"
   // tells it
   const told = text.replace(/\bthe new\b(?!(?:\s+[\p{L}-]+){1,2}\s+(?:is|are|will be|:))/giu, 'the');
@@ -40,6 +40,28 @@ export function changeCue(text: string): ChangeCue | null {
   if (SCHEDULED.test(text) && WILL_BE.test(text) && !FOR_A_WHILE.test(text)) return 'update';
   return null;
 }
+
+/**
+ * A clause that tells someone else's or something else's ending ("the tuesday teacher left", "Tomasz left
+ * the team", "our landlord retired"): its subject is a thing or another person, not the speaker.
+ */
+const OTHERS_ENDING = /^(?:(?:and|but|so|because|since|as|cause|cos|coz)\s+)?(?:the|a|an|his|her|their|our|its|that|this)\s+[\p{L}-]+|^(?:(?:and|but|so|because|since|as|cause|cos|coz)\s+)?\p{Lu}\p{Ll}+(?!'s\b)\s+(?!(?:and|or)\b)\p{Ll}/u;
+
+/**
+ * Is the ending in a statement only the reason for a change it tells first ("spanish moved to thursdays
+ * btw, the tuesday teacher left"; "standup is 10:15 now, Tomasz left")? Then the statement announces the
+ * new value: the class is not what ended. An ending of the speaker's own ("got hired at a bakery, quit
+ * marlowe's") or told first ("quit marlowe's, got hired at a bakery") stays an ending.
+ */
+function updateForAnothersEnding(text: string): boolean {
+  // "Happy new year choir!" tells no change
+  const clauses = text.replace(GREETING_NEW, ' ').split(CLAUSE_BREAK).map((c) => c.trim()).filter((c) => c !== '');
+  const firstChange = clauses.findIndex((c) => END_CUE.test(c) || UPDATE_CUE.test(c));
+  if (firstChange < 0 || END_CUE.test(clauses[firstChange])) return false;
+  return clauses.slice(firstChange + 1).every((c) => !END_CUE.test(c) || OTHERS_ENDING.test(c));
+}
+
+const GREETING_NEW = /\b(?:happy )?new (?:year|year's)\b/gi;
 
 /** A thing got in place of one that ended: "Sold the truck finally. Got a hybrid" (read only beside an ending: "got a cold" alone is no change). */
 const ACQUIRED = /\b(?:got|bought|getting|buying|picked up|adopted|leased|leasing)\s+(?:a|an|myself an?|us an?|our|my)\b/i;

@@ -337,6 +337,31 @@ describe('what confirms or speaks of a change already told retires nothing', () 
   });
 });
 
+describe('when a change takes effect, and an ending given as its reason', () => {
+  it('the date a change takes effect is no value of the statement when it gives another ("move to the library room from November")', () => {
+    const bongani = { owner: 'bongani' };
+    const moved = { text: "meetings move to the Orchard Vale library community room from November, St Jude's put the rent up", ...bongani };
+    expect(updatesTopic({ text: 'Meetings are the second Wednesday of the month now, 7pm.', ...bongani }, moved)).toBe(false);
+    // a new date of the thing itself still retires it; so does a start date that is the statement's only value
+    expect(updatesTopic({ text: 'the class moved, it starts from March now', ...bongani }, { text: 'the class starts from January', ...bongani })).toBe(true);
+    expect(updatesTopic({ text: 'my day rate goes up to £500 from 1 January (2025-01-01)', ...bongani }, { text: 'my day rate is £450, starting 16 Sept (2024-09-16)', ...bongani })).toBe(true);
+    // a calendar date on the other side is compared with it: "through December", then "from 1 January"
+    expect(updatesTopic({ text: 'Honestly relieved. About January: my day rate goes up to £500 from 1 January (2025-01-01)', ...bongani }, { text: 'Sounds good, that rate works for me through December.', ...bongani })).toBe(true);
+  });
+
+  it("a change told before another's ending is an update, not an ending ('spanish moved to thursdays btw, the tuesday teacher left')", async () => {
+    expect(changeCue('spanish moved to thursdays btw, the tuesday teacher left')).toBe('update');
+    expect(changeCue('standup is 10:15 now, Tomasz left')).toBe('update');
+    // the speaker's own ending stays one, told first or second
+    expect(changeCue("got hired at a bakery, quit marlowe's")).toBe('end');
+    expect(changeCue("quit marlowe's, got hired at a bakery")).toBe('end');
+    const { run, current } = setup();
+    await run([say('Marjorie', 'also ive started spanish at the library on tuesdays. hola!!', '2024-10-02')]);
+    await run([say('Marjorie', 'spanish moved to thursdays btw, the tuesday teacher left', '2025-01-12')]);
+    expect(current().filter((c) => c.includes('spanish'))).toEqual(['Marjorie: spanish moved to thursdays btw, the tuesday teacher left']);
+  });
+});
+
 describe('turn-level discourse', () => {
   it('keeps small talk, bare questions, reactions and assistant pleasantries out of memory, with the reason', async () => {
     const { run } = setup();
