@@ -18,7 +18,7 @@ import { isQuestion } from './query';
 import { contentStems, STOPWORDS, withoutSpeakerPrefix } from '../text';
 
 export type Tense = 'current' | 'past' | 'history';
-export type AnswerKind = 'time' | 'number' | 'person' | 'place' | null;
+export type AnswerKind = 'time' | 'number' | 'person' | 'place' | 'identity' | null;
 
 export interface QueryIntent {
   tense: Tense;
@@ -63,7 +63,11 @@ export function queryIntent(query: string): QueryIntent {
   return { tense, kind: answerKind(q), terms: queryTerms(q), names: namesIn(q), earlier: tense === 'history' && EARLIER.test(q) };
 }
 
+/** "Who is Arjun?", "who's Linda?": a name alone, asked who that person is to the speaker (a relation, a role). */
+const WHO_IS_NAME = /^\s*[Ww]ho(?:'s|’s| is| was)\s+\p{Lu}[\p{L}'’-]*(?:\s+\p{Lu}[\p{L}'’-]*)?\s*\??\s*$/u;
+
 function answerKind(q: string): AnswerKind {
+  if (WHO_IS_NAME.test(q)) return 'identity';
   const lower = q.toLowerCase();
   if (/^(?:when|what time|what date|which day|what day|how long ago|since when|by when)\b|\b(?:what|which) (?:date|day|time|month|year)\b|\bwhen\b/.test(lower)) return 'time';
   if (/^(?:how (?:much|many|often|far|long|old|fast|big|heavy|tall))\b|\b(?:what|which) (?:number|price|amount|dose|size|score|pace|speed|percentage|rate|fee|premium|balance|salary)\b|\bhow much\b|\bhow many\b/.test(lower)) return 'number';
@@ -115,6 +119,7 @@ export function namesIn(content: string): Set<string> {
  * (`namesIn`), `known` the question's.
  */
 export function kindFactorBeyond(kind: AnswerKind, content: string, names: ReadonlySet<string>, known: ReadonlySet<string>): number {
+  if (kind === 'identity') return isQuestion(content) || saysWhoIs(content, known) ? 1 : KIND_FACTOR;
   const f = kindFactor(kind, content);
   if (f < 1 || known.size === 0 || (kind !== 'person' && kind !== 'place') || isQuestion(content)) return f;
   // a writer who starts sentences in small letters writes names so too ("Greta starts mat leave next fri.
@@ -123,6 +128,23 @@ export function kindFactorBeyond(kind: AnswerKind, content: string, names: Reado
   for (const n of names) if (!known.has(n)) return 1;
   if (kind === 'place' && saysPlaceInWords(content)) return 1;
   return KIND_FACTOR;
+}
+
+/**
+ * Does the statement say who a named person is: a relation or role beside the name ("my brother Arjun",
+ * "ur gf hana", "Arjun, my neighbour", "Linda is our accountant", "she's (Sara) my wife")? Every statement
+ * naming Arjun answers "Who is Arjun?" less well than the one that says what Arjun is to the speaker.
+ */
+export function saysWhoIs(content: string, known: ReadonlySet<string>): boolean {
+  const body = withoutSpeakerPrefix(content);
+  for (const name of known) {
+    const n = name.replace(/[.*+?^${}()|[\]\\]/g, '\\$&');
+    const before = new RegExp(`\\b(?:my|our|your|ur|his|her|their)\\s+(?:[\\p{L}-]+\\s+){0,2}?${n}(?!\\p{L})`, 'iu');
+    const after = new RegExp(`(?<!\\p{L})${n}(?:['’]s)?\\s*(?:,|\\(|\\bis\\b|\\bwas\\b|['’]s\\b)\\s*(?:my|our|your|ur|a|an|the|his|her|their)\\b`, 'iu');
+    const resolved = new RegExp(`\\b(?:she|he|they)(?:['’]s|['’]re| is| was| are)\\s*\\(${n}\\)\\s*(?:my|our|your|ur|a|an|the|his|her|their)\\b`, 'iu');
+    if (before.test(body) || after.test(body) || resolved.test(body)) return true;
+  }
+  return false;
 }
 
 /**
@@ -173,7 +195,8 @@ export const KIND_FACTOR = 0.7;
 export const TIME_KIND_FACTOR = 0.5;
 
 export function kindFactor(kind: AnswerKind, content: string): number {
-  if (kind === null || isQuestion(content)) return 1;
+  // 'identity' needs the name asked about: kindFactorBeyond
+  if (kind === null || kind === 'identity' || isQuestion(content)) return 1;
   if (kind === 'time') return carriesTime(content) || reportsEvent(content) ? 1 : TIME_KIND_FACTOR;
   if (kind === 'number') return /\d/.test(content) ? 1 : KIND_FACTOR;
   if (kind === 'place') return saysWhere(content) ? 1 : KIND_FACTOR;

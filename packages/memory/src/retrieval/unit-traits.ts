@@ -88,7 +88,7 @@ class Traits implements UnitTraits {
 
   kindFactorBeyond(kind: AnswerKind, known: ReadonlySet<string>): number {
     const f = this.kindFactor(kind);
-    if (f < 1 || known.size === 0 || (kind !== 'person' && kind !== 'place')) return f;
+    if (f < 1 || known.size === 0 || (kind !== 'person' && kind !== 'place' && kind !== 'identity')) return f;
     return kindFactorBeyond(kind, this.unit.content, (this.nameSet ??= namesIn(this.unit.content)), known);
   }
 

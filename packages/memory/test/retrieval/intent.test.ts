@@ -65,6 +65,25 @@ describe('query intent', () => {
     expect(beyond("Who stood in during Greta's leave?", 'Dana: Greta starts mat leave next fri. tomasz covering as EM')).toBe(1);
   });
 
+  it('"Who is Arjun?" is answered by the statement that says what Arjun is to someone, not by any that names him', () => {
+    const beyond = (q: string, content: string) => {
+      const intent = queryIntent(q);
+      return kindFactorBeyond(intent.kind, content, namesIn(content), intent.names);
+    };
+    expect(queryIntent('Who is Arjun?').kind).toBe('identity');
+    expect(queryIntent("who's Linda Park?").kind).toBe('identity');
+    expect(queryIntent("Who is Claire's dentist?").kind).toBe('person');
+    expect(queryIntent('Who is Tom dating now?').kind).toBe('person');
+    expect(beyond('Who is Arjun?', 'Rohan: My brother Arjun will collect meds from now on.')).toBe(1);
+    expect(beyond('Who is Arjun?', 'Dana: Arjun, our new neighbour, fed the cat')).toBe(1);
+    expect(beyond('Who is Arjun?', 'Dana: Arjun is a nurse at the Royal')).toBe(1);
+    expect(beyond('Who is Sara?', "Max: she's (Sara) my wife and my entire marketing department lol")).toBe(1);
+    expect(beyond('Who is Hana?', 'Rosa: say hi to ur gf hana')).toBe(1);
+    expect(beyond('Who is Inés?', 'Ana: my teacher Inés says I talk with my hands')).toBe(1);
+    expect(beyond('Who is Arjun?', "Amelie: Noted, I'll swap Arjun in as authorised collector.")).toBe(KIND_FACTOR);
+    expect(beyond('Who is Arjun?', 'Dana: Arjun is coming on Friday')).toBe(KIND_FACTOR);
+  });
+
   it('searches superseded units (never forgotten ones) only when asked to', () => {
     const base = { user_id: 'u', stream_id: 's', org_id: null, valid_time: '2025-01-01T00:00:00.000Z', transaction_time: '2025-01-01T00:00:00.000Z' };
     const superseded = { ...base, retired_at: '2025-02-01T00:00:00.000Z', retired_reason: 'superseded' as const };
