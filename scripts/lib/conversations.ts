@@ -159,12 +159,14 @@ function streamOf(i: number): string {
 
 /**
  * Consolidation writes the date a relative or partial time names after it ("March 14 (2025-03-14) last
- * working day"). A set's patterns are written against what was said, so a unit counts as stating the
- * answer when the pattern matches its text with or without those inserted dates.
+ * working day") and whom an opening "she" or "he" is ("she's (Sara) my wife"). A set's patterns are
+ * written against what was said, so a unit counts as stating the answer when the pattern matches its
+ * text with or without those insertions.
  */
 const INSERTED_DATE = / \((?:(?:week|weekend) of )?\d{4}(?:-\d{2}){0,2}\)/g;
+const INSERTED_NAME = /\b([Ss]he|[Hh]e)((?:'s|'d|'ll)?) \(\p{Lu}[\p{L}'’-]*\)/gu;
 function asSaid(pattern: RegExp): { test(text: string): boolean } {
-  return { test: (text) => pattern.test(text) || pattern.test(text.replace(INSERTED_DATE, '')) };
+  return { test: (text) => pattern.test(text) || pattern.test(text.replace(INSERTED_DATE, '').replace(INSERTED_NAME, '$1$2')) };
 }
 
 /** Ingests every conversation (one user each), then asks its questions. */

@@ -103,9 +103,14 @@ export function joinFragments(statements: string[]): string[] {
 
 const MONTHS_DAYS = /^(?:January|February|March|April|May|June|July|August|September|October|November|December|Jan|Feb|Mar|Apr|Jun|Jul|Aug|Sep|Sept|Oct|Nov|Dec|Monday|Tuesday|Wednesday|Thursday|Friday|Saturday|Sunday|Christmas|Easter)$/;
 
-/** A capitalized word opening a sentence is a name when a verb follows it ("Miso turned out"), not "Heads up". */
+/**
+ * A capitalized word opening a sentence is a name when a verb follows it ("Miso turned out"), not "Heads
+ * up", and when it does not look like a plural ("Bloods can go to every 8 weeks now", "Meetings are
+ * monthly": an -s after a consonant; "James", "Chris", "Marcus" keep theirs). A name seen mid-sentence is
+ * one wherever it stands (namesUsedIn).
+ */
 function opensAsName(word: string, next: string | undefined): boolean {
-  return !STOPWORDS.has(word.toLowerCase()) && !/(?:ing|ed|ly)$/.test(word) && FINITE_VERB.test(next ?? '');
+  return !STOPWORDS.has(word.toLowerCase()) && !/(?:ing|ed|ly)$/.test(word) && !/[bcdfghjklmnpqrtvwxz]s$/.test(word) && FINITE_VERB.test(next ?? '');
 }
 
 /** Capitalized words in the middle of sentences: the names a conversation uses (people, pets, places). */

@@ -141,6 +141,8 @@ const CUE_WORDS = new Set(['quit', 'quitting', 'resigned', 'retired', 'sold', 's
   // anything else from this morning?)" / "she's been running mornings anyway, bumping her to 19/hr")
   'morning', 'mornings', 'afternoon', 'afternoons', 'evening', 'evenings', 'night', 'nights', 'tonight', 'tomorrow',
   'weeks', 'months', 'years', 'weekend', 'weekends', 'less',
+  // so do the days money moves ("£100 going in each payday" is no topic of "bump the ISA to £550 from April payday")
+  'payday', 'paydays',
   // a letter's greeting and an announcement's word say nothing of what is announced ("Dear Mr Ashworth,
   // she is a seven-year-old cat" / "Dear Mr Ashworth, Clive fitted a new catch"; "news from me")
   'dear', 'news']);

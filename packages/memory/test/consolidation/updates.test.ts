@@ -355,10 +355,22 @@ describe('when a change takes effect, and an ending given as its reason', () => 
     // the speaker's own ending stays one, told first or second
     expect(changeCue("got hired at a bakery, quit marlowe's")).toBe('end');
     expect(changeCue("quit marlowe's, got hired at a bakery")).toBe('end');
+    // a value shortened, extended or bumped to another is a change like one raised or cut to it
+    expect(changeCue('They agreed to shorten my notice to 2 weeks.')).toBe('update');
+    expect(changeCue('the lease got extended to March')).toBe('update');
     const { run, current } = setup();
     await run([say('Marjorie', 'also ive started spanish at the library on tuesdays. hola!!', '2024-10-02')]);
     await run([say('Marjorie', 'spanish moved to thursdays btw, the tuesday teacher left', '2025-01-12')]);
     expect(current().filter((c) => c.includes('spanish'))).toEqual(['Marjorie: spanish moved to thursdays btw, the tuesday teacher left']);
+  });
+});
+
+describe('a plural opening a sentence', () => {
+  it('is no person whose statement it is: "Bloods can go to every 8 weeks now" is the user\'s own, and retires the old schedule', async () => {
+    const { run, current } = setup();
+    await run([event('Blood tests every 4 weeks at the GP surgery, next one 18 Nov.', { ...at('2024-11-04'), metadata: { speaker: 'user' } })]);
+    await run([event('Bloods can go to every 8 weeks now since my liver numbers are fine.', { ...at('2025-02-10'), metadata: { speaker: 'user' } })]);
+    expect(current().filter((c) => /blood/i.test(c))).toEqual(['Bloods can go to every 8 weeks now since my liver numbers are fine.']);
   });
 });
 
