@@ -54,13 +54,14 @@ const JOB_TITLES = ['nurse', 'chef', 'cook', 'coach', 'vet', 'pilot', 'physio', 
   'trainee', 'founder', 'cofounder', 'ceo', 'cto', 'cfo', 'lead', 'chief', 'principal', 'headteacher', 'registrar', 'resident',
   'administrator', 'coordinator', 'planner', 'dispatcher', 'recruiter', 'salesman', 'saleswoman', 'realtor', 'agent', 'banker', 'broker',
   'hairdresser', 'barber', 'stylist', 'optician', 'caretaker', 'janitor', 'guard', 'paralegal', 'sommelier', 'veterinarian', 'pediatrician',
-  'paediatrician', 'radiographer', 'sonographer', 'welder', 'machinist', 'foreman', 'freelancer', 'contractor'];
+  'paediatrician', 'radiographer', 'sonographer', 'welder', 'machinist', 'foreman', 'freelancer', 'contractor', 'tester'];
 /**
  * A person said to hold a job title: "I am nurse", "I'm ward supervisor now", "she's head of science at St
- * Peter's", "he is the new site manager", "works as sous-chef". Up to two words may stand before the title
+ * Peter's", "he is the new site manager", "works as sous-chef", or to have held or be about to hold one: "Used
+ * to be a bus driver", "I will be QA tester", "Being a physio, she's relentless". Up to two words may stand before the title
  * ("ward", "junior ux"), none of them a preposition or an article: "I'm at the doctor" is no job.
  */
-const ROLE_IS = new RegExp(String.raw`\b(?:is(?=\s+an?\s)|i'm|i am|im|he's|she's|he is|she is|they're|they are|works as|working as|worked as|job as|hired as|now as)\s+(?:(?:a|an|the|our|their|my)\s+)?(?:(?:new|senior|junior|head|chief|acting|assistant|trainee|qualified|full)\s+)?(?:(?!(?:at|to|in|on|off|from|with|by|for|the|a|an|my|his|her|their|our|going|seeing|see|visiting|calling|not|so|very|still|just|also)\b)[\p{L}-]+\s+){0,2}?(?:${JOB_TITLES.join('|')}|head of [\p{L}-]+)s?\b`, 'u');
+const ROLE_IS = new RegExp(String.raw`\b(?:is(?=\s+an?\s)|was(?=\s+an?\s)|i'm|i am|im|he's|she's|he is|she is|they're|they are|works as|working as|worked as|job as|hired as|now as|used to be|will be|'ll be|being|became|become|becomes|becoming|trained as|training as|retrained as|qualified as)\s+(?:(?:a|an|the|our|their|my)\s+)?(?:(?:new|senior|junior|head|chief|acting|assistant|trainee|qualified|full)\s+)?(?:(?!(?:at|to|in|on|off|from|with|by|for|the|a|an|my|his|her|their|our|going|seeing|see|visiting|calling|not|so|very|still|just|also)\b)[\p{L}-]+\s+){0,2}?(?:${JOB_TITLES.join('|')}|head of [\p{L}-]+)s?\b`, 'u');
 
 /** Multi-word triggers, matched on the lowercased text before single words (they disambiguate "living"). */
 const PHRASES: [RegExp, Facet][] = [

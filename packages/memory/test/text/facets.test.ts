@@ -62,6 +62,15 @@ describe('facets: the kind of personal fact a sentence speaks of', () => {
     expect(of('my doctor said rest')).toEqual(['health']);
   });
 
+  it('reads a job held before or to come ("Used to be a bus driver", "I will be QA tester", "Being a physio, she…"), not a state', () => {
+    expect(of('Used to be a bus driver')).toEqual(['occupation']);
+    expect(of('I will be QA tester.')).toEqual(['occupation']);
+    expect(of("Being a physio, she's relentless.")).toEqual(['occupation']);
+    expect(of('he was a teacher for 20 years')).toEqual(['occupation']);
+    expect(of('it will be a nightmare')).toEqual([]);
+    expect(of('being a pain about it')).toEqual([]);
+  });
+
   it('a move to a date is no move of home ("moved to 27 September", "moving it to friday")', () => {
     expect(of('The match was moved to 14 March because of the rain')).toEqual([]);
     expect(of('we are moving the call to friday')).not.toContain('residence');
