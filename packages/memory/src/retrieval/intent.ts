@@ -15,7 +15,8 @@
  */
 import { asksAboutHistory } from './arbitration';
 import { isQuestion } from './query';
-import { contentStems, STOPWORDS, withoutSpeakerPrefix } from '../text';
+import { IRREGULAR_PAST } from '@strata/store/indexes';
+import { FUNCTION_WORDS, stem, STOPWORDS, withoutSpeakerPrefix, words } from '../text';
 
 export type Tense = 'current' | 'past' | 'history';
 export type AnswerKind = 'time' | 'number' | 'person' | 'place' | 'identity' | null;
@@ -29,6 +30,15 @@ export interface QueryIntent {
   names: ReadonlySet<string>;
   /** the question asks for the value before a change ("before", "first", "used to"), not how it changed */
   earlier: boolean;
+}
+
+/**
+ * Content stems as the text index reads them: an irregular past by its base form ("grew" → "grow", "met"
+ * → "meet": store indexes/tokenizer.ts), so a statement the index found for "Where did Jamal grow up?"
+ * also holds the question's words here ("I grew up in Bristol" is no statement matched by its context).
+ */
+function contentStems(text: string): string[] {
+  return words(text).filter((w) => !FUNCTION_WORDS.has(w)).map((w) => stem(IRREGULAR_PAST.get(w) ?? w)).filter((w) => w.length > 0);
 }
 
 const QUESTION_STEMS = new Set(contentStems('what which who whom whose when where why how now these days currently still today nowadays moment do does did is are was were have has had'));

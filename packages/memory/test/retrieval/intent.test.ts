@@ -1,4 +1,4 @@
-import { carriesTime, kindFactor, kindFactorBeyond, namesIn, queryIntent, KIND_FACTOR, TIME_KIND_FACTOR } from '../../src/retrieval/intent';
+import { carriesTime, kindFactor, kindFactorBeyond, matchedTerms, namesIn, queryIntent, KIND_FACTOR, TIME_KIND_FACTOR } from '../../src/retrieval/intent';
 import { buildUnitFilter } from '../../src/retrieval/filters';
 
 describe('query intent', () => {
@@ -82,6 +82,12 @@ describe('query intent', () => {
     expect(beyond('Who is Inés?', 'Ana: my teacher Inés says I talk with my hands')).toBe(1);
     expect(beyond('Who is Arjun?', "Amelie: Noted, I'll swap Arjun in as authorised collector.")).toBe(KIND_FACTOR);
     expect(beyond('Who is Arjun?', 'Dana: Arjun is coming on Friday')).toBe(KIND_FACTOR);
+  });
+
+  it('reads an irregular past in a statement as the base form the question asks with, as the text index does', () => {
+    const terms = queryIntent('Where did Jamal grow up?').terms;
+    expect(terms).toEqual(expect.arrayContaining([...matchedTerms('Jamal: I grew up in Bristol so anything north feels far', terms)]));
+    expect(matchedTerms('Jamal: I grew up in Bristol so anything north feels far', terms).size).toBeGreaterThan(0);
   });
 
   it('searches superseded units (never forgotten ones) only when asked to', () => {

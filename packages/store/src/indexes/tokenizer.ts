@@ -36,6 +36,28 @@ export interface TokenizerOptions {
 }
 
 /**
+ * Irregular past tenses and participles, by their base form: a question asks "Where did Jamal grow up?" or
+ * "When did they meet?" and a chat tells "I grew up in Bristol", "we met at uni"; no suffix rule joins them.
+ * Forms that are also common words of their own are left out: left (a direction), rose, sat (Saturday),
+ * bit (a bit), lay, fell, wound, saw, shot, lit, felt, found (to found), ground, bore; so are did and done,
+ * whose base is a stopword.
+ */
+export const IRREGULAR_PAST: ReadonlyMap<string, string> = new Map<string, string>(Object.entries({
+  ate: 'eat', eaten: 'eat', began: 'begin', begun: 'begin', bought: 'buy', brought: 'bring', built: 'build',
+  broke: 'break', broken: 'break', came: 'come', caught: 'catch', chose: 'choose', chosen: 'choose', drank: 'drink', drunk: 'drink', drove: 'drive', driven: 'drive', flew: 'fly', flown: 'fly',
+  forgot: 'forget', forgotten: 'forget', froze: 'freeze', frozen: 'freeze', gave: 'give', given: 'give',
+  went: 'go', gone: 'go', grew: 'grow', grown: 'grow', heard: 'hear', held: 'hold', hid: 'hide', hidden: 'hide',
+  kept: 'keep', knew: 'know', known: 'know', led: 'lead', lent: 'lend', lost: 'lose', made: 'make', meant: 'mean',
+  met: 'meet', paid: 'pay', ran: 'run', rang: 'ring', rung: 'ring', rode: 'ride', ridden: 'ride', said: 'say',
+  sang: 'sing', sung: 'sing', seen: 'see', sold: 'sell', sent: 'send', slept: 'sleep', spoke: 'speak',
+  spoken: 'speak', spent: 'spend', stole: 'steal', stolen: 'steal', stood: 'stand', swam: 'swim', swum: 'swim',
+  taught: 'teach', took: 'take', taken: 'take', thought: 'think', threw: 'throw', thrown: 'throw', told: 'tell',
+  understood: 'understand', woke: 'wake', woken: 'wake', won: 'win', wore: 'wear', worn: 'wear', wrote: 'write',
+  written: 'write', fed: 'feed', fought: 'fight', sought: 'seek', dealt: 'deal', struck: 'strike', became: 'become',
+  forgave: 'forgive', forgiven: 'forgive', mistook: 'mistake', mistaken: 'mistake', shook: 'shake', shaken: 'shake',
+}));
+
+/**
  * A light English stemmer: plurals, -ing, -ed, -ly, -ness, and a final silent "e". Deliberately
  * conservative: it only has to map the forms of one word to one key consistently (paint, paints,
  * painted, painting → paint; move, moves, moved, moving → move), not to produce dictionary words, and an
@@ -47,6 +69,8 @@ export interface TokenizerOptions {
  */
 export function stem(word: string): string {
   if (!/^[a-z]+$/.test(word)) return word;
+  const base = IRREGULAR_PAST.get(word);
+  if (base !== undefined) return stem(base);
   if (word.length <= 3) return word.length === 3 ? dropSilentE(word) : word; // use, used → us
   let w = word;
   if (w.endsWith('ies') && w.length > 4) w = w.slice(0, -3) + 'y';
