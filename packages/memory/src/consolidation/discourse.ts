@@ -153,6 +153,18 @@ export function openingName(statement: string, names: ReadonlySet<string>): stri
 }
 
 /**
+ * The one person a statement introduces by their relation to someone ("I should let you know that my
+ * partner, Tomás Reyes, would like to move in", "we had dinner with my cousin Ana"): whom a "he" or "she"
+ * opening the next statement is about ("He is a staff nurse at St Aldhelm's"). Null when it introduces
+ * none, or more than one.
+ */
+export function introducedName(statement: string, names: ReadonlySet<string>): string | null {
+  const found = new Set<string>();
+  for (const m of statement.matchAll(/\b(?:my|our|his|her|their)\s+(?:\p{Ll}+\s+){0,1}\p{Ll}+,?\s+(\p{Lu}\p{Ll}+)\b/gu)) if (names.has(m[1])) found.add(m[1]);
+  return found.size === 1 ? [...found][0] : null;
+}
+
+/**
  * A reaction or interjection a chat turn opens with before its news: "nice. oh my sister Anjali just got
  * engaged", "lol ok. Anjali moved the wedding", "wow! btw Omar got the job". One or two words closed by
  * punctuation, then interjections.

@@ -8,7 +8,7 @@ import { classifyNoise } from './noise';
 import { splitStatements } from './split';
 import { resolveSpeaker } from './speaker';
 import { classifyMemoryType, hasStepMarkers, isHowTo } from './classify';
-import { assistantChatter, isFragment, joinFragments, namesUsedIn, openingName, resolvePronoun, stripLeadIn, withQuestion } from './discourse';
+import { assistantChatter, introducedName, isFragment, joinFragments, namesUsedIn, openingName, resolvePronoun, stripLeadIn, withQuestion } from './discourse';
 
 export interface StatementDraft {
   event: EventRecord;
@@ -104,7 +104,7 @@ export function draftEvent(event: EventRecord, names: ReadonlySet<string>, textO
     // A short reply to the question before it ("8.1%" after "What was your HbA1c at diagnosis?") says
     // nothing alone: the question it answers goes with it.
     if (i === 0 && asked && asked.speaker !== who.speaker && leansOnQuestion(s)) s = withQuestion(s, asked.text);
-    about = openingName(joined, known) ?? (s === joined ? null : about);
+    about = openingName(joined, known) ?? introducedName(joined, known) ?? (s === joined ? null : about);
     drafts.push({ ...base, text: cut(s), memoryType: classifyMemoryType(event, s), assets: et.assets });
   }
   discourse?.lastSubject.set(event.stream_id, about);

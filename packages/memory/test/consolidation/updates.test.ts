@@ -430,6 +430,19 @@ describe('turn-level discourse', () => {
     ]);
   });
 
+  it('names whom "he" is about after a statement that introduces one person by their relation ("my partner, Tomás Reyes, …")', async () => {
+    const { run } = setup();
+    const p = await run([
+      event('Yasmin: I should also let you know that my partner, Tomás Reyes, would like to move in with me. He is a staff nurse at St Aldhelm\'s Hospital.', { metadata: { speaker: 'Yasmin' } }),
+      event('Ben: we had dinner with my cousin Ana and my friend Leo. She is moving to Oslo.', { metadata: { speaker: 'Ben' } }),
+    ]);
+    expect(p.units.map((u) => u.unit.content)).toEqual(expect.arrayContaining([
+      "Yasmin: He (Tomás) is a staff nurse at St Aldhelm's Hospital.",
+      // two people introduced: "she" stays unresolved
+      'Ben: She is moving to Oslo.',
+    ]));
+  });
+
   it('keeps a short sentence giving a value with the sentence it points back to ("It\'s 0161 496 0000 now"), and news with its announcement', async () => {
     const { run } = setup();
     const p = await run([
