@@ -41,8 +41,11 @@ function isBoundary(sentence: string, next: string): boolean {
   // without a subject ("… the course. starts 1 september, based at the hub"; "airpods or money. money is
   // good") goes on with the one before.
   if (!/^["'([]?[\p{Lu}\p{N}]/u.test(next)) {
-    // "haha yes! good eye": in a chat "!" and "?" end a sentence whatever case follows.
-    if (/[!?]["')\]]*$/.test(sentence)) return true;
+    // "haha yes! good eye": in a chat "!" and "?" end a sentence whatever case follows, but a statement's
+    // tail without a subject of its own goes on with it ("i got a job offer in Toronto!! moving in april")
+    if (/[!?]["')\]]*$/.test(sentence)) {
+      return !(/!["')\]]*$/.test(sentence) && wordCount(sentence) >= 4 && !LOWERCASE_CLAUSE.test(next) && !LOWERCASE_QUESTION.test(next));
+    }
     if (!/[^.]\.$/.test(sentence) || endsWithAbbreviation(sentence)) return false;
     // "… doing logistics planning. you?", "… on May 17. can you build me a plan?": a question in small
     // letters is a sentence of its own, so the statement before it is not taken for part of a question.

@@ -49,6 +49,9 @@ describe('splitSentences: questions in a chat', () => {
   it('ends a sentence at "!" or "?" whatever case follows', () => {
     expect(splitSentences('haha yes! good eye. smudged every page at RISD')).toEqual(['haha yes!', 'good eye. smudged every page at RISD']);
     expect(splitSentences('you ok? i heard about the flat')).toEqual(['you ok?', 'i heard about the flat']);
+    // a statement's tail without a subject of its own goes on with it
+    expect(splitSentences('also small news i got a job offer in Toronto!! moving in april')).toEqual(['also small news i got a job offer in Toronto!! moving in april']);
+    expect(splitSentences('I got the job at the bakery!! i start monday')).toEqual(['I got the job at the bakery!!', 'i start monday']);
   });
 });
 
