@@ -240,7 +240,7 @@ function sharedOwners(next: { owner: string }, old: { owner: string }, a: Readon
 const COUNT_NOT_THING = /^(?:minutes|mins|hours|hrs|days|weeks|months|years|miles|times|pounds|dollars|euros|percent|points|degrees|kms|mgs)$/;
 
 /** Amounts with their unit ("500 mg", "£32", "20 minutes", "6:40 per km"); `typedValues` groups them by unit. */
-const MEASURE = /(?:[£$€]\s?\d[\d.,]*|\d[\d.,:]*\s?(?:%|mg|g|kg|km|mi|miles?|minutes?|mins?|hours?|hrs?|days?|weeks?|months?|years?|per (?:km|mile|month|week|day)|a (?:month|week|day|year)|AED|EUR|GBP|USD|euros?|pounds?|dollars?))/giu;
+const MEASURE = /(?:[£$€]\s?\d[\d.,]*|\d[\d.,:]*\s?(?:[a-z]+\s?)?\/\s?(?:min|minute|sec|second|s|hr|hour|h|day|wk|week|mo|month|yr|year|night|session|episode|ep|person|head)\b|\d[\d.,:]*\s?(?:%|mg|g|kg|km|mi|miles?|minutes?|mins?|hours?|hrs?|days?|weeks?|months?|years?|per (?:km|mile|month|week|day)|a (?:month|week|day|year)|AED|EUR|GBP|USD|euros?|pounds?|dollars?))/giu;
 
 /**
  * An update said of a topic rather than a facet ("deadline moved. Atlas now has to be done by April
@@ -257,6 +257,10 @@ export function updatesTopic(next: { text: string; owner: string }, old: { text:
   // "The wedding is at Ashton Court now, same date": part of the old statement still holds (its date);
   // it stays, and retrieval orders the two as versions (fusion.ts findVersions)
   if (KEEPS_PART.test(next.text)) return false;
+  // a statement of many facts (minutes, a list of results, a long email) is not replaced by a change of
+  // one of them: retrieval orders the two as versions ("Laying-up moves to Saturday 25 October" and an
+  // AGM's outcomes that also give the new membership fees)
+  if (manyFacts(old.text)) return false;
   const personal = FIRST_PERSON.test(next.text) || FIRST_PERSON.test(old.text);
   if (personal && next.owner !== old.owner) return false;
   const stemsNext = objectStems(next.text);
@@ -297,6 +301,11 @@ export function updatesTopic(next: { text: string; owner: string }, old: { text:
 
 const WEEKDAY_KEYS = new Set(['mon', 'tue', 'wed', 'thu', 'fri', 'sat', 'sun']);
 const MONTH_WORD = '(?:jan(?:uary)?|feb(?:ruary)?|mar(?:ch)?|apr(?:il)?|may|june?|july?|aug(?:ust)?|sept?(?:ember)?|oct(?:ober)?|nov(?:ember)?|dec(?:ember)?)';
+/** Four sentences or list items or more. */
+function manyFacts(text: string): boolean {
+  return withoutSpeakerPrefix(text).split(/(?<=[.!?])\s+|\n+\s*(?:\d+[.)]|[-*•])?\s*/).filter((p) => /\p{L}{2}/u.test(p)).length >= 4;
+}
+
 /**
  * When a change takes effect: "from November", "starting 16 Sept", "as of next month", "from 1 February
  * (2025-02-01)". A span ("from May to July", "from 9 till 5") is a value, not its start.
@@ -386,7 +395,9 @@ export function typedValues(text: string): Map<string, Set<string>> {
   const body = withoutSpeakerPrefix(reply);
   const measured = new Set<string>();
   for (const m of body.matchAll(MEASURE)) {
-    const unit = m[0].replace(/[\d.,:\s]+/g, ' ').trim().toLowerCase();
+    // a rate is its unit of time or count: "250/min" and "100 req/min" are two values of one kind
+    const slash = /\/\s*([a-z]+)$/i.exec(m[0]);
+    const unit = slash ? `/${slash[1].toLowerCase()}` : m[0].replace(/[\d.,:\s]+/g, ' ').trim().toLowerCase();
     const amount = m[0].replace(/[^\d.,:]/g, '').replace(/[.,]+$/, '');
     add(`amount ${unit}`, amount);
     measured.add(amount);

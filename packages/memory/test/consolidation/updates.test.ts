@@ -365,6 +365,22 @@ describe('when a change takes effect, and an ending given as its reason', () => 
   });
 });
 
+describe('a rate, and more ways to say a thing moved', () => {
+  it('reads a rate as an amount of its unit ("250/min" and "100 req/min"), and "moves to" and "pushing … to" as changes', () => {
+    const user = { owner: 'user' };
+    expect(updatesTopic({ text: 'bump the rate limit to 250/min for all keys', ...user }, { text: 'also note the api listens on 8080 and the rate limit is 100 req/min per key.', ...user })).toBe(true);
+    expect(changeCue('Laying-up moves to Saturday 25 October')).toBe('update');
+    expect(changeCue("We're pushing start to Monday March 10")).toBe('update');
+  });
+
+  it('a statement of many facts is not replaced by a change of one of them', () => {
+    const ruth = { owner: 'ruth' };
+    const minutes = { text: 'AGM outcomes. Ruth elected Commodore. Full membership goes up to £240 from January. Laying-up is Saturday 18 October. Thanks all for coming.', ...ruth };
+    expect(updatesTopic({ text: 'Laying-up moves to Saturday 25 October', ...ruth }, minutes)).toBe(false);
+    expect(updatesTopic({ text: 'Laying-up moves to Saturday 25 October', ...ruth }, { text: 'Laying-up is Saturday 18 October, high water 11:42.', ...ruth })).toBe(true);
+  });
+});
+
 describe('a plural opening a sentence', () => {
   it('is no person whose statement it is: "Bloods can go to every 8 weeks now" is the user\'s own, and retires the old schedule', async () => {
     const { run, current } = setup();
