@@ -256,6 +256,9 @@ function listArg(name: string, def: number[]): number[] {
   return i < 0 ? def : process.argv[i + 1].split(',').map(Number);
 }
 
+/** A ratio as `x0.42`, or `—` when a system of it was not measured (`--no-single`, `--no-etcd`, `--no-cluster`). */
+const times = (r: unknown): string => (typeof r === 'number' && Number.isFinite(r) ? `x${r.toFixed(2)}` : '—');
+
 const median = (xs: number[]) => [...xs].sort((a, b) => a - b)[Math.floor(xs.length / 2)];
 
 /**
@@ -369,14 +372,14 @@ async function main(): Promise<void> {
     row.cluster_vs_etcd = ratio('strata_cluster_leader', 'etcd_cluster_leader');
     row.single_vs_etcd = ratio('strata_single', 'etcd_cluster_leader');
     row.cluster_vs_single = ratio('strata_cluster_leader', 'strata_single');
-    console.log(`  ${String(c).padStart(3)} clients  throughput ratios: 3-node strata / 3-node etcd x${(row.cluster_vs_etcd as number).toFixed(2)}, single strata / 3-node etcd x${(row.single_vs_etcd as number).toFixed(2)}, 3-node / single x${(row.cluster_vs_single as number).toFixed(2)}`);
+    console.log(`  ${String(c).padStart(3)} clients  throughput ratios: 3-node strata / 3-node etcd ${times(row.cluster_vs_etcd)}, single strata / 3-node etcd ${times(row.single_vs_etcd)}, 3-node / single ${times(row.cluster_vs_single)}`);
     if (baseline) {
       row.cluster_vs_baseline = ratio('strata_cluster_leader', 'baseline_strata_cluster_leader');
       row.single_vs_baseline = ratio('strata_single', 'baseline_strata_single');
       const cpuRatio = (a: string, b: string) => med(a, c, (r) => r.cpuUsPerWriteDrained ?? r.cpuUsPerWrite ?? NaN) / med(b, c, (r) => r.cpuUsPerWriteDrained ?? r.cpuUsPerWrite ?? NaN);
       row.cluster_cpu_vs_baseline = cpuRatio('strata_cluster_leader', 'baseline_strata_cluster_leader');
       row.single_cpu_vs_baseline = cpuRatio('strata_single', 'baseline_strata_single');
-      console.log(`  ${String(c).padStart(3)} clients  this tree / baseline: writes/s single x${(row.single_vs_baseline as number).toFixed(2)}, 3-node x${(row.cluster_vs_baseline as number).toFixed(2)}; CPU per write single x${(row.single_cpu_vs_baseline as number).toFixed(2)}, 3-node x${(row.cluster_cpu_vs_baseline as number).toFixed(2)}`);
+      console.log(`  ${String(c).padStart(3)} clients  this tree / baseline: writes/s single ${times(row.single_vs_baseline)}, 3-node ${times(row.cluster_vs_baseline)}; CPU per write single ${times(row.single_cpu_vs_baseline)}, 3-node ${times(row.cluster_cpu_vs_baseline)}`);
     }
     summary[String(c)] = row;
   }
