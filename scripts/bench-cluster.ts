@@ -16,7 +16,8 @@
  * `--baseline DIR` also starts the same systems from another checkout (DIR, a copy of the tree before a
  * change, with its own node_modules), measured in the same run beside this tree's.
  *   npm run bench:cluster -- [--seconds 5] [--runs 3] [--clients 1,32,256] [--spread] [--no-etcd] [--no-single] [--no-cluster]
- *     [--default-config] [--drain-seconds 30] [--livez] [--baseline DIR] [--cpu-prof DIR]
+ *     [--default-config] [--drain-seconds 30] [--livez] [--baseline DIR] [--cpu-prof DIR] [--keep]
+ * `--keep` leaves the data directories and the nodes' logs (in bench-results/.cluster-*) instead of deleting them.
  */
 import { spawnSync } from 'node:child_process';
 import { randomUUID } from 'node:crypto';
@@ -343,7 +344,8 @@ async function main(): Promise<void> {
     }
   } finally {
     await Promise.all(running.map((p) => p.stop()));
-    rmSync(dir, { recursive: true, force: true });
+    if (process.argv.includes('--keep')) console.log(`data directories and node logs kept in ${dir}`);
+    else rmSync(dir, { recursive: true, force: true });
   }
   const med = (key: string, c: number, f: (r: Result) => number) => {
     const rs = results[key]?.[c];
