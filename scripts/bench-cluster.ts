@@ -16,7 +16,8 @@
  * `--baseline DIR` also starts the same systems from another checkout (DIR, a copy of the tree before a
  * change, with its own node_modules), measured in the same run beside this tree's.
  *   npm run bench:cluster -- [--seconds 5] [--runs 3] [--clients 1,32,256] [--spread] [--no-etcd] [--no-single] [--no-cluster]
- *     [--default-config] [--drain-seconds 30] [--livez] [--baseline DIR] [--cpu-prof DIR]
+ *     [--default-config] [--drain-seconds 30] [--livez] [--baseline DIR] [--cpu-prof DIR] [--keep]
+ * `--keep` leaves the data directories and the nodes' logs (in bench-results/.cluster-*) instead of deleting them.
  */
 import { spawnSync } from 'node:child_process';
 import { randomUUID } from 'node:crypto';
@@ -256,6 +257,9 @@ function listArg(name: string, def: number[]): number[] {
   return i < 0 ? def : process.argv[i + 1].split(',').map(Number);
 }
 
+/** A ratio as `x0.42`, or `—` when a system of it was not measured (`--no-single`, `--no-etcd`, `--no-cluster`). */
+const times = (r: unknown): string => (typeof r === 'number' && Number.isFinite(r) ? `x${r.toFixed(2)}` : '—');
+
 const median = (xs: number[]) => [...xs].sort((a, b) => a - b)[Math.floor(xs.length / 2)];
 
 /**
@@ -340,7 +344,8 @@ async function main(): Promise<void> {
     }
   } finally {
     await Promise.all(running.map((p) => p.stop()));
-    rmSync(dir, { recursive: true, force: true });
+    if (process.argv.includes('--keep')) console.log(`data directories and node logs kept in ${dir}`);
+    else rmSync(dir, { recursive: true, force: true });
   }
   const med = (key: string, c: number, f: (r: Result) => number) => {
     const rs = results[key]?.[c];
@@ -369,14 +374,14 @@ async function main(): Promise<void> {
     row.cluster_vs_etcd = ratio('strata_cluster_leader', 'etcd_cluster_leader');
     row.single_vs_etcd = ratio('strata_single', 'etcd_cluster_leader');
     row.cluster_vs_single = ratio('strata_cluster_leader', 'strata_single');
-    console.log(`  ${String(c).padStart(3)} clients  throughput ratios: 3-node strata / 3-node etcd x${(row.cluster_vs_etcd as number).toFixed(2)}, single strata / 3-node etcd x${(row.single_vs_etcd as number).toFixed(2)}, 3-node / single x${(row.cluster_vs_single as number).toFixed(2)}`);
+    console.log(`  ${String(c).padStart(3)} clients  throughput ratios: 3-node strata / 3-node etcd ${times(row.cluster_vs_etcd)}, single strata / 3-node etcd ${times(row.single_vs_etcd)}, 3-node / single ${times(row.cluster_vs_single)}`);
     if (baseline) {
       row.cluster_vs_baseline = ratio('strata_cluster_leader', 'baseline_strata_cluster_leader');
       row.single_vs_baseline = ratio('strata_single', 'baseline_strata_single');
       const cpuRatio = (a: string, b: string) => med(a, c, (r) => r.cpuUsPerWriteDrained ?? r.cpuUsPerWrite ?? NaN) / med(b, c, (r) => r.cpuUsPerWriteDrained ?? r.cpuUsPerWrite ?? NaN);
       row.cluster_cpu_vs_baseline = cpuRatio('strata_cluster_leader', 'baseline_strata_cluster_leader');
       row.single_cpu_vs_baseline = cpuRatio('strata_single', 'baseline_strata_single');
-      console.log(`  ${String(c).padStart(3)} clients  this tree / baseline: writes/s single x${(row.single_vs_baseline as number).toFixed(2)}, 3-node x${(row.cluster_vs_baseline as number).toFixed(2)}; CPU per write single x${(row.single_cpu_vs_baseline as number).toFixed(2)}, 3-node x${(row.cluster_cpu_vs_baseline as number).toFixed(2)}`);
+      console.log(`  ${String(c).padStart(3)} clients  this tree / baseline: writes/s single ${times(row.single_vs_baseline)}, 3-node ${times(row.cluster_vs_baseline)}; CPU per write single ${times(row.single_cpu_vs_baseline)}, 3-node ${times(row.cluster_cpu_vs_baseline)}`);
     }
     summary[String(c)] = row;
   }

@@ -16,6 +16,26 @@ function readOne<V>(sub: Sub<V>, key: string): V | undefined {
 }
 
 /**
+ * A few meta keys that every command's apply reads and almost no command writes (the split fences, the
+ * live webhook count), as LevelDB holds them: kept by the StateMachine between commands, each dropped
+ * when a batch writes it and all on a restore, so a read is a map lookup instead of a LevelDB miss per
+ * command (~17 µs of each replica's apply of an ingest, docs/performance.md, issue 27). The values
+ * are shared: handlers copy them, never change them.
+ */
+export interface StableReads {
+  sub: Sub<unknown>;
+  keys: ReadonlySet<string>;
+  values: Map<string, unknown>;
+}
+
+/** `key` of `sub` as LevelDB holds it: from the stable reads when it is one of theirs. */
+export function readStable<V>(stable: StableReads | null, sub: Sub<V>, key: string): V | undefined {
+  if (!stable || (sub as Sub<unknown>) !== stable.sub || !stable.keys.has(key)) return readOne(sub, key);
+  if (!stable.values.has(key)) stable.values.set(key, readOne(sub, key));
+  return stable.values.get(key) as V | undefined;
+}
+
+/**
  * Writes of the earlier commands of one apply batch, not yet in LevelDB (state-machine.ts applies a
  * run of commands and writes them in one LevelDB batch). A later command of the batch reads them
  * before LevelDB, so each command sees exactly the state its predecessors left, as if applied alone.
@@ -23,6 +43,10 @@ function readOne<V>(sub: Sub<V>, key: string): V | undefined {
 export class PendingWrites {
   readonly ops: Op[] = [];
   private readonly values = new Map<Sub<unknown>, Map<string, unknown>>();
+  /** ops a later op of the same key replaced (what LevelDB would overwrite within the batch) */
+  private superseded = 0;
+  /** sublevel → key → position in `ops` of its last op */
+  private readonly lastOp = new Map<Sub<unknown>, Map<string, number>>();
 
   /** `found` false: nothing of the batch wrote the key (read LevelDB); otherwise its value (undefined: deleted). */
   lookup(sub: Sub<unknown>, key: string): { found: boolean; value: unknown } {
@@ -51,11 +75,26 @@ export class PendingWrites {
   /** Takes a command's writes into the batch, after it was applied. */
   absorb(ops: readonly Op[]): void {
     for (const op of ops) {
-      this.ops.push(op);
       let m = this.values.get(op.sublevel);
       if (!m) this.values.set(op.sublevel, (m = new Map()));
       m.set(op.key, op.type === 'put' ? op.value : DELETED);
+      let last = this.lastOp.get(op.sublevel);
+      if (!last) this.lastOp.set(op.sublevel, (last = new Map()));
+      if (last.has(op.key)) this.superseded++;
+      last.set(op.key, this.ops.length);
+      this.ops.push(op);
     }
+  }
+
+  /**
+   * The batch to write: each key's last op only. Within one LevelDB batch a later op of a key replaces
+   * an earlier one, so the state written is the same; the counters (`ApplyContext.increment`), which
+   * every command of a run and every user batch of `memory.consolidate_users` writes again, were a
+   * fifth of the ops of a live trickle's batches (docs/performance.md, issue 27).
+   */
+  finalOps(): Op[] {
+    if (this.superseded === 0) return this.ops;
+    return this.ops.filter((op, i) => this.lastOp.get(op.sublevel)!.get(op.key) === i);
   }
 }
 
@@ -80,6 +119,8 @@ export class ApplyContext {
     private readonly tracking: ReadonlyMap<Sub<unknown>, TrackedKind> = new Map(),
     /** writes of the earlier commands of the same apply batch, read before LevelDB */
     private readonly pending: PendingWrites | null = null,
+    /** meta keys kept between commands (StableReads) */
+    private readonly stable: StableReads | null = null,
   ) {}
 
   async get<V>(sub: Sub<V>, key: string): Promise<V | undefined> {
@@ -90,9 +131,35 @@ export class ApplyContext {
       const hit = this.pending.lookup(sub as Sub<unknown>, key);
       if (hit.found) return hit.value as V | undefined;
     }
-    const fetched = this.fetched.get(sub as Sub<unknown>);
+    let fetched = this.fetched.get(sub as Sub<unknown>);
     if (fetched?.has(key)) return fetched.get(key) as V | undefined;
-    return readOne(sub, key);
+    const value = readStable(this.stable, sub, key);
+    // kept as read: the state before the command, what its effects are resolved against (`before`)
+    if (!fetched) this.fetched.set(sub as Sub<unknown>, (fetched = new Map()));
+    fetched.set(key, value);
+    return value;
+  }
+
+  /**
+   * These keys as they were before the command (its own writes not seen): from what the command read
+   * already (prefetched, or got from LevelDB), the rest from the batch's earlier writes or LevelDB. What
+   * the effects are resolved against (effects.ts): a consolidation's units and edges were all read by
+   * its checks, and were read a second time there.
+   */
+  async before<V>(sub: Sub<V>, keys: string[]): Promise<(V | undefined)[]> {
+    const fetched = this.fetched.get(sub as Sub<unknown>);
+    const out: (V | undefined)[] = new Array(keys.length);
+    const misses: number[] = [];
+    keys.forEach((k, i) => {
+      if (fetched?.has(k)) out[i] = fetched.get(k) as V | undefined;
+      else misses.push(i);
+    });
+    if (misses.length > 0) {
+      const missing = misses.map((i) => keys[i]);
+      const got = this.pending ? await this.pending.getMany(sub, missing) : await readMany(sub, missing);
+      misses.forEach((i, j) => (out[i] = got[j]));
+    }
+    return out;
   }
 
   /**

@@ -35,7 +35,17 @@ export function afterPrefix(...parts: string[]): string {
  * code that compares keys it read must use this, or it disagrees with the iteration order.
  */
 export function compareKeys(a: string, b: string): number {
-  return Buffer.compare(Buffer.from(a, 'utf8'), Buffer.from(b, 'utf8'));
+  // Up to the first difference without a surrogate, code units order as code points do (so as UTF-8
+  // bytes): no encoding. A surrogate on the way (an astral character, or a lone one) takes the bytes.
+  const n = Math.min(a.length, b.length);
+  for (let i = 0; i < n; i++) {
+    const x = a.charCodeAt(i);
+    const y = b.charCodeAt(i);
+    if ((x >= 0xd800 && x <= 0xdfff) || (y >= 0xd800 && y <= 0xdfff)) return Buffer.compare(Buffer.from(a, 'utf8'), Buffer.from(b, 'utf8'));
+    if (x !== y) return x < y ? -1 : 1;
+  }
+  // One is a prefix of the other: its bytes are a prefix of the other's.
+  return a.length === b.length ? 0 : a.length < b.length ? -1 : 1;
 }
 
 /** Stream position of an event: the log index of its command and its place in that command. */

@@ -69,7 +69,7 @@ export async function medianOfUsers(db: StateDb, base: number, range: { start: n
 }
 
 /** `meta` key of the group's fences. */
-const FENCES_KEY = 'range_fences';
+export const FENCES_KEY = 'range_fences';
 /** `meta` key of the new group's event numbering floor (RangeSeedCommand). */
 const SEQ_FLOOR_KEY = 'seq_floor';
 

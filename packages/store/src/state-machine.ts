@@ -1,5 +1,5 @@
 import { InvariantError, type SnapshotPoint, type SnapshotReader, type SnapshotWriter } from '@strata/raft';
-import { ApplyContext, PendingWrites } from './apply-context';
+import { ApplyContext, PendingWrites, readStable, type StableReads } from './apply-context';
 import { applyApiKeyCreate, applyApiKeyRevoke, applyAuthBootstrap, applySetPassword } from './apply/auth';
 import { applyIngest } from './apply/events';
 import { applyPrune, applyReinforce } from './apply/importance';
@@ -9,7 +9,7 @@ import { applyEdgeAdd, applyMemoryDelete, applySemanticExecute, applySemanticPla
 import { applyConsolidate, applyConsolidateUsers, applyConsolidationFailed, applyInsights, indexPendingByUser } from './apply/memory';
 import { applyPlacement } from './apply/placement';
 import { applyKeyRanges, applyKeySplit, applyRemoveGroup } from './apply/key-ranges';
-import { applyRangeClear, applyRangeDrop, applyRangeFence, applyRangeReceive, applyRangeSeed, applyRangeUnfence, fenceRefusal } from './range-split';
+import { FENCES_KEY, applyRangeClear, applyRangeDrop, applyRangeFence, applyRangeReceive, applyRangeSeed, applyRangeUnfence, fenceRefusal } from './range-split';
 import { applyUserOrg } from './apply/users';
 import { AssetReferenceChanges } from './apply/assets';
 import { LIVE_WEBHOOKS_KEY, applyWebhookAdvance, applyWebhookCreate, applyWebhookDelete, enqueueWebhookDeliveries } from './apply/webhooks';
@@ -117,9 +117,12 @@ export class StateMachine {
   private readonly listeners: AppliedListener[] = [];
   private readonly restoredListeners: RestoredListener[] = [];
   private readonly tracking: ReadonlyMap<Sub<unknown>, TrackedKind>;
+  /** the fences and the live webhook count as LevelDB holds them, read by every command (StableReads) */
+  private readonly stable: StableReads;
 
   private constructor(readonly db: StateDb) {
     this.tracking = trackedSublevels(db);
+    this.stable = { sub: db.meta, keys: new Set([FENCES_KEY, LIVE_WEBHOOKS_KEY]), values: new Map() };
   }
 
   static async open(db: StateDb): Promise<StateMachine> {
@@ -152,7 +155,9 @@ export class StateMachine {
    * A crash midway leaves applied index 0, so the log layer restores again on restart.
    */
   async restore(image: SnapshotReader): Promise<void> {
+    this.stable.values.clear();
     await restoreImage(this.db, image, [APPLIED_KEY, APPLIED_TERM_KEY]);
+    this.stable.values.clear();
     await this.reload();
     for (const listener of this.restoredListeners) listener(this.applied);
   }
@@ -162,7 +167,9 @@ export class StateMachine {
    * again), then tells the restore listeners, as a restore does, so derived state is dropped too.
    */
   async reset(): Promise<void> {
+    this.stable.values.clear();
     await this.db.reset();
+    this.stable.values.clear();
     await this.reload();
     for (const listener of this.restoredListeners) listener(this.applied);
   }
@@ -208,7 +215,8 @@ export class StateMachine {
 
   private async joinsRun(command: Command, run: OpenRun | null): Promise<boolean> {
     if (!BATCHABLE.has(command.type)) return false;
-    const [live] = run ? await run.pending.getMany(this.db.meta, [LIVE_WEBHOOKS_KEY]) : [this.db.meta.getSync(LIVE_WEBHOOKS_KEY)];
+    const written = run?.pending.lookup(this.db.meta, LIVE_WEBHOOKS_KEY);
+    const live = written?.found ? written.value : readStable(this.stable, this.db.meta, LIVE_WEBHOOKS_KEY);
     return ((live as number | undefined) ?? 0) <= 0;
   }
 
@@ -221,7 +229,7 @@ export class StateMachine {
     // Log terms never decrease along the log (Raft's log matching); a lower one is a log layer bug.
     if (e.term < run.term) throw new InvariantError(`apply of index ${e.index} of term ${e.term} after term ${run.term}`);
     if (e.command && !(e.command.type in HANDLERS)) throw new Error(`unknown command type '${(e.command as { type: string }).type}' at index ${e.index}`);
-    const ctx = new ApplyContext(e.index, this.tracking, run.pending);
+    const ctx = new ApplyContext(e.index, this.tracking, run.pending, this.stable);
     for (const [key, value] of Object.entries(e.meta ?? {})) ctx.put(this.db.meta, key, value);
     let result: unknown;
     if (e.command) {
@@ -230,7 +238,7 @@ export class StateMachine {
       // Read before the command's writes join the batch: the state before it tells created from changed.
       const references = new AssetReferenceChanges();
       const effects = ctx.tracked.length
-        ? await resolveEffects(this.db, ctx.tracked, (sub, keys) => run.pending.getMany(sub, keys), (user, before, after) => references.observe(user, before, after))
+        ? await resolveEffects(this.db, ctx.tracked, (sub, keys) => ctx.before(sub, keys), (user, before, after) => references.observe(user, before, after))
         : NO_EFFECTS;
       // Asset holds follow the event and unit records (apply/assets.ts): a hard delete of the last one ends it.
       if (!references.empty) await references.apply(this.db, ctx);
@@ -250,8 +258,15 @@ export class StateMachine {
     ctx.put(this.db.meta, APPLIED_KEY, run.applied);
     if (run.term !== this.term) ctx.put(this.db.meta, APPLIED_TERM_KEY, run.term);
     run.pending.absorb(ctx.ops);
+    const ops = run.pending.finalOps();
+    // A kept meta value the batch writes is read again from LevelDB after it (and not before: no apply runs meanwhile).
+    const dropStable = () => {
+      for (const op of ops) if (op.sublevel === this.db.meta && this.stable.keys.has(op.key)) this.stable.values.delete(op.key);
+    };
+    dropStable();
     // Not synced: the log is the durable record; a lost state write is replayed from it on restart.
-    await this.db.level.batch(run.pending.ops as never);
+    await this.db.level.batch(ops as never);
+    dropStable();
     this.applied = run.applied;
     this.term = run.term;
     for (const d of run.done) for (const listener of this.listeners) listener(d.index, d.command, d.result, d.effects);

@@ -26,8 +26,20 @@ export class TopicWords {
    * (a tool's output is a record, replaced by a later state of itself: plan.ts).
    */
   put(unit: MemoryUnit): void {
+    const current = unit.level === 1 && unit.retired_at === null && unit.speaker !== 'tool';
+    const held = this.held.get(unit.id);
+    if (held && current && held.unit.content === unit.content) {
+      // The same text (a reinforcement changed its references or importance): the same words, the new record.
+      for (const w of held.words) {
+        const set = this.byWord.get(w)!;
+        set.delete(held.unit);
+        set.add(unit);
+      }
+      held.unit = unit;
+      return;
+    }
     this.remove(unit.id);
-    if (unit.level !== 1 || unit.retired_at !== null || unit.speaker === 'tool') return;
+    if (!current) return;
     const words = [...objectStems(unit.content)];
     for (const w of words) {
       let set = this.byWord.get(w);

@@ -25,6 +25,20 @@ describe('TopicWords', () => {
     expect(t.sharing(text, 5).map((u) => u.id)).toEqual(['p']);
   });
 
+  it('answers the latest record of a statement put again, with its words kept or taken again from a new text', () => {
+    const t = new TopicWords();
+    const text = "also I'm home Mondays and Wednesdays now, nursery changed its pickup days";
+    t.put(unit('a', "Dmitri: btw I'm WFH Tue/Thu from now on, nursery pickup", { importance: 0.5 }));
+    t.put(unit('c', 'Dmitri: pickup truck for sale, nursery run done'));
+    t.put(unit('a', "Dmitri: btw I'm WFH Tue/Thu from now on, nursery pickup", { importance: 0.9 })); // reinforced: same text
+    const first = t.sharing(text, 5);
+    expect(first.map((u) => [u.id, u.importance])).toEqual([['a', 0.9], ['c', undefined]]);
+    t.put(unit('c', 'Dmitri: the truck is sold')); // a new text: its old words no longer find it
+    expect(t.sharing(text, 5).map((u) => u.id)).toEqual(['a']);
+    t.put(unit('c', 'Dmitri: pickup truck for sale, nursery run done'));
+    expect(t.sharing(text, 5).map((u) => u.id)).toEqual(['a', 'c']);
+  });
+
   it('skips words most of a long memory holds', () => {
     const t = new TopicWords();
     for (let i = 0; i <= COMMON_WORD_UNITS; i++) t.put(unit(`w${i}`, `work meeting number ${i} about budget`));

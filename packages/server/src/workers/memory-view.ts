@@ -14,14 +14,26 @@
  */
 import { SharedDirections, SimilarUnits, TopicWords, type SimilarUnit } from '@strata/memory/consolidation';
 import {
-  allUnits, decodeVector, join, readMany, userVectors, type ApplyEffects, type MemoryUnit, type StateDb, type StateMachine,
+  allUnits, compareKeys, decodeVector, join, readMany, userVectors, type ApplyEffects, type MemoryUnit, type StateDb, type StateMachine, type StoredVector,
 } from '@strata/store';
 
 /** A subject or attribute as the `unit_by_subject` key holds it (store/apply/memory.ts `keyPart`). */
 const keyPart = (s: string): string => s.split('\x00').join(' ');
 const factKey = (subject: string, attribute: string): string => `${keyPart(subject)}\x00${keyPart(attribute)}`;
-/** The order of unit ids in a LevelDB key range: UTF-8 bytes. */
-const byteOrder = (a: MemoryUnit, b: MemoryUnit): number => Buffer.compare(Buffer.from(a.id), Buffer.from(b.id));
+/** Where a unit of this id goes in a list in LevelDB's key order (UTF-8 bytes of the ids), by binary search. */
+function positionOf(list: readonly MemoryUnit[], id: string): number {
+  let lo = 0;
+  let hi = list.length;
+  while (lo < hi) {
+    const mid = (lo + hi) >>> 1;
+    if (compareKeys(list[mid].id, id) < 0) lo = mid + 1;
+    else hi = mid;
+  }
+  return lo;
+}
+
+/** Only a current L1 unit is held with its vector (SimilarUnits): for any other the vector is not read. */
+const mayBeSimilar = (unit: MemoryUnit): boolean => unit.level === 1 && unit.retired_at === null;
 
 /** Rough bytes a held unit costs (record, vector, entries): for the budget only. */
 function unitBytes(u: MemoryUnit, dims: number): number {
@@ -55,15 +67,22 @@ export class UserMemoryView {
     return view;
   }
 
-  /** Reads these units again (created, changed, retired or deleted since the view was read). */
+  /**
+   * Reads these units again (created, changed, retired or deleted since the view was read), and the
+   * vectors of those that are current L1 units: a retired unit (in a trickle of corrections, one per
+   * event) leaves SimilarUnits whatever its vector, so its vector is not read and decoded.
+   */
   async refresh(unitIds: readonly string[]): Promise<void> {
     if (unitIds.length === 0) return;
-    const keys = unitIds.map((id) => join(this.userId, id));
-    const [units, vectors] = await Promise.all([readMany(this.db.units, keys), readMany(this.db.vectors, keys)]);
+    const units = await readMany(this.db.units, unitIds.map((id) => join(this.userId, id)));
+    const similar = unitIds.filter((_, i) => units[i] !== undefined && mayBeSimilar(units[i]!));
+    const vectors = new Map<string, StoredVector | undefined>();
+    const stored = await readMany(this.db.vectors, similar.map((id) => join(this.userId, id)));
+    similar.forEach((id, i) => vectors.set(id, stored[i]));
     unitIds.forEach((id, i) => {
       const unit = units[i];
-      const stored = vectors[i];
-      if (unit) this.put(unit, stored ? { vector: decodeVector(stored), embedder_id: stored.embedder_id } : undefined);
+      const vector = vectors.get(id);
+      if (unit) this.put(unit, vector ? { vector: decodeVector(vector), embedder_id: vector.embedder_id } : undefined);
       else this.remove(id);
     });
   }
@@ -88,12 +107,15 @@ export class UserMemoryView {
     (userId === this.userId ? [...(this.facts.get(factKey(subject, attribute)) ?? [])] : []);
 
   private put(unit: MemoryUnit, stored: { vector: Float32Array; embedder_id: string } | undefined): void {
-    this.remove(unit.id);
+    // SimilarUnits and TopicWords replace a unit they hold themselves (TopicWords keeps its words when the text is the same).
+    this.forget(unit.id);
     this.similar.put(unit, stored);
     if (unit.subject && unit.attribute) {
+      // In key order, as the unit_by_subject range reads them (a list grows with every correction of the fact).
       const key = factKey(unit.subject, unit.attribute);
-      const list = [...(this.facts.get(key) ?? []), unit].sort(byteOrder);
-      this.facts.set(key, list);
+      let list = this.facts.get(key);
+      if (!list) this.facts.set(key, (list = []));
+      list.splice(positionOf(list, unit.id), 0, unit);
       this.factOf.set(unit.id, key);
     }
     this.topics.put(unit);
@@ -104,14 +126,20 @@ export class UserMemoryView {
 
   private remove(unitId: string): void {
     this.similar.remove(unitId);
+    this.topics.remove(unitId);
+    this.forget(unitId);
+  }
+
+  /** Drops the unit from the fact lists and the byte count. */
+  private forget(unitId: string): void {
     const key = this.factOf.get(unitId);
     if (key !== undefined) {
-      const rest = (this.facts.get(key) ?? []).filter((u) => u.id !== unitId);
-      if (rest.length > 0) this.facts.set(key, rest);
-      else this.facts.delete(key);
+      const list = this.facts.get(key) ?? [];
+      const at = positionOf(list, unitId);
+      if (list[at]?.id === unitId) list.splice(at, 1);
+      if (list.length === 0) this.facts.delete(key);
       this.factOf.delete(unitId);
     }
-    this.topics.remove(unitId);
     this.bytes -= this.sizes.get(unitId) ?? 0;
     this.sizes.delete(unitId);
   }

@@ -101,6 +101,31 @@ describe('UserMemoryView', () => {
     expect(views.users).toBe(1);
   });
 
+  it('keeps a fact\'s units in key order through a trickle of corrections, retirements and deletions (ids of every UTF-8 length)', async () => {
+    const views = new MemoryViews({ db, embedderId: 'emb-a', sm });
+    const ids = ['f-m', 'f-a', 'f-\u00e9', 'f-\u4e2d', 'f-\ud83d\ude00', 'f-\uffff', 'f-z', 'f-0', 'f-\uff5e', 'f-\ud7ff', 'f-b', 'f-\ue000'];
+    let index = sm.appliedIndex();
+    const apply = async (command: Command) => expect(await sm.apply(++index, command)).not.toHaveProperty('error');
+    const same = async () => {
+      const view = await views.get('u');
+      expect((await view.findBySubjectAttribute('u', 'user', 'pet')).map((x) => x.id)).toEqual((await unitsBySubjectAttribute(db, 'u', 'user', 'pet')).map((x) => x.id));
+      expect(await view.findBySubjectAttribute('u', 'user', 'pet')).toEqual(await unitsBySubjectAttribute(db, 'u', 'user', 'pet'));
+      for (const q of [new Float32Array([1, 2, 3]), new Float32Array([3, 0, 1])]) expect(await view.findSimilar('u', q, 5)).toEqual(await fresh('u', q, 5));
+    };
+    await same();
+    // one correction per command, each retiring the fact's unit before it (a live trickle's pattern)
+    for (const [i, id] of ids.entries()) {
+      await apply({
+        type: 'memory.consolidate', user_id: 'u', at: T, consumed: [], embedder_id: 'emb-a', method: 'offline',
+        units: [{ unit: unit(id, { subject: 'user', attribute: 'pet', content: `pet ${i}` }), vector: [i % 3, 1, (i * 7) % 5] }],
+        reinforced: [], retired: i > 0 ? [{ unit_id: ids[i - 1], retired_at: T, reason: 'superseded', superseded_by: id }] : [], edges: [], dropped: [],
+      });
+      await same();
+    }
+    await apply({ type: 'memory.delete', user_id: 'u', at: T, unit_ids: ['f-\u00e9', 'f-\ue000', ids[ids.length - 1]], event_ids: [], require_units: false });
+    await same();
+  });
+
   it('reads afresh after a snapshot install, and holds no more than its budget beyond the view in use', async () => {
     const views = new MemoryViews({ db, embedderId: 'emb-a', sm, maxBytes: 1 });
     await views.get('u');
