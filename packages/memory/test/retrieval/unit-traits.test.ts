@@ -2,8 +2,8 @@
  * What ranking reads from a record's words is computed once per content (unit-traits.ts): a query
  * touches hundreds of candidates, and a record replaced by one of the same content (a reinforcement
  * changes a unit's statistics every few seconds under load) must not be tokenized, stemmed and matched
- * against the facet and change expressions again. Issue 28: under a query storm those recomputations were
- * a fifth of the node's main thread. These tests count the reads of the records' `content`: a query
+ * against the facet and change expressions again (issue 28: under a query storm the text work on records
+ * was ~12% of the node's main thread). These tests count the reads of the records' `content`: a query
  * that parses a record again reads it. They assert no timing.
  */
 import type { Edge, MemoryUnit } from '@strata/store';
