@@ -23,12 +23,19 @@
  * say anything. That is how a regression like issue 28's (server p99 4-17 ms → 115-131 ms after a
  * drain) is caught: `--baseline main` before merging a change to the query path.
  *
+ * `--keep-data DIR` keeps the first run's data directory (copied once its node has stopped, after the storm) and
+ * `--data-from DIR` starts every run's node on a copy of such a directory instead of loading it: the same
+ * consolidated memory for every tree and run (consolidation's output varies with its timing), and no
+ * 20,000 events to consolidate per run while a change to the query path is iterated on. Its state includes
+ * what the kept run's warm-up and storm reinforced; pass the same --users and --events / --units.
+ *
  *   node --expose-gc --conditions=strata-source --import tsx scripts/bench-retrieval.ts --http [--users 20] [--events 1000 | --units 100000]
  *        [--clients 8] [--seconds 15] [--runs 3] [--provider local|hashing] [--baseline REV] [--out FILE] [--cpu-prof-dir DIR] [--settle-s S]
  *        [--env KEY=VALUE]... [--baseline-env KEY=VALUE]... [--node-arg FLAG]... [--baseline-node-arg FLAG]... [--hold-s S]
+ *        [--keep-data DIR | --data-from DIR]
  */
 import { execFileSync, spawn } from 'node:child_process';
-import { existsSync, mkdirSync, mkdtempSync, readdirSync, readFileSync, rmSync, statSync, symlinkSync, writeFileSync } from 'node:fs';
+import { cpSync, existsSync, mkdirSync, mkdtempSync, readdirSync, readFileSync, rmSync, statSync, symlinkSync, writeFileSync } from 'node:fs';
 import { loadavg, tmpdir } from 'node:os';
 import { dirname, join, resolve } from 'node:path';
 import { NodeStrataClient } from '@strata/client/node';
@@ -63,6 +70,10 @@ export interface ConcurrentArgs {
   baselineNodeArgs: string[];
   /** after each storm, seconds the node is kept running (its pid printed) to be inspected: smaps, gdb, a heap snapshot */
   holdS: number;
+  /** the first run's data directory is copied here once its node stopped (null: none kept) */
+  keepData: string | null;
+  /** every run starts on a copy of this data directory instead of loading users (null: load) */
+  dataFrom: string | null;
 }
 
 function keyValue(v: string, into: Record<string, string>): void {
@@ -75,7 +86,7 @@ export function parseConcurrentArgs(argv: string[]): ConcurrentArgs {
   const a: ConcurrentArgs = {
     users: 20, events: 1000, units: 0, clients: 8, seconds: 15, runs: 3, provider: 'local', baseline: null,
     data: resolve(ROOT, '../shared/data/locomo'), out: resolve(ROOT, 'bench-results/retrieval-concurrent.json'), cpuProfDir: null, settleS: 0,
-    env: {}, baselineEnv: {}, nodeArgs: [], baselineNodeArgs: [], holdS: 0,
+    env: {}, baselineEnv: {}, nodeArgs: [], baselineNodeArgs: [], holdS: 0, keepData: null, dataFrom: null,
   };
   for (let i = 0; i < argv.length; i++) {
     const k = argv[i];
@@ -100,6 +111,8 @@ export function parseConcurrentArgs(argv: string[]): ConcurrentArgs {
       case '--hold-s': a.holdS = Number(v); break;
       case '--node-arg': a.nodeArgs.push(v); break;
       case '--baseline-node-arg': a.baselineNodeArgs.push(v); break;
+      case '--keep-data': a.keepData = resolve(v); break;
+      case '--data-from': a.dataFrom = resolve(v); break;
       default: throw new Error(`unknown option ${k}`);
     }
   }
@@ -382,6 +395,7 @@ interface RunFigures {
 
 async function oneRun(root: string, tree: string, run: number, a: ConcurrentArgs, convs: LocomoConversation[], embedder: Embedder, env: Record<string, string>, nodeArgs: string[]): Promise<RunFigures> {
   const dataDir = mkdtempSync(join(tmpdir(), 'strata-bench-concurrent-'));
+  if (a.dataFrom) cpSync(a.dataFrom, dataDir, { recursive: true });
   const spawnedAt = performance.now();
   const node = await startNode(root, dataDir, a.provider, a.cpuProfDir, env, nodeArgs);
   const client = new NodeStrataClient({ baseUrl: node.url, apiKey: API_KEY, connections: a.clients + 2, timeoutMs: 600_000 });
@@ -392,7 +406,12 @@ async function oneRun(root: string, tree: string, run: number, a: ConcurrentArgs
     await client.waitUntilReady(60_000);
     const t0 = performance.now();
     let drainS: number | null = null;
-    if (a.events > 0) {
+    if (a.dataFrom) {
+      // loaded by an earlier run (--keep-data): the users' streams are the ones it ingested into
+      users.forEach((user, u) => streams.set(user, a.events > 0 ? chatEvents(convs, u, a.events).at(-1)!.stream : deterministicUuid(`${user}/stream`)));
+      const status = await client.waitUntilReady(3_600_000, 500);
+      if (!status.ready) throw new Error(`not ready: ${JSON.stringify(status)}`);
+    } else if (a.events > 0) {
       await Promise.all(users.map(async (user, u) => {
         for (const { stream, events } of chatEvents(convs, u, a.events)) {
           streams.set(user, stream);
@@ -529,6 +548,10 @@ async function oneRun(root: string, tree: string, run: number, a: ConcurrentArgs
     await client.close();
     await probe.close();
     await node.stop();
+    if (a.keepData && !existsSync(a.keepData)) {
+      cpSync(dataDir, a.keepData, { recursive: true });
+      process.stderr.write(`data directory kept in ${a.keepData}\n`);
+    }
     rmSync(dataDir, { recursive: true, force: true });
   }
 }

@@ -125,6 +125,7 @@ const RETRIEVAL_STAGES: [string, (frames: string[]) => boolean][] = [
   ['text search: filter calls', (f) => { const i = f.findIndex((x) => x.startsWith('search@text-index')); return i > 0 && !f[i - 1].startsWith('tokenize@'); }],
   ['text search (BM25)', has(/^search@text-index/)],
   ['fusion, facets, arbitration', has(/^(fuse|facetList|arbitrate)@/)],
+  ['whole records of the results (records stage)', has(/^(wholeRecords|readMany)@/)],
   ['pending events read (include_pending)', has(/^pendingSet@/)],
   ['query embedding', has(/^embed@/)],
   ['rest of the retrieval (planning, merging, speakers, stages, views)', has(/^(run|retrieve|retrieveAsync|finishRetrieval|retrieveMemory)@/)],

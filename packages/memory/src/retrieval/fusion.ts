@@ -22,8 +22,8 @@ import { importanceAt, storedImportance } from './decay';
 import { effectiveTimeMs } from './filters';
 import { expandGraph, type ExpansionOptions } from './graph';
 import { normalizeSpeaker, type TimeRange } from './query';
-import { givesOnlyNewValue, matchedTerms, type QueryIntent } from './intent';
-import { endsWithNewValue, facetsInOrder, isFacet, SINGLE_VALUED_FACETS, type Facet } from '../text';
+import { matchedStems, type QueryIntent } from './intent';
+import { isFacet, SINGLE_VALUED_FACETS, type Facet } from '../text';
 import { traitsOf, type UnitTraits } from './unit-traits';
 import type { Neighbors, RankedList, RetrievalUnit, ScoredUnit, ScoreSignals } from './types';
 
@@ -278,14 +278,14 @@ export function fuse<U extends RetrievalUnit>(input: FusionInput<U>): ScoredUnit
         boosts.push(`not_${intent.kind}`);
       }
       // (a question about when asks about the event, and the ending may be it: "When is Helen's last day?")
-      if (intent.tense === 'current' && intent.kind !== 'time' && traits.cue() === 'end' && !endsWithNewValue(unit.content)) {
+      if (intent.tense === 'current' && intent.kind !== 'time' && traits.cue() === 'end' && !traits.endsWithNewValue()) {
         // "I quit the cafe" says what no longer holds: it answers "what did she do before?", never "now"
         score *= ENDING_FACTOR;
         boosts.push('ended');
       } else if (intent.tense === 'current' && versions?.earlier.has(unit.id)) {
         score *= VERSION_FACTOR;
         boosts.push('earlier_version');
-      } else if (intent.tense === 'history' && (versions?.later.has(unit.id) || (intent.earlier && givesOnlyNewValue(unit.content, traits.cue())))) {
+      } else if (intent.tense === 'history' && (versions?.later.has(unit.id) || (intent.earlier && traits.givesOnlyNewValue()))) {
         // the newest version, or a statement that gives a new value and not the old one, for "what was it before?"
         score *= VERSION_FACTOR;
         boosts.push('current_version');
@@ -304,7 +304,7 @@ export function fuse<U extends RetrievalUnit>(input: FusionInput<U>): ScoredUnit
     // … because of my new job schedule" is stored as work, and speaks first of days: it answers "which days";
     // "sold my bike too, I take the train to the office now" speaks of the commute, not of work)
     if (facetFocus && unit.level === 1 && unit.attribute && isFacet(unit.attribute) && !facetFocus.facets.has(unit.attribute)
-      && !facetFocus.facets.has(facetsInOrder(unit.content)[0] ?? '')) {
+      && !facetFocus.facets.has(traits.firstFacet())) {
       score *= facetFocus.factor;
       boosts.push('other_fact');
     }
@@ -419,12 +419,12 @@ function findVersions<U extends RetrievalUnit>(fused: Map<string, Fused>, visibl
   const earlier = new Set<string>();
   const later = new Set<string>();
   const terms = intent.terms.filter((t) => !named || !named.has(t));
-  const pool = [...fused.entries()].sort((a, b) => b[1].raw - a[1].raw || (a[0] < b[0] ? -1 : 1)).slice(0, VERSION_POOL)
-    .map(([id]) => visible(id)).filter((u): u is U => !!u && u.level === 1)
+  const pool = bestFused(fused, VERSION_POOL)
+    .map((id) => visible(id)).filter((u): u is U => !!u && u.level === 1)
     .map((u) => {
       const traits = traitsOf(u);
       return {
-        u, t: traits.timeMs, key: versionKey(u), m: matchedTerms(u.content, terms, traits.stems()), cue: traits.cue(),
+        u, t: traits.timeMs, key: versionKey(u), m: matchedStems(terms, traits.stems()), cue: traits.cue(),
         who: u.subject ?? (u.speaker ? normalizeSpeaker(u.speaker) : null), traits,
       };
     });
@@ -449,6 +449,26 @@ function findVersions<U extends RetrievalUnit>(fused: Map<string, Fused>, visibl
   }
   for (const id of earlier) later.delete(id); // a middle version is neither the first nor the last
   return { earlier, later };
+}
+
+/**
+ * The ids of the `n` best fused candidates, by raw score and then id: the first `n` of sorting them all
+ * (graph expansion brings up to a couple of thousand), by insertion into a list of at most `n`.
+ */
+function bestFused(fused: Map<string, Fused>, n: number): string[] {
+  const top: Array<{ id: string; raw: number }> = [];
+  const before = (a: { id: string; raw: number }, b: { id: string; raw: number }) => b.raw - a.raw < 0 || (b.raw - a.raw === 0 && a.id < b.id);
+  for (const [id, f] of fused) {
+    const c = { id, raw: f.raw };
+    if (top.length === n && !before(c, top[n - 1])) continue;
+    let i = top.length < n ? top.length : n - 1;
+    while (i > 0 && before(c, top[i - 1])) {
+      top[i] = top[i - 1];
+      i--;
+    }
+    top[i] = c;
+  }
+  return top.map((c) => c.id);
 }
 
 /** The single-valued facets among those a question asks about: a person holds one value of each at a time. */

@@ -57,6 +57,11 @@ export function ownStems(content: string): Set<string> {
 
 /** Which of `terms` a unit's own words hold (its speaker prefix aside). */
 export function matchedTerms(content: string, terms: readonly string[], own: ReadonlySet<string> = ownStems(content)): Set<string> {
+  return matchedStems(terms, own);
+}
+
+/** `matchedTerms` given the unit's own stems (`ownStems`, kept by unit-traits.ts). */
+export function matchedStems(terms: readonly string[], own: ReadonlySet<string>): Set<string> {
   return new Set(terms.filter((t) => own.has(t)));
 }
 

@@ -9,6 +9,7 @@ import type { Edge, MemoryUnit } from '@strata/store';
 import { SIZE, stringBytes, TextIndex, valueBytes, VectorIndex, type TextIndexOptions } from '@strata/store/indexes';
 import { TEXT_FIELDS, documentText, fieldTexts, type IndexedUnit, type SourceContext, type TextField } from './documents';
 import type { GraphNeighbor } from './types';
+import { carryTraits } from './unit-traits';
 
 export interface UnitSetOptions {
   /** the embedder whose vectors the set holds (only its dimensions are read) */
@@ -120,6 +121,8 @@ export class UnitSet {
     const before = this.unitMap.get(unit.id);
     if (before) this.unitBytes -= recordBytes(before);
     const record = this.options.wholeRecords ? unit : slim(unit, this.shared, this.times);
+    // a reinforcement replaces a record with one of the same content: what ranking read from it stays
+    if (before) carryTraits(before, record);
     this.unitMap.set(unit.id, record);
     this.unitBytes += recordBytes(record);
   }
@@ -193,6 +196,9 @@ export class UnitSet {
       const before = units.get(unit.id);
       if (before) bytes -= recordBytes(before);
       const record = this.options.wholeRecords ? unit : slim(unit, shared, times);
+      // a set loaded again (a rebuild) keeps what ranking read from the records of the same content
+      const held = this.unitMap.get(unit.id);
+      if (held) carryTraits(held, record);
       units.set(unit.id, record);
       bytes += recordBytes(record);
       indexInto(unit, images, streams);

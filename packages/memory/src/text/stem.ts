@@ -33,7 +33,26 @@ function stemVerb(word: string): string {
   return w.endsWith('e') ? w.slice(0, -1) : w;
 }
 
+/**
+ * The stems of the words seen lately: a word's stem is a function of the word, and the same few thousand
+ * words come back in every text (the facets and own words of a query's candidates, consolidation's
+ * statements): five regular expressions and three string copies each time otherwise. Emptied when full,
+ * so it holds at most STEMS_MAX words of at most STEM_KEPT_LENGTH characters (~2 MiB).
+ */
+const STEMS = new Map<string, string>();
+const STEMS_MAX = 32_768;
+const STEM_KEPT_LENGTH = 12;
+
 /** The full depth: plural endings, then verb endings ("addresses" → "address", "moving" → "mov"). */
 export function stem(word: string): string {
-  return stemVerb(stemPlural(word.replace(/’/g, '\'')));
+  // a longer word may be a slice of a whole text (V8 keeps a substring of 13 characters or more as a
+  // view of its parent): kept as a key, it would keep the text
+  if (word.length > STEM_KEPT_LENGTH) return stemVerb(stemPlural(word.replace(/’/g, '\'')));
+  let s = STEMS.get(word);
+  if (s === undefined) {
+    s = stemVerb(stemPlural(word.replace(/’/g, '\'')));
+    if (STEMS.size >= STEMS_MAX) STEMS.clear();
+    STEMS.set(word, s);
+  }
+  return s;
 }

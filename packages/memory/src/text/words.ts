@@ -5,11 +5,13 @@
 import { stem } from './stem';
 import { FUNCTION_WORDS, STOPWORDS } from './stopwords';
 
+const WORD = /[\p{L}\p{N}]+(?:['’][\p{L}]+)*/gu;
+
 /** Lowercase word tokens (letters, digits, inner apostrophes), in order. */
 export function words(text: string): string[] {
-  const out: string[] = [];
-  const re = /[\p{L}\p{N}]+(?:['’][\p{L}]+)*/gu;
-  for (const m of text.toLowerCase().matchAll(re)) out.push(m[0].replace(/’/g, '\''));
+  // every match as a string (no match object per word), the typographic apostrophe made plain where there is one
+  const out = text.toLowerCase().match(WORD) ?? [];
+  for (let i = 0; i < out.length; i++) if (out[i].includes('’')) out[i] = out[i].replace(/’/g, '\'');
   return out;
 }
 
