@@ -74,10 +74,11 @@ function upcomingYear(anchor: Date, month: number, day: number): Date {
 }
 
 /**
- * Words that put a statement's dates ahead of it: a plan, a move of a plan, a deadline. A month and day
- * said with them is the next such day, not the nearest (which may be behind).
+ * Words that put a statement's dates ahead of it: a plan, a move of a plan, a deadline, an event said to
+ * be on a day ("wedding is 6 September" said in March is this September's, not last year's, nearer by
+ * eleven days). A month and day said with them is the next such day, not the nearest (which may be behind).
  */
-const FUTURE_CUE = /\b(?:will|going to|gonna|moved (?:[\p{L}']+ ){0,3}to|pushed (?:back )?to|postponed|rescheduled|brought forward|booked|scheduled|planned|upcoming|due|deadline|has to be done|starts on|starting on|flying|fly out|leaving on)\b|'ll\b/iu;
+const FUTURE_CUE = /\b(?:will|going to|gonna|moved (?:[\p{L}']+ ){0,3}to|pushed (?:back )?to|postponed|rescheduled|brought forward|booked|scheduled|planned|upcoming|due|deadline|has to be done|starts on|starting on|flying|fly out|leaving on|(?:wedding|party|appointment|exam|interview|flight|trip|surgery|operation|op|concert|match|meeting|launch|ceremony|graduation|conference|inspection|hearing|move|gig|race|show)(?: date)? (?:is|'s)(?: on| set for)?)\b|'ll\b/iu;
 
 type Rule = { re: RegExp; resolve: (m: RegExpExecArray, anchor: Date, ahead: boolean) => Omit<Hit, 'index' | 'end' | 'expression'> | null };
 

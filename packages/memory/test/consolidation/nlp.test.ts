@@ -123,6 +123,9 @@ describe('resolveTemporal (anchor Monday 2023-05-08T13:56Z)', () => {
     expect(resolveTemporal('Anjali moved the wedding to March 14, it is in Udaipur now', A).text).toBe('Anjali moved the wedding to March 14 (2024-03-14), it is in Udaipur now');
     expect(resolveTemporal("the launch is rescheduled to 2 February", A).text).toBe('the launch is rescheduled to 2 February (2024-02-02)');
     expect(resolveTemporal('I quit on March 14', A).text).toBe('I quit on March 14 (2023-03-14)');
+    // an event said to be on a day is ahead: said in May, "16 November" is this November's, not last year's
+    expect(resolveTemporal('my sister got engaged! wedding is 16 November in York', A).text).toBe('my sister got engaged! wedding is 16 November (2023-11-16) in York');
+    expect(resolveTemporal('the wedding was lovely, 16 November was the day', A).text).toBe('the wedding was lovely, 16 November (2022-11-16) was the day');
   });
 });
 
