@@ -172,8 +172,12 @@ export function withoutIdioms(text: string): string {
 }
 
 function readable(text: string): string {
-  return text.toLowerCase().replace(THING_PLACE, (m) => ' '.repeat(m.length)).replace(IDIOMS, (m) => ' '.repeat(m.length));
+  return text.toLowerCase().replace(RESOLVED, (m, pronoun: string) => pronoun + ' '.repeat(m.length - pronoun.length))
+    .replace(THING_PLACE, (m) => ' '.repeat(m.length)).replace(IDIOMS, (m) => ' '.repeat(m.length));
 }
+
+/** The name consolidation writes after an opening pronoun ("she's (ana) a nurse"): read past it, keeping positions. */
+const RESOLVED = /\b((?:she|he|they)(?:'s|'d|'ll|'re)?) \([\p{L}'’ -]+\)/gu;
 
 /** The facets a sentence (a statement or a question) speaks of; empty when none (`stated`: see facetsStated). */
 export function facetsOf(text: string, stated = false): Set<Facet> {

@@ -71,6 +71,11 @@ describe('facets: the kind of personal fact a sentence speaks of', () => {
     expect(of('being a pain about it')).toEqual([]);
   });
 
+  it('reads past the name consolidation writes after an opening pronoun ("She\'s (Ana) a nurse")', () => {
+    expect(of("She's (Ana) a nurse at the Royal")).toEqual(of("She's a nurse at the Royal"));
+    expect(of("She's (Ana) a nurse at the Royal")).toContain('occupation');
+  });
+
   it('a move to a date is no move of home ("moved to 27 September", "moving it to friday")', () => {
     expect(of('The match was moved to 14 March because of the rain')).toEqual([]);
     expect(of('we are moving the call to friday')).not.toContain('residence');
