@@ -267,8 +267,17 @@ export async function writeEvent(url: () => string, user: string, stream: string
 export async function listEvents(url: string, user: string, stream: string, query = ''): Promise<{ event_id: string; content: string }[]> {
   const out: { event_id: string; content: string }[] = [];
   let after = '';
+  // A split or merge the load started just before it stopped may still be moving this user: the API
+  // answers 503 range_moving until the directory names the user's new group (CONTRACT). The read-back
+  // wants the state after the move, so it waits for it, bounded: a fence that never lifts still fails.
+  const movingUntil = Date.now() + 120_000;
   for (let page = 0; page < 1000; page++) {
     const r = await api(url, 'GET', `/v1/users/${encodeURIComponent(user)}/streams/${stream}/events?limit=1000${after ? `&after=${after}` : ''}${query}`, undefined, {}, 5000);
+    if (r.status === 503 && (r.body as { code?: string } | null)?.code === 'range_moving' && Date.now() < movingUntil) {
+      await sleep(500);
+      page--;
+      continue;
+    }
     if (r.status !== 200) throw new Error(`listing on ${url}: ${r.status} ${JSON.stringify(r.body)}`);
     const body = r.body as { events: { event_id: string; content: string }[]; next_cursor: string | null };
     out.push(...body.events);
