@@ -267,7 +267,6 @@ export function updatesTopic(next: { text: string; owner: string }, old: { text:
   const stemsOld = objectStems(old.text);
   let shared = 0;
   for (const w of stemsOld) if (stemsNext.has(w)) shared++;
-  const was = valuesBesideWhen(old.text, typedValues, typedValues(next.text));
   // One shared word is enough when it is the thing that changed ("the defense got pushed to August",
   // "the bend is up to 130 now" after "118 degrees (asked: How far does the knee bend?)"): the cue says
   // it changed, and the value check below says to what. A shared person is no such thing ("now on July
@@ -281,9 +280,13 @@ export function updatesTopic(next: { text: string; owner: string }, old: { text:
   // names and owners alone ("Pablo is moving to Glasgow" / "Pablo says hi from Glasgow, he's joined a
   // choir") are one person in one place, no thing of which a value changed
   if (thing < 1 && !continues) return false;
+  const oldValues = typedValues(old.text);
+  const nextValues = typedValues(next.text);
+  // the date a change takes effect is compared only with a calendar date on the other side (valuesBesideWhen)
+  const was = givesCalendarDate(nextValues) ? oldValues : valuesBesideWhen(old.text, typedValues) ?? oldValues;
   const topic = new Set([...stemsOld].filter((w) => stemsNext.has(w)));
   const near = (t: string) => valuesNear(t, topic);
-  const now = continues ? typedValues(next.text) : valuesBesideWhen(next.text, near, typedValues(old.text));
+  const now = continues ? nextValues : (givesCalendarDate(oldValues) ? null : valuesBesideWhen(next.text, near)) ?? near(next.text);
   // A new value replaces an old one of its kind: a date another date, an amount another amount of its
   // unit, a code another code. "He's 9" is no new value for "the flight is now on July 3".
   for (const [kind, values] of now) {
@@ -299,12 +302,13 @@ export function updatesTopic(next: { text: string; owner: string }, old: { text:
   return false;
 }
 
-const WEEKDAY_KEYS = new Set(['mon', 'tue', 'wed', 'thu', 'fri', 'sat', 'sun']);
-const MONTH_WORD = '(?:jan(?:uary)?|feb(?:ruary)?|mar(?:ch)?|apr(?:il)?|may|june?|july?|aug(?:ust)?|sept?(?:ember)?|oct(?:ober)?|nov(?:ember)?|dec(?:ember)?)';
 /** Four sentences or list items or more. */
 function manyFacts(text: string): boolean {
   return withoutSpeakerPrefix(text).split(/(?<=[.!?])\s+|\n+\s*(?:\d+[.)]|[-*•])?\s*/).filter((p) => /\p{L}{2}/u.test(p)).length >= 4;
 }
+
+/** A month's name or its short form, in small letters. */
+const MONTH_WORD = '(?:jan(?:uary)?|feb(?:ruary)?|mar(?:ch)?|apr(?:il)?|may|june?|july?|aug(?:ust)?|sep(?:t|tember)?|oct(?:ober)?|nov(?:ember)?|dec(?:ember)?)';
 
 /**
  * When a change takes effect: "from November", "starting 16 Sept", "as of next month", "from 1 February
@@ -316,18 +320,25 @@ const TAKES_EFFECT = new RegExp(String.raw`\b(?:from|starting|as of|effective|be
  * A statement's values without the date its change takes effect, when it gives another value: "meetings
  * move to the library community room from November" gives a room, and "meetings are the second
  * Wednesday" is no new value of its November; "I accept £1,185 per month from 1 February" gives an
- * amount. A statement whose only value is that date ("I start from the 12th") keeps it, and so does one
- * compared with a statement giving a calendar date (`other`): "my day rate goes up to £500 from 1 January"
- * gives a new date for "that rate works for me through December", "the job now starts on June 2" for
- * "starting May 5". A weekday is a schedule, not a calendar date.
+ * amount. Null when it names no such date, or no other value ("I start from the 12th" keeps its date).
+ * The caller keeps the date when the other statement gives a calendar date: "my day rate goes up to £500
+ * from 1 January" gives a new date for "that rate works for me through December", "the job now starts on
+ * June 2" for "starting May 5".
  */
-function valuesBesideWhen(text: string, valuesOf: (t: string) => Map<string, Set<string>>, other: Map<string, Set<string>>): Map<string, Set<string>> {
-  if ([...(other.get('date') ?? [])].some((d) => !WEEKDAY_KEYS.has(d))) return valuesOf(text);
+function valuesBesideWhen(text: string, valuesOf: (t: string) => Map<string, Set<string>>): Map<string, Set<string>> | null {
   const masked = text.replace(TAKES_EFFECT, ' ');
-  if (masked === text) return valuesOf(text);
+  if (masked === text) return null;
   const rest = valuesOf(masked);
-  return rest.size > 0 ? rest : valuesOf(text);
+  return rest.size > 0 ? rest : null;
 }
+
+/** Does a statement's `typedValues` give a calendar date (a month or a day of one; a weekday is a schedule)? */
+function givesCalendarDate(values: Map<string, Set<string>>): boolean {
+  return [...(values.get('date') ?? [])].some((d) => !WEEKDAY_KEYS.has(d));
+}
+
+/** The keys `weekdayKey` gives. */
+const WEEKDAY_KEYS = new Set(['mon', 'tue', 'wed', 'thu', 'fri', 'sat', 'sun']);
 
 /**
  * The values a new statement gives in the sentences that speak of the shared topic: "Heads up, I might
@@ -365,7 +376,7 @@ function sameDateAsAny(v: string, before: ReadonlySet<string>): boolean {
   return x.day === null || days.length === 0 || days.some((y) => y.day === x.day);
 }
 
-const MONTH = /^(?:jan(?:uary)?|feb(?:ruary)?|mar(?:ch)?|apr(?:il)?|may|june?|july?|aug(?:ust)?|sep(?:t|tember)?|oct(?:ober)?|nov(?:ember)?|dec(?:ember)?)$/;
+const MONTH = new RegExp(`^${MONTH_WORD}$`);
 const WEEKDAY = /^(?:mon|tues|wednes|thurs|fri|satur|sun)days?$/;
 /** A weekday written short, as chats list them: "Tue/Thu", "Mon, Wed & Fri" (alone, "sun" or "wed" is another word). */
 const SHORT_DAY = '(?:mon|tue|tues|wed|thu|thur|thurs|fri|sat|sun)';

@@ -37,22 +37,22 @@ export interface QueryIntent {
  * → "meet": store indexes/tokenizer.ts), so a statement the index found for "Where did Jamal grow up?"
  * also holds the question's words here ("I grew up in Bristol" is no statement matched by its context).
  */
-function contentStems(text: string): string[] {
+function indexedStems(text: string): string[] {
   return words(text).filter((w) => !FUNCTION_WORDS.has(w)).map((w) => stem(IRREGULAR_PAST.get(w) ?? w)).filter((w) => w.length > 0);
 }
 
-const QUESTION_STEMS = new Set(contentStems('what which who whom whose when where why how now these days currently still today nowadays moment do does did is are was were have has had'));
+const QUESTION_STEMS = new Set(indexedStems('what which who whom whose when where why how now these days currently still today nowadays moment do does did is are was were have has had'));
 
 /** The query's content stems: what a statement on the same topic shares with it. */
 export function queryTerms(query: string): string[] {
   // Names are left out: every statement about a person shares the name, so it says nothing of the topic.
-  const names = new Set(contentStems(query.split(/\s+/).slice(1).filter((t) => /^\p{Lu}/u.test(t)).join(' ')));
-  return [...new Set(contentStems(query).filter((w) => !QUESTION_STEMS.has(w) && !names.has(w)))];
+  const names = new Set(indexedStems(query.split(/\s+/).slice(1).filter((t) => /^\p{Lu}/u.test(t)).join(' ')));
+  return [...new Set(indexedStems(query).filter((w) => !QUESTION_STEMS.has(w) && !names.has(w)))];
 }
 
 /** A unit's own words as stems (its speaker prefix aside): what `matchedTerms` looks in. */
 export function ownStems(content: string): Set<string> {
-  return new Set(contentStems(withoutSpeakerPrefix(content)));
+  return new Set(indexedStems(withoutSpeakerPrefix(content)));
 }
 
 /** Which of `terms` a unit's own words hold (its speaker prefix aside). */

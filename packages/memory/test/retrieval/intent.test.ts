@@ -86,8 +86,9 @@ describe('query intent', () => {
 
   it('reads an irregular past in a statement as the base form the question asks with, as the text index does', () => {
     const terms = queryIntent('Where did Jamal grow up?').terms;
-    expect(terms).toEqual(expect.arrayContaining([...matchedTerms('Jamal: I grew up in Bristol so anything north feels far', terms)]));
-    expect(matchedTerms('Jamal: I grew up in Bristol so anything north feels far', terms).size).toBeGreaterThan(0);
+    // every word the question asks with is in the statement, though it says "grew"
+    expect([...matchedTerms('Jamal: I grew up in Bristol so anything north feels far', terms)]).toEqual(terms);
+    expect(terms.length).toBeGreaterThan(0);
   });
 
   it('searches superseded units (never forgotten ones) only when asked to', () => {
