@@ -42,9 +42,19 @@ export function loadSuite(file: string): Suite {
   return suite;
 }
 
+function isJson(text: string): boolean {
+  try {
+    JSON.parse(text);
+    return true;
+  } catch {
+    return false;
+  }
+}
+
 /** One turn as the event an agent would send. */
 export function turnEvent([validTime, speaker, content]: [string, string, string]): EventInput {
-  if (speaker === 'tool') return { content, content_type: 'json', role: 'tool', valid_time: validTime };
+  // a tool's output is JSON when it parses as JSON, else text as a tool prints it (log lines, a table)
+  if (speaker === 'tool') return isJson(content) ? { content, content_type: 'json', role: 'tool', valid_time: validTime } : { content, role: 'tool', valid_time: validTime };
   if (speaker === 'user' || speaker === 'assistant' || speaker === 'system') return { content, role: speaker, valid_time: validTime };
   return { content: `${speaker}: ${content}`, role: 'user', valid_time: validTime, metadata: { speaker } };
 }

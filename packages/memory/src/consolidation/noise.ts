@@ -1,13 +1,14 @@
 /**
  * Step 2: denoising. A statement made only of greetings, fillers, acknowledgements and small talk
  * carries nothing worth remembering. Anything with a number, or any content word outside those lists,
- * is kept ("ok, my flight is at 9" stays), except three kinds of turn that carry words but state
+ * is kept ("ok, my flight is at 9" stays), except four kinds of turn that carry words but state
  * nothing about anyone:
  *  - a bare question ("how did it go?", "what's your current pace?"): it asks, it does not tell. A
  *    request ("can you move my flight to May 5?") and "guess what, I got the job?" are kept;
  *  - a reaction ("oh no :( at least she stays in the family", "so proud of you!!", "good luck with the
  *    move"): an interjection or a wish aimed at the listener, with no "I" and no name of its own;
- *  - a fragment of three words or fewer with no name, number or "I" ("Pictures please", "Respect.").
+ *  - a fragment of three words or fewer with no name, number or "I" ("Pictures please", "Respect.");
+ *  - thanks for something, and nothing else ("thanks for all the help so far by the way").
  */
 
 import { capitalizedWords } from '../text';
@@ -55,6 +56,13 @@ const TO_LISTENER = /^(?:(?:i'?m |i am )?(?:so |really |very |super )?(?:proud|h
 const FIRST_PERSON = /\b(?:i|i'm|i've|i'll|i'd|me|my|mine|we|we're|we've|our|us)\b/i;
 /** Questions that tell something ("guess what? I got the job", "did I tell you I moved?") or ask for something ("can you move my flight"). */
 const TELLING_QUESTION = /^(?:(?:can|could|would|will) you\b|please\b|did i (?:tell|mention)\b|have i (?:told|mentioned)\b|guess what\b|you know what\b|remember (?:when|that)\b)/i;
+
+/**
+ * Thanks for something, and nothing else ("thanks for all the help so far by the way", "thank you for the
+ * tips!"): the reply's one clause is gratitude. One that goes on to tell ("thanks, I start on Monday") or
+ * names what was done ("thanks for booking Kinugawa") is read as any statement.
+ */
+const GRATITUDE = /^(?:many thanks|thanks|thank you|thank u|thx|ty|cheers)\b(?:\s+(?:so much|a lot|again|heaps|loads))?(?:\s+for\b[^,;:.!?]*)?[\s.!]*$/i;
 
 /** A statement with a question tag ("Dr. Lindqvist does the root chemistry work, right?"): it tells. */
 const TAG_QUESTION = /,\s*(?:right|no|yes|yeah|correct|isn't it|aren't they|don't you|didn't i|innit|na|eh|no\?)\s*\?\s*["')\]]*\s*$/i;
@@ -121,6 +129,7 @@ function classifyShape(raw: string, names: ReadonlySet<string>): string | null {
   const hasNumber = /\d/.test(text);
   const own = capitalizedWords(text, names);
   if (/\?\s*["')\]]*\s*$/.test(text) && !TELLING_QUESTION.test(lower) && !statesInAsking(lower)) return 'a question without information';
+  if (!hasNumber && own.length === 0 && GRATITUDE.test(lower)) return 'thanks without information';
   if (!FIRST_PERSON.test(lower) && !hasNumber && own.length === 0) {
     if (INTERJECTION.test(lower) || TO_LISTENER.test(lower)) return 'a reaction without information';
     const words = lower.replace(/[^\p{L}\p{N}'\s]/gu, ' ').split(/\s+/).filter((w) => w !== '' && !names.has(w));

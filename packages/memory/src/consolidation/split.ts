@@ -108,7 +108,7 @@ export function splitClauses(sentence: string, minWords = 3): string[] {
     // without a comma, only "I … and I …" / "we … and we …" is cut: "Marco and I broke up" is one subject
     const bareAnd = /^\s+and\s+$/.test(m[0]);
     if (bareAnd && (!SPLICE_SUBJECT.test(right) || !OWN_CLAUSE.test(sentence.slice(start).trim()) || wordCount(left) < 4)) continue;
-    if (wordCount(left) < minWords || wordCount(firstClause(right)) < minWords) continue;
+    if (wordCount(left) < minWords || wordCount(firstClause(right)) < rightMinWords(firstClause(right), minWords)) continue;
     if (!hasVerbAfterSubject(left)) continue;
     parts.push(left);
     start = m.index + m[0].length;
@@ -127,6 +127,14 @@ function oneKindOfFact(left: string, right: string): boolean {
   const l = facetsOf(left);
   for (const f of facetsOf(right)) if (l.has(f)) return true;
   return false;
+}
+
+/**
+ * A subject and its verb in one word ("I'm", "we're", "she's") make a whole clause of two words: "I lift at
+ * PureGym on Mondays, and I'm vegetarian" holds two facts, and the diet may change alone.
+ */
+function rightMinWords(right: string, minWords: number): number {
+  return /^(?:I|we|he|she|they)['’](?:m|ve|re|s)\s+\p{L}/iu.test(right) ? Math.min(minWords, 2) : minWords;
 }
 
 function firstClause(s: string): string {

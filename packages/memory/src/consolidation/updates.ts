@@ -145,7 +145,11 @@ const CUE_WORDS = new Set(['quit', 'quitting', 'resigned', 'retired', 'sold', 's
   'payday', 'paydays',
   // a letter's greeting and an announcement's word say nothing of what is announced ("Dear Mr Ashworth,
   // she is a seven-year-old cat" / "Dear Mr Ashworth, Clive fitted a new catch"; "news from me")
-  'dear', 'news']);
+  'dear', 'news',
+  // counts and places in a series say how many or which, not of what ("first two months at M Shed done" and
+  // "the quiz is on the first monday of the month now" share no thing)
+  'first', 'second', 'third', 'fourth', 'fifth', 'next', 'one', 'two', 'three', 'four', 'five', 'six', 'seven', 'eight', 'nine', 'ten',
+  'eleven', 'twelve', 'couple', 'few', 'several']);
 
 /**
  * A transcript's or an export's tag before what was said ("Nadia: [voice note 2:20] and um, I got a job

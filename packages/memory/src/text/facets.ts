@@ -13,21 +13,21 @@ import { stem } from './stem';
 import { words } from './words';
 
 export type Facet = 'residence' | 'occupation' | 'employer' | 'allergy' | 'birthday' | 'pet' | 'family' | 'hobby' | 'preference' | 'age'
-  | 'diet' | 'drink' | 'commute' | 'schedule' | 'relationship' | 'education' | 'health' | 'travel' | 'contact';
+  | 'diet' | 'drink' | 'commute' | 'schedule' | 'relationship' | 'education' | 'health' | 'travel' | 'contact' | 'weight';
 
 /**
  * Facets a person holds one value of at a time: a new value replaces the old one (consolidation's
  * updates). Pets, family, hobbies, allergies and likes accumulate instead.
  */
-export const SINGLE_VALUED_FACETS: ReadonlySet<Facet> = new Set<Facet>(['residence', 'occupation', 'employer', 'diet', 'drink', 'commute', 'schedule', 'relationship', 'education', 'travel', 'contact', 'age']);
+export const SINGLE_VALUED_FACETS: ReadonlySet<Facet> = new Set<Facet>(['residence', 'occupation', 'employer', 'diet', 'drink', 'commute', 'schedule', 'relationship', 'education', 'travel', 'contact', 'age', 'weight']);
 
 /**
  * Facets that are a state a person is in (where they live, their work, diet, drink, commute, partner,
- * contact details, age), as opposed to things they do or plan (a trip, a class, a schedule), which
+ * contact details, age, body weight), as opposed to things they do or plan (a trip, a class, a schedule), which
  * accumulate in a life's story: a change cue retires the old state (consolidation/updates.ts); a new
  * trip or class does not retire the last one unless it gives a new date or value for the same thing.
  */
-export const STATE_FACETS: ReadonlySet<Facet> = new Set<Facet>(['residence', 'occupation', 'employer', 'diet', 'drink', 'commute', 'relationship', 'contact', 'age']);
+export const STATE_FACETS: ReadonlySet<Facet> = new Set<Facet>(['residence', 'occupation', 'employer', 'diet', 'drink', 'commute', 'relationship', 'contact', 'age', 'weight']);
 
 /** Facets that are one fact for updates: a new job at a new employer replaces both the old job and the old employer. */
 export function facetGroup(f: Facet): Facet[] {
@@ -54,7 +54,17 @@ const JOB_TITLES = ['nurse', 'chef', 'cook', 'coach', 'vet', 'pilot', 'physio', 
   'trainee', 'founder', 'cofounder', 'ceo', 'cto', 'cfo', 'lead', 'chief', 'principal', 'headteacher', 'registrar', 'resident',
   'administrator', 'coordinator', 'planner', 'dispatcher', 'recruiter', 'salesman', 'saleswoman', 'realtor', 'agent', 'banker', 'broker',
   'hairdresser', 'barber', 'stylist', 'optician', 'caretaker', 'janitor', 'guard', 'paralegal', 'sommelier', 'veterinarian', 'pediatrician',
-  'paediatrician', 'radiographer', 'sonographer', 'welder', 'machinist', 'foreman', 'freelancer', 'contractor', 'tester'];
+  'paediatrician', 'radiographer', 'sonographer', 'welder', 'machinist', 'foreman', 'freelancer', 'contractor', 'tester',
+  'curator', 'archivist', 'installer', 'fitter', 'surveyor', 'auditor', 'actuary', 'economist', 'dietitian', 'dietician', 'nutritionist',
+  'counsellor', 'counselor', 'instructor', 'trainer', 'illustrator', 'animator', 'copywriter', 'producer', 'presenter', 'chemist',
+  'biologist', 'physicist', 'geologist', 'historian', 'florist', 'tailor', 'roofer', 'decorator', 'locksmith', 'porter', 'steward',
+  'stewardess', 'ranger', 'warden', 'constable', 'sergeant', 'vicar', 'priest', 'pastor', 'rabbi', 'imam', 'chaplain', 'optometrist',
+  'physiotherapist', 'osteopath', 'chiropractor', 'doula', 'handyman', 'underwriter', 'trader', 'entrepreneur'];
+/**
+ * A title with its rank, at a place ("assistant curator at the M Shed", "senior analyst for Ofgem"): a job
+ * even where no one is said to be one ("it's the museum one, assistant curator at the M Shed").
+ */
+const RANKED_TITLE_AT = new RegExp(String.raw`\b(?:assistant|senior|junior|head|chief|lead|trainee|deputy|associate|staff|principal)\s+(?:[\p{L}-]+\s+)?(?:${JOB_TITLES.join('|')})s?\s+(?:at|for|with)\b`, 'u');
 /**
  * A person said to hold a job title: "I am nurse", "I'm ward supervisor now", "she's head of science at St
  * Peter's", "he is the new site manager", "works as sous-chef", or to have held or be about to hold one: "Used
@@ -86,6 +96,7 @@ const PHRASES: [RegExp, Facet][] = [
   // a role by its name: "I start in June as a lighting designer", "I'm a data analyst at Carrefour"
   [/\b(?:start\w*|work\w*|hired|employed|job|role|position|joined|promoted|trained|qualified|back)\b[^.!?]{0,40}?\bas an? (?:[\p{L}-]+ )?[\p{L}-]+(?:er|or|ist|yst|ian|eer|ant|ician|ologist|man|woman|person)\b|\b(?:i'm|i am|he's|she's|he is|she is|they're|works as) an? (?:[\p{L}-]+ )?[\p{L}-]+(?:er|or|ist|yst|ian|eer|ant|ologist)\b(?= at | for | in |[.!,]|$)/u, 'occupation'],
   [ROLE_IS, 'occupation'],
+  [RANKED_TITLE_AT, 'occupation'],
   // driving a tram, a bus or a cab is the job, not the way to it ("I drive the tram number 4 every day")
   [/\b(?:drive|drives|driving|drove)\s+(?:a|an|the|my)?\s*(?:tram|bus|buses|trams|taxi|taxis|cab|cabs|truck|trucks|lorry|lorries|ambulance|forklift|delivery van|van)s?\b(?!\s+to\s+(?:work|the office|school))/, 'occupation'],
   [/\b(?:handed in|gave|give) (?:my|his|her|their) notice\b|\blaid off\b|\bday job\b|\bnew job\b|\bfull[- ]time\b|\bpart[- ]time\b/, 'occupation'],
@@ -96,6 +107,9 @@ const PHRASES: [RegExp, Facet][] = [
   // a question about the meal a person needs asks about their diet ("What meal does Rui need on the flight?")
   [/\b(?:what|which) (?:kind of )?(?:meal|meals|food)\b/, 'diet'],
   [/\b(?:which|what) days?\b|\bdays? of the week\b|\bon (?:which|what) days?\b/, 'schedule'],
+  // a person's weight: "I'm down to 81 kg", "she's 62kg", "I weigh 84 kg", "weight is 79 now", "my weight",
+  // "What does Kemal weigh?", "Kemal's weight"
+  [/\b(?:i'm|i am|im|he's|she's|he is|she is|down to|up to|dropped to|back to)\s+\d+(?:[.,]\d+)?\s*(?:kg|kgs|kilos?|lbs?)\b|\b(?:i|he|she|we|they|you)\s+weigh(?:s|ed)?\b|\b(?:my|his|her|your|body)\s+weight\b|'s weight\b|^weight\b|\bweight\s+(?:is|was|now|down|up|went|has|at)\b|\bweighed in\b|\bdoes\s+[\p{L}'-]+\s+weigh\b/u, 'weight'],
 ];
 
 /** Each phrase as a global expression (its own flags kept: the role phrase needs `u`), built once. */
@@ -139,6 +153,9 @@ const WORDS: Record<Facet, string[]> = {
   // "email" alone is often the verb ("the label I've emailed you"): the noun is read by PHRASES
   // "number" alone is any number ("the tram number 4", "a number of things"): a person's number is read by PHRASES
   contact: ['phone', 'mobile'],
+  // a body's weight, one value at a time; the words alone weigh any thing ("my Fender weighs a ton", "2 kg of
+  // flour"): a person's is read by PHRASES ("I weigh 84 kg", "I'm down to 81 kg", "weight is 79 now")
+  weight: ['bmi'],
 };
 
 /**

@@ -38,6 +38,8 @@ describe('classifyNoise: what carries words but states nothing', () => {
     ['So proud of you!!', 'a reaction without information'],
     ['good luck with the move', 'a reaction without information'],
     ['Pictures please', 'a fragment without information'],
+    ['thanks for all the help so far by the way', 'thanks without information'],
+    ['Thank you so much for the tips!', 'thanks without information'],
   ])('%s is noise: %s', (s, reason) => {
     expect(classifyNoise(s)).toEqual({ noise: true, reason });
   });
@@ -50,6 +52,11 @@ describe('classifyNoise: what carries words but states nothing', () => {
   it.each(['Could we do August 15?', 'What time is the 7pm show?', '22C is an aisle?', 'When is it, the 5th or the 6th?'])(
     'a question that only proposes or checks a value is noise: %s', (s) => {
       expect(classifyNoise(s)).toEqual({ noise: true, reason: 'a question without information' });
+    });
+
+  it.each(['thanks, I start the new job on Monday', 'thanks for booking Kinugawa', 'thanks for the 10% discount'])(
+    'thanks that go on to tell or name what was done are kept: %s', (s) => {
+      expect(classifyNoise(s).noise).toBe(false);
     });
 
   it.each(['Can you move my flight to October 5?', 'Guess what? I got the job!', 'Berlin.', 'Oh no, I lost my keys at the gym', 'Wow, Tom got the job'])(

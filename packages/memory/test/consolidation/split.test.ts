@@ -74,6 +74,12 @@ describe('splitClauses', () => {
     expect(splitClauses('I went home and I slept.')).toEqual(['I went home and I slept.']);
   });
 
+  it('cuts a subject and verb in one word ("I\'m") with one word after it: two facts, one may change alone', () => {
+    expect(splitClauses("I lift at PureGym on Mondays and Fridays, and I'm vegetarian.")).toEqual(['I lift at PureGym on Mondays and Fridays.', "I'm vegetarian."]);
+    expect(splitClauses('We sold the flat in Leith, and we’re renters again.')).toEqual(['We sold the flat in Leith.', 'We’re renters again.']);
+    expect(splitClauses('I went to the shop, and I cried.')).toEqual(['I went to the shop, and I cried.']);
+  });
+
   it('is conservative: no split without a comma (but "I … and I …"), before "it", or when a side is too short', () => {
     expect(splitClauses('I went to a support group yesterday and it was so powerful.')).toEqual(['I went to a support group yesterday and it was so powerful.']);
     expect(splitClauses('I love hiking, and it relaxes me.')).toEqual(['I love hiking, and it relaxes me.']);

@@ -297,6 +297,13 @@ describe('what confirms or speaks of a change already told retires nothing', () 
     expect(updatesTopic({ text: 'switching gyms, the new one is $49 a month, that works', ...owner }, { text: 'Sam works nights, $30 a shift', ...owner })).toBe(false);
   });
 
+  it('a count or a place in a series is no shared thing ("first two months at M Shed done" / "the quiz is on the first monday now")', () => {
+    expect(updatesTopic({ text: 'Tomek: quiz at the Red Lion is on the first monday of the month now, not thursdays', owner: 'tomek' },
+      { text: 'Liesl: first two months at M Shed done.', owner: 'liesl' })).toBe(false);
+    expect(updatesTopic({ text: 'Tomek: quiz at the Red Lion is on the first monday of the month now, not thursdays', owner: 'tomek' },
+      { text: 'Priyanka: the quiz is on thursdays, 8pm', owner: 'priyanka' })).toBe(true);
+  });
+
   it('a new value counts only where the shared topic is spoken of, or in a sentence pointing back to it', () => {
     const owner = { owner: 'jamal' };
     // April is the book club's date, not the job's; "Heads" opening a sentence is no name, nor "heads up" a topic
@@ -534,6 +541,16 @@ describe('topic updates of a named person', () => {
     const p = await run([say('Ravi', 'Anjali moved the wedding to March 14, venue clash', '2025-06-20')]);
     expect(p.retired).toHaveLength(1);
     expect(current().some((c) => c.includes('next February'))).toBe(false);
+  });
+});
+
+describe('a body weight', () => {
+  it('is one value at a time: "down to 81 kg" retires "I weigh 84 kg", "weight is 79 now" the 81; a thing\'s weight is no one\'s', async () => {
+    const { run, current } = setup();
+    await run(['I weigh 84 kg.', 'my guitar case weighs a ton'].map((t, i) => event(t, at('2025-01-05', i))));
+    await run([event("Also I'm down to 81 kg!", at('2025-03-10'))]);
+    await run([event('weight is 79 now btw', at('2025-09-01'))]);
+    expect(current()).toEqual(['my guitar case weighs a ton', 'weight is 79 now btw']);
   });
 });
 

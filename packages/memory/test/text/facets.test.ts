@@ -97,6 +97,13 @@ describe('facets: the kind of personal fact a sentence speaks of', () => {
     expect(of('my number is 0161 555 0100')).toEqual(['contact']);
   });
 
+  it('reads a person\'s weight, not a thing\'s, and a ranked title at a place as a job', () => {
+    for (const t of ['I weigh 84 kg.', "Also I'm down to 81 kg!", 'weight is 79 now btw', 'What does Kemal weigh now?', "What is Kemal's weight?"]) expect(of(t)).toContain('weight');
+    for (const t of ['my Fender Jazz weighs a ton', 'I need 2 kg of flour now']) expect(of(t)).not.toContain('weight');
+    expect(of("it's the museum one, assistant curator at the M Shed.")).toContain('occupation');
+    expect(of('the assistant said no')).not.toContain('occupation');
+  });
+
   it('orders the facets by where they first appear', () => {
     expect(facetsInOrder('I quit my job and moved to Porto')).toEqual(['occupation', 'residence']);
   });
