@@ -132,7 +132,13 @@ const WORDS: Record<Facet, string[]> = {
   pet: ['pet', 'pets', 'dog', 'dogs', 'cat', 'cats', 'puppy', 'kitten', 'parrot', 'rabbit', 'hamster', 'tortoise', 'turtle', 'goldfish'],
   family: ['sister', 'brother', 'sibling', 'siblings', 'mother', 'mom', 'mum', 'father', 'dad', 'parent', 'parents', 'wife', 'husband', 'son',
     'daughter', 'cousin', 'aunt', 'uncle', 'grandmother', 'grandfather', 'grandma', 'grandpa', 'niece', 'nephew'],
-  hobby: ['hobby', 'hobbies', 'pastime', 'weekend', 'weekends'],
+  // and the pastimes no other kind of fact shares a word with ("I do climbing at the Redpoint wall now" for "What
+  // hobby does Liesl have now?"); running, cycling, swimming and baking are also a commute, a race or a job
+  hobby: ['hobby', 'hobbies', 'pastime', 'weekend', 'weekends', 'pottery', 'ceramics', 'climbing', 'bouldering', 'yoga', 'pilates',
+    'knitting', 'crochet', 'sewing', 'embroidery', 'photography', 'gardening', 'birdwatching', 'hiking', 'kayaking', 'canoeing', 'surfing',
+    'skiing', 'snowboarding', 'skating', 'chess', 'choir', 'salsa', 'tango', 'ballet', 'woodworking', 'calligraphy', 'archery', 'fencing',
+    'karate', 'judo', 'taekwondo', 'golf', 'tennis', 'badminton', 'volleyball', 'rowing', 'sailing', 'scuba', 'fishing', 'camping',
+    'guitar', 'piano', 'violin', 'cello', 'ukulele', 'drums', 'painting', 'sketching', 'origami', 'quilting', 'gaming'],
   preference: ['prefer', 'prefers', 'preferred', 'preference', 'choose', 'choice'],
   age: ['age', 'aged'],
   diet: ['diet', 'vegetarian', 'vegan', 'keto', 'paleo', 'pescatarian', 'carnivore', 'fasting', 'calories', 'carbs', 'meat', 'macros'],

@@ -104,6 +104,11 @@ describe('facets: the kind of personal fact a sentence speaks of', () => {
     expect(of('the assistant said no')).not.toContain('occupation');
   });
 
+  it('reads a pastime by its name ("I do climbing at the Redpoint wall now", "gave up pottery")', () => {
+    expect(of('I gave up pottery, no time, I do climbing at the Redpoint wall on wednesdays instead')).toEqual(['hobby', 'schedule']);
+    expect(of('What hobby does Liesl have now?')).toEqual(['hobby']);
+  });
+
   it('orders the facets by where they first appear', () => {
     expect(facetsInOrder('I quit my job and moved to Porto')).toEqual(['occupation', 'residence']);
   });
