@@ -195,6 +195,8 @@ const ACTION = /\b(?:booked|added|changed|moved|cancel(?:l)?ed|removed|saved|sch
 const ABOUT_USER = /\b(?:your|you're|you are|you have|you've|you'll|you were|you need|you can't|you should)\b/i;
 /** The assistant narrating its own work or asking to wait. */
 const SELF_NARRATION = /^(?:(?:i'?m|i am|we'?re|we are)\s+(?:now\s+)?(?:looking|checking|searching|pulling|working|on it|going to|looking into)|let me\b|let's see\b|one (?:moment|sec(?:ond)?)\b|just a (?:moment|sec(?:ond)?)\b|give me a (?:moment|sec(?:ond)?)\b|(?:looking|checking|searching)\b|i'?ll (?:look|check|search|find|get back|see)\b|anything else\b|is there anything else\b|let me know\b|feel free\b|hope (?:this|that) helps\b|have a (?:great|good|nice|lovely)\b|enjoy\b)/i;
+/** The assistant asking to be told ("Tell me about your current routine.", "Share your usual training week"): it asks, it states nothing. */
+const ASKS_TO_BE_TOLD = /^(?:(?:please|now|so|first|next)\s*,?\s+)?(?:tell me|share|send me|walk me through|describe|fill me in)\b(?![^.!?]*\b(?:booked|added|moved|cancel(?:l)?ed|changed|updated)\b)/i;
 /** An assistant's wish or exclamation: "What a…", "How exciting", "I hope…", "Happy holidays", "Good luck". */
 const REACTION = /^(?:what an? |how (?:exciting|lovely|wonderful|fun|nice|great|amazing|fantastic|special|thoughtful|sweet)\b|i (?:really |do )?hope\b|hope (?:you|your|the|it|she|he|they|that)\b|happy (?:holidays|birthday|anniversary|new year|travels|easter|christmas|hanukkah|diwali|eid)\b|merry\b|good luck\b|best of luck\b|fingers crossed\b|safe travels\b|wishing\b|best wishes\b)/i;
 
@@ -218,6 +220,7 @@ export function assistantChatter(statement: string, people: ReadonlySet<string> 
   const rest = bare.replace(ASSISTANT_OPENER, '').trim();
   if (rest === '' || /^[^\p{L}\p{N}]*$/u.test(rest) || PLEASANTRY_REST.test(rest)) return 'an assistant pleasantry';
   if (SELF_NARRATION.test(rest)) return 'an assistant describing its own work';
+  if (ASKS_TO_BE_TOLD.test(rest) && !/\d/.test(rest)) return 'an assistant asking to be told';
   // a wish or an exclamation over what the user told ("What a big week for your family, congratulations
   // to Ingrid on signing the lease!", "I hope Margaret's operation goes smoothly"): the user's own
   // statement holds the fact; the assistant's echo only adds a rival to it in search

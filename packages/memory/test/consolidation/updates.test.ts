@@ -407,12 +407,14 @@ describe('turn-level discourse', () => {
       event('Happy to help, Rui! Looking for flights now.', { role: 'assistant' }),
       event('Booked: Lisbon to Montreal on October 3, seat 23C.', { role: 'assistant' }),
       event('To reset the router, hold its button down, then wait for the green light.', { role: 'assistant' }),
+      event('Great goal. Tell me about your current routine.', { role: 'assistant' }),
     ]);
     expect(p.dropped.map((d) => d.reason)).toEqual([
       'noise: acknowledgement or small talk without information',
       'noise: a reaction without information',
       'noise: a question without information',
       'noise: an assistant pleasantry; an assistant describing its own work',
+      'noise: an assistant pleasantry; an assistant asking to be told',
     ]);
     // an agent's procedure is knowledge, not chatter
     expect(p.units.map((u) => u.unit.content)).toEqual([
