@@ -14,6 +14,7 @@
  */
 
 import { capitalizedWords, STOPWORDS } from '../text';
+import { SIGN_OFF_WORDS } from './split';
 
 /** Words that announce news rather than state it, in a lead-in before a colon. */
 const LEAD_IN = /^(?:(?:big|good|great|bad|sad|some|quick|small|little|fun|random|exciting|huge|other|more|latest)\s+)*(?:news|update|updates|thing|things|fact|heads[- ]up|announcement|confession|question|story|status)\b|^(?:btw|fyi|so|well|also|oh and|and|anyway|guess what|ps|p\.s\.|update|news|reminder|note to self)\b/i;
@@ -80,6 +81,14 @@ export function pointsBack(statement: string): boolean {
 }
 
 /**
+ * A letter's sign-off ("Kind regards, Gerald Ashworth 07700 900112", "Best wishes, Marisol Quintero (and
+ * Femi) Flat 2": split.ts keeps its lines together): a statement of its own, the same for every letter
+ * that ends with it, not the tail of each last sentence (every email of the landlord's carried his phone
+ * number and ranked for any number asked).
+ */
+const SIGN_OFF = new RegExp(`^(?:${SIGN_OFF_WORDS}),\\s*\\S`, 'i');
+
+/**
  * Fragments joined to the statement before them (or after, for a turn's first statement), and an
  * opening announcement to the statement after it. Only these: statements of one turn are otherwise
  * kept apart, so an update to one retires only that one (joining whole turns by topic was tried and
@@ -89,7 +98,7 @@ export function joinFragments(statements: string[]): string[] {
   const out: string[] = [];
   let pendingHead: string | null = null;
   for (const [i, s] of statements.entries()) {
-    if ((isFragment(s) || isAnnouncement(s, i, statements.length) || (out.length > 0 && pointsBack(s))) && statements.length > 1) {
+    if (!SIGN_OFF.test(s) && (isFragment(s) || isAnnouncement(s, i, statements.length) || (out.length > 0 && pointsBack(s))) && statements.length > 1) {
       if (out.length > 0) out[out.length - 1] = `${out[out.length - 1]} ${s}`;
       else pendingHead = pendingHead ? `${pendingHead} ${s}` : s;
       continue;

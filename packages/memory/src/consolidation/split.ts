@@ -15,9 +15,23 @@ const ABBREVIATIONS = new Set([
 /** Abbreviations that never end a sentence, whatever follows (titles and "for example"). */
 const NEVER_FINAL = new Set(['mr', 'mrs', 'ms', 'dr', 'prof', 'st', 'mt', 'e.g', 'i.e', 'cf', 'vs', 'no']);
 
+/** The words that open a letter's sign-off ("Kind regards,", "Best wishes,", "Thanks,"). */
+export const SIGN_OFF_WORDS = String.raw`(?:kind|best|warm|warmest|many)\s+(?:regards|thanks|wishes)|regards|best wishes|thanks(?: again)?|thank you|cheers|sincerely|yours (?:sincerely|faithfully|truly)|all the best|best|love`;
+
+/**
+ * A sign-off and the few short lines under it ("Kind regards,\nGerald Ashworth\n07700 900112") as one line:
+ * each line alone is a fragment, and fragments join the sentence before them (discourse.ts), so every
+ * letter's last sentence carried the signature.
+ */
+const SIGN_OFF_BLOCK = new RegExp(String.raw`\n[ \t]*(${SIGN_OFF_WORDS})[ \t]*,?[ \t]*((?:\n[ \t]*[^\n]{1,60}){1,4})\s*$`, 'i');
+
+function withSignOffOnOneLine(text: string): string {
+  return text.replace(SIGN_OFF_BLOCK, (_m, words: string, lines: string) => `\n${words}, ${lines.trim().split(/\s*\n\s*/).join(' ')}`);
+}
+
 export function splitSentences(text: string): string[] {
   const out: string[] = [];
-  for (const line of text.split(/\n+/)) {
+  for (const line of withSignOffOnOneLine(text).split(/\n+/)) {
     let start = 0;
     // A candidate boundary: terminal punctuation (with closing quotes/brackets), then whitespace.
     const re = /[.!?…]+["')\]]*(\s+)/g;

@@ -398,6 +398,18 @@ describe('a plural opening a sentence', () => {
 });
 
 describe('turn-level discourse', () => {
+  it('a letter\'s sign-off is a statement of its own, not the tail of each letter\'s last sentence', async () => {
+    const { run, current } = setup();
+    await run([say('Gerald', 'The plumber can come on Tuesday.\n\nKind regards,\nGerald Ashworth\n07700 900112', '2025-03-02')]);
+    await run([say('Gerald', 'The bins go out on Mondays now.\n\nKind regards,\nGerald Ashworth\n07700 900112', '2025-04-02')]);
+    await run([say('Femi', 'Is the Barclays account still right for the rent? My bank asks me to confirm it.\n\nThanks,\nFemi', '2025-04-03')]);
+    const now = current();
+    expect(now).toContain('Gerald: The plumber can come on Tuesday.');
+    expect(now).toContain('Gerald: The bins go out on Mondays now.');
+    expect(now.filter((c) => c.includes('07700 900112'))).toEqual(['Gerald: Kind regards, Gerald Ashworth 07700 900112']);
+    expect(now.filter((c) => c.startsWith('Femi'))).toEqual(['Femi: My bank asks me to confirm it.']);
+  });
+
   it('keeps small talk, bare questions, reactions and assistant pleasantries out of memory, with the reason', async () => {
     const { run } = setup();
     const p = await run([
