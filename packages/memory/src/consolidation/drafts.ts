@@ -99,8 +99,11 @@ export function draftEvent(event: EventRecord, names: ReadonlySet<string>, textO
   const known = discourse?.names ?? names;
   let about = discourse?.lastSubject.get(event.stream_id) ?? null;
   const asked = discourse?.lastQuestion.get(event.stream_id) ?? null;
+  // no one calls themselves "she" or "he": Hamish's "She says Thursdays are free" after a turn about Hamish
+  // speaks of someone else
+  const speaking = who.speaker?.toLowerCase() ?? null;
   for (const [i, joined] of joinFragments(kept).entries()) {
-    let s = resolvePronoun(joined, about);
+    let s = resolvePronoun(joined, about !== null && about.toLowerCase() === speaking ? null : about);
     // A short reply to the question before it ("8.1%" after "What was your HbA1c at diagnosis?") says
     // nothing alone: the question it answers goes with it.
     if (i === 0 && asked && asked.speaker !== who.speaker && leansOnQuestion(s)) s = withQuestion(s, asked.text);

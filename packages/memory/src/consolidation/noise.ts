@@ -46,6 +46,10 @@ const FILLER_WORDS = new Set([
   'congrats', 'congratulations', 'respect', 'jealous', 'ugh', 'yikes', 'oops', 'damn', 'gosh', 'jeez', 'wtf', 'what', 'whoa',
   'coach', 'doc', 'mate', 'bro', 'sis', 'babe', 'folks', 'team', 'pal', 'fam', 'haha', 'ha', 'xd', 'xoxo', 'love', 'hugs', 'please', 'pls',
   'morning', 'evening', 'afternoon', 'night', 'noted', 'understood', 'brilliant', 'lovely', 'cute', 'adorable', 'proud', 'yess', 'yesss', 'wooo', 'ooh', 'oooh', 'hahah', 'ahh', 'aha',
+  // the same in the other languages chats mix in ("Servus!", "¡Hola Lucía!", "Genau.", "merci!!")
+  'hola', 'hallo', 'servus', 'moin', 'ciao', 'salut', 'bonjour', 'bonsoir', 'coucou', 'gracias', 'danke', 'merci', 'obrigado', 'obrigada',
+  'grazie', 'adios', 'adiós', 'tschüss', 'tschüs', 'saludos', 'bises', 'namaste', 'hej', 'olá', 'genau', 'vale', 'claro', 'perfecto',
+  'super', 'oui', 'sí', 'ja', 'nein', 'bitte', 'schön', 'beaucoup', 'muchas', 'vielen', 'dank', 'nada',
 ]);
 
 /** Words that open a reaction: an exclamation about what the other person said. */

@@ -39,6 +39,9 @@ describe('classifyNoise: what carries words but states nothing', () => {
     ['good luck with the move', 'a reaction without information'],
     ['Pictures please', 'a fragment without information'],
     ['thanks for all the help so far by the way', 'thanks without information'],
+    ['Servus!', 'acknowledgement or small talk without information'],
+    ['Genau, vielen Dank!', 'acknowledgement or small talk without information'],
+    ['¡Hola! Muchas gracias 😊', 'acknowledgement or small talk without information'],
     ['Thank you so much for the tips!', 'thanks without information'],
   ])('%s is noise: %s', (s, reason) => {
     expect(classifyNoise(s)).toEqual({ noise: true, reason });

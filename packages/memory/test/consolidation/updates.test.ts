@@ -398,6 +398,13 @@ describe('a plural opening a sentence', () => {
 });
 
 describe('turn-level discourse', () => {
+  it('no one is their own "she": a pronoun is not resolved to the person speaking', async () => {
+    const { run, current } = setup();
+    await run([say('Ingrid', 'Hamish is asking the school caretaker about the hall.', '2025-03-02', 0), say('Hamish', 'She says Thursdays are free from 7.', '2025-03-02', 1)]);
+    await run([say('Ingrid', 'Bettina took the minutes.', '2025-03-03', 0), say('Hamish', 'She is our new treasurer.', '2025-03-03', 1)]);
+    expect(current()).toEqual(expect.arrayContaining(['Hamish: She says Thursdays are free from 7.', 'Hamish: She (Bettina) is our new treasurer.']));
+  });
+
   it('a letter\'s sign-off is a statement of its own, not the tail of each letter\'s last sentence', async () => {
     const { run, current } = setup();
     await run([say('Gerald', 'The plumber can come on Tuesday.\n\nKind regards,\nGerald Ashworth\n07700 900112', '2025-03-02')]);
