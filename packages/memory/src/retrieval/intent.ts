@@ -169,12 +169,15 @@ export function saysWhoIs(content: string, known: ReadonlySet<string>): boolean 
  */
 export function givesOnlyNewValue(content: string, cue: 'update' | 'end' | null): boolean {
   if (cue !== 'update') return false;
+  // "from now on", "from tomorrow", "from 1 March" say when the new value holds, not where it came from
   const body = withoutSpeakerPrefix(content);
-  return REPLACING.test(body) && !/\b(?:from|instead of|no longer|used to|before|previously|was|were|had|not|any ?more|no more)\b/i.test(body);
+  return REPLACING.test(body) && !/\b(?:from|instead of|no longer|used to|before|previously|was|were|had|not|any ?more|no more)\b/i.test(body.replace(FROM_WHEN, ' '));
 }
 
+const FROM_WHEN = /\bfrom (?:now on|here on|then on|today|tonight|tomorrow|next \w+|this \w+|(?:mon|tues|wednes|thurs|fri|satur|sun)days?\b(?!\s*(?:to|-|–)\s)|the \d|\d{1,2}(?:st|nd|rd|th)?\b(?! ?(?:to|-))|(?:jan|feb|mar|apr|may|jun|jul|aug|sep|oct|nov|dec)[a-z]*\.?(?: \d{1,2}\w*)?(?! to\b))/gi;
+
 /** Words that say a value replaced another (a beginning, "started me on metformin", may be the first value itself). */
-const REPLACING = /\b(?:now|these days|nowadays|currently|instead|switched|switching|changed|moved|relocated|settled|replaced|upgraded|downgraded|from now on|rescheduled|postponed|pushed|delayed|brought forward|takes over|taking over|took over)\b/i;
+const REPLACING = /\b(?:now|these days|nowadays|currently|instead|switched|switching|changed|moved|relocated|settled|replaced|upgraded|downgraded|updated to|from now on|rescheduled|postponed|pushed|delayed|brought forward|takes over|taking over|took over)\b/i;
 
 /** A place said in lowercase, as chats do: "in porto", "moving to bonfim" ("to" only after a verb of going: "to help" is no place). */
 const PLACE_AFTER_PREPOSITION = /\b(?:in|at|from|near|around|outside|(?:mov\w*|went|go|goes|going|gone|relocat\w*|transferr?\w*|sending \w+|sent \w+|fl[yi]\w*|flew|back|came|come|coming|drive|driving|drove|headed|heading) to)\s+(?!(?:the|a|an|my|your|his|her|our|their|this|that|it|me|you|him|them|us|all|least|last|first|home|work|time|bed|once|least)\b)\p{L}{3,}/iu;

@@ -171,6 +171,11 @@ describe('fuse', () => {
     expect(boosts.get('from')).not.toContain('current_version');
     expect(boosts.get('started')).not.toContain('current_version');
     expect(givesOnlyNewValue('Jayden: also footy moved to 10am saturdays now not 9 thank god', 'update')).toBe(false);
+    // "from now on", "from tomorrow" say when the new value holds, not where it came from
+    expect(givesOnlyNewValue("Kofi: it's the bus and the bike for me from now on", 'update')).toBe(true);
+    expect(givesOnlyNewValue("assistant: You're upgraded to Fibre 500 at £39 a month from tomorrow", 'update')).toBe(true);
+    expect(givesOnlyNewValue('assistant: Thank you, Colette, address updated to 9 Mill Race Court.', 'update')).toBe(true);
+    expect(givesOnlyNewValue('we moved the class from monday to friday now', 'update')).toBe(false);
     // a question about how it changed wants every version
     const changed = fuse({ ...setup([fender, sire]), lists, options: { ...base, answerFocus: queryIntent('How has Sina\'s bass changed?') } });
     expect(changed.find((r) => r.unit.id === 'sire')?.signals.boosts).toEqual([]);
