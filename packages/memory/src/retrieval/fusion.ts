@@ -308,7 +308,9 @@ export function fuse<U extends RetrievalUnit>(input: FusionInput<U>): ScoredUnit
       score *= facetFocus.factor;
       boosts.push('other_fact');
     }
-    if (focus && traits.namedSpeaker !== null && !focus.named.has(traits.namedSpeaker)) {
+    // another's statement that speaks of the asked person answers about them too ("Carla sent photos, baby
+    // Mateo arrived 27 Oct, 3.4 kg" told by Nkechi for "When was Carla's baby born?")
+    if (focus && traits.namedSpeaker !== null && !focus.named.has(traits.namedSpeaker) && !speaksOf(traits.mentioned(), focus.named)) {
       score *= focus.factor;
       boosts.push('other_speaker');
     }
@@ -355,6 +357,13 @@ export function fuse<U extends RetrievalUnit>(input: FusionInput<U>): ScoredUnit
     const rest = ceiling(candidates[next].base);
     if (rest < minScore || (out.length >= limit && rest < out[out.length - 1].score)) return out;
   }
+}
+
+/** Does a statement name one of `people` (normalized speakers: "carla", "carla diaz") by their first name or in full? */
+function speaksOf(mentioned: ReadonlySet<string>, people: ReadonlySet<string>): boolean {
+  if (mentioned.size === 0) return false;
+  for (const p of people) if (mentioned.has(p) || mentioned.has(p.split(' ')[0])) return true;
+  return false;
 }
 
 /**

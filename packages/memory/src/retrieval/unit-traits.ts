@@ -55,6 +55,11 @@ export interface UnitTraits {
   endsWithNewValue(): boolean;
   /** intent.ts `givesOnlyNewValue` of the content with its own cue (computed on first use) */
   givesOnlyNewValue(): boolean;
+  /**
+   * The people the content speaks of (intent.ts `namesIn`), the person it is addressed to aside ("Hey
+   * Carla!", "congrats, Carla"): computed on first use
+   */
+  mentioned(): ReadonlySet<string>;
 }
 
 /**
@@ -64,6 +69,11 @@ export interface UnitTraits {
  * the text work on records touched for the first time, or replaced since (the answers' units are
  * reinforced every few seconds), was ~12% of the node's main thread.
  */
+/** The person a statement opens by addressing ("Hey Carla!", "Carla, that's great", "congrats Carla!"). */
+const OPENING_VOCATIVE = /^\s*(?:(?:[Hh](?:ey|i|ello|iya)|[Tt]hanks|[Tt]hank you|[Cc]ongrats|[Cc]ongratulations|[Ww]ow|[Oo]h|[Aa]w+|[Yy]es|[Yy]eah|[Oo]k|[Oo]kay|[Oo]mg|[Hh]aha)[,!.]?\s+)?\p{Lu}\p{Ll}+\s*[,!]/u;
+/** The person a statement closes by addressing ("… see you soon, Carla!"). */
+const CLOSING_VOCATIVE = /,\s*\p{Lu}\p{Ll}+\s*[!.?]*\s*$/u;
+
 class ContentTraits {
   readonly question: boolean;
   private cueValue: ReturnType<typeof changeCue> | undefined = undefined;
@@ -73,6 +83,7 @@ class ContentTraits {
   private stemSet: ReadonlySet<string> | undefined = undefined;
   private numberSet: ReadonlySet<string> | undefined = undefined;
   private nameSet: ReadonlySet<string> | undefined = undefined;
+  private mentionSet: ReadonlySet<string> | undefined = undefined;
   private first: string | undefined = undefined;
   private endsWithNew: boolean | undefined = undefined;
   private onlyNew: boolean | undefined = undefined;
@@ -100,6 +111,10 @@ class ContentTraits {
 
   names(): ReadonlySet<string> {
     return (this.nameSet ??= namesIn(this.content));
+  }
+
+  mentioned(): ReadonlySet<string> {
+    return (this.mentionSet ??= namesIn(withoutSpeakerPrefix(this.content).replace(OPENING_VOCATIVE, ' ').replace(CLOSING_VOCATIVE, ' ')));
   }
 
   stems(): ReadonlySet<string> {
@@ -178,6 +193,10 @@ class Traits implements UnitTraits {
 
   givesOnlyNewValue(): boolean {
     return this.text.givesOnlyNewValue();
+  }
+
+  mentioned(): ReadonlySet<string> {
+    return this.text.mentioned();
   }
 
   facets(): ReadonlySet<Facet> {

@@ -55,6 +55,21 @@ describe('speaker focus', () => {
     expect(focused.find((r) => r.unit.id === 'm')!.signals.boosts).toContain('other_speaker');
   });
 
+  it('leaves another\'s statement that speaks of the named person alone, not one that only addresses them', () => {
+    const told = [
+      unit({ id: 'told', speaker: 'Nkechi', content: 'Nkechi: Carla sent photos, baby Mateo arrived 27 Oct, 3.4 kg' }),
+      unit({ id: 'hey', speaker: 'Nkechi', content: 'Nkechi: Hey Carla! the baby photos are lovely' }),
+      unit({ id: 'bye', speaker: 'Nkechi', content: 'Nkechi: the baby photos are lovely, Carla!' }),
+    ];
+    const byTold = new Map(told.map((u) => [u.id, u]));
+    const out = fuse({ lists: [{ name: 'text', weight: 1, items: told.map((u) => ({ id: u.id })) }], getUnit: (id) => byTold.get(id), accept: () => true,
+      options: { now: NOW, graphDepth: 0, recencyWeight: 0, importanceWeight: 0, speakerFocus: { named: new Set(['carla']), factor: 0.5 } } });
+    const boosts = new Map(out.map((r) => [r.unit.id, r.signals.boosts]));
+    expect(boosts.get('told')).not.toContain('other_speaker');
+    expect(boosts.get('hey')).toContain('other_speaker');
+    expect(boosts.get('bye')).toContain('other_speaker');
+  });
+
   it('changes nothing with no named speaker or a factor of 1', () => {
     expect(run({ named: new Set(), factor: 0.1 })).toEqual(run(null));
     expect(run({ named: new Set(['caroline']), factor: 1 }).map((r) => r.score)).toEqual(run(null).map((r) => r.score));
