@@ -20,6 +20,7 @@ import {
   type ApplyFailure, type ConsolidateAnswer, type ConsolidateCommand, type ConsolidateUsersCommand, type ConsolidationFailedCommand, type EventRecord, type InsightsCommand, type PendingItem,
 } from '@strata/store';
 import { trace } from '@opentelemetry/api';
+import { yieldToLoop } from '../indexes/loop-turns';
 import type { Metrics } from '../metrics';
 import type { Shard } from '../shards';
 import { failed as markFailed, type Tracing } from '../telemetry/tracing';
@@ -322,14 +323,19 @@ export class ConsolidationWorker {
   private async consolidateTogether(batches: UserBatch[], report: TickReport): Promise<void> {
     const started = Date.now();
     const now = new Date(this.o.now()).toISOString();
-    const planned = await Promise.all(batches.map(async (batch) => {
+    // One user after another, a turn of the event loop between them: planning is CPU work (a few ms a
+    // user), and a gathered tick holds up to batchSize users, so planned in one stretch it held the
+    // requests and Raft messages that came meanwhile (a write at 1 client waited for the whole tick).
+    const planned: ({ batch: UserBatch; command: ConsolidateCommand } | null)[] = [];
+    for (const batch of batches) {
+      if (planned.length > 0) await yieldToLoop();
       try {
-        return { batch, command: await this.plan(batch, now) };
+        planned.push({ batch, command: await this.plan(batch, now) });
       } catch (err) {
         await this.noteFailure(batch, err, report);
-        return null;
+        planned.push(null);
       }
-    }));
+    }
     const ready = planned.filter((p) => p !== null);
     if (ready.length === 0) return;
     let answers: (ConsolidateAnswer | ApplyFailure)[];
