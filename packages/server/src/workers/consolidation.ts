@@ -73,6 +73,12 @@ export interface ConsolidationWorkerOptions {
    * `memory.consolidate_users` (docs/performance.md, issue 27); larger ones in a command each.
    */
   combineMaxEvents?: number;
+  /**
+   * A tick's small batches are planned one after another, with a turn of the event loop each time this
+   * long went by (default 8 ms, loop-turns.ts's budget for queries): requests and Raft messages wait
+   * about that long for consolidation, not for a whole tick.
+   */
+  planTurnMs?: number;
 }
 
 export interface TickReport {
@@ -133,7 +139,7 @@ export class ConsolidationWorker {
   constructor(options: ConsolidationWorkerOptions) {
     this.o = {
       retry: DEFAULT_RETRY_POLICY, quietMinutes: 30, reflectionCheckMs: 60_000, insightsMaxDelayMs: DEFAULT_INSIGHTS_CADENCE.maxDelayMs,
-      insightsQuietMs: DEFAULT_INSIGHTS_CADENCE.quietMs, insightsIntervalMs: DEFAULT_INSIGHTS_CADENCE.intervalMs, gatherMs: 1000, combineMaxEvents: 8,
+      insightsQuietMs: DEFAULT_INSIGHTS_CADENCE.quietMs, insightsIntervalMs: DEFAULT_INSIGHTS_CADENCE.intervalMs, gatherMs: 1000, combineMaxEvents: 8, planTurnMs: 8,
       now: Date.now, newId: randomUUID, ...options, llm: options.llm ?? null,
     };
     this.metrics = options.metrics ?? null;
@@ -323,12 +329,17 @@ export class ConsolidationWorker {
   private async consolidateTogether(batches: UserBatch[], report: TickReport): Promise<void> {
     const started = Date.now();
     const now = new Date(this.o.now()).toISOString();
-    // One user after another, a turn of the event loop between them: planning is CPU work (a few ms a
-    // user), and a gathered tick holds up to batchSize users, so planned in one stretch it held the
-    // requests and Raft messages that came meanwhile (a write at 1 client waited for the whole tick).
+    // One user after another, a turn of the event loop once planTurnMs went by: planning is CPU work (a
+    // few ms a user), and a gathered tick holds up to batchSize users, so planned in one stretch it held
+    // the requests and Raft messages that came meanwhile (a write at 1 client waited for the whole
+    // tick). A turn per user instead made each turn's Raft round carry fewer writes under load.
     const planned: ({ batch: UserBatch; command: ConsolidateCommand } | null)[] = [];
+    let turnStarted = performance.now();
     for (const batch of batches) {
-      if (planned.length > 0) await yieldToLoop();
+      if (performance.now() - turnStarted >= this.o.planTurnMs) {
+        await yieldToLoop();
+        turnStarted = performance.now();
+      }
       try {
         planned.push({ batch, command: await this.plan(batch, now) });
       } catch (err) {
