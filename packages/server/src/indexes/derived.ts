@@ -30,7 +30,6 @@ import {
 } from '@strata/store';
 import { memoryChangesOf, type MemoryChange } from './changes';
 import { IndexCache } from './index-cache';
-import { yieldToLoop } from './loop-turns';
 import type { IndexWorker } from './worker/index-worker';
 import { RemoteUserIndex } from './worker/remote-index';
 
@@ -593,3 +592,6 @@ export function indexEntriesOf(wire: readonly WireIndexEntry[], embedder: Pick<E
   }));
 }
 
+function yieldToLoop(): Promise<void> {
+  return new Promise((resolve) => setImmediate(resolve));
+}

@@ -69,8 +69,3 @@ export class LoopTurns {
     this.waiting.shift()!();
   }
 }
-
-/** Resolves in the next turn of the event loop, after its timers and I/O (the immediate of an immediate waits a turn). */
-export function yieldToLoop(): Promise<void> {
-  return new Promise((resolve) => setImmediate(resolve));
-}

@@ -20,7 +20,6 @@ import {
   type ApplyFailure, type ConsolidateAnswer, type ConsolidateCommand, type ConsolidateUsersCommand, type ConsolidationFailedCommand, type EventRecord, type InsightsCommand, type PendingItem,
 } from '@strata/store';
 import { trace } from '@opentelemetry/api';
-import { yieldToLoop } from '../indexes/loop-turns';
 import type { Metrics } from '../metrics';
 import type { Shard } from '../shards';
 import { failed as markFailed, type Tracing } from '../telemetry/tracing';
@@ -73,12 +72,6 @@ export interface ConsolidationWorkerOptions {
    * `memory.consolidate_users` (docs/performance.md, issue 27); larger ones in a command each.
    */
   combineMaxEvents?: number;
-  /**
-   * A tick's small batches are planned one after another, with a turn of the event loop each time this
-   * long went by (default 8 ms, loop-turns.ts's budget for queries): requests and Raft messages wait
-   * about that long for consolidation, not for a whole tick.
-   */
-  planTurnMs?: number;
 }
 
 export interface TickReport {
@@ -139,7 +132,7 @@ export class ConsolidationWorker {
   constructor(options: ConsolidationWorkerOptions) {
     this.o = {
       retry: DEFAULT_RETRY_POLICY, quietMinutes: 30, reflectionCheckMs: 60_000, insightsMaxDelayMs: DEFAULT_INSIGHTS_CADENCE.maxDelayMs,
-      insightsQuietMs: DEFAULT_INSIGHTS_CADENCE.quietMs, insightsIntervalMs: DEFAULT_INSIGHTS_CADENCE.intervalMs, gatherMs: 1000, combineMaxEvents: 8, planTurnMs: 8,
+      insightsQuietMs: DEFAULT_INSIGHTS_CADENCE.quietMs, insightsIntervalMs: DEFAULT_INSIGHTS_CADENCE.intervalMs, gatherMs: 1000, combineMaxEvents: 8,
       now: Date.now, newId: randomUUID, ...options, llm: options.llm ?? null,
     };
     this.metrics = options.metrics ?? null;
@@ -329,24 +322,14 @@ export class ConsolidationWorker {
   private async consolidateTogether(batches: UserBatch[], report: TickReport): Promise<void> {
     const started = Date.now();
     const now = new Date(this.o.now()).toISOString();
-    // One user after another, a turn of the event loop once planTurnMs went by: planning is CPU work (a
-    // few ms a user), and a gathered tick holds up to batchSize users, so planned in one stretch it held
-    // the requests and Raft messages that came meanwhile (a write at 1 client waited for the whole
-    // tick). A turn per user instead made each turn's Raft round carry fewer writes under load.
-    const planned: ({ batch: UserBatch; command: ConsolidateCommand } | null)[] = [];
-    let turnStarted = performance.now();
-    for (const batch of batches) {
-      if (performance.now() - turnStarted >= this.o.planTurnMs) {
-        await yieldToLoop();
-        turnStarted = performance.now();
-      }
+    const planned = await Promise.all(batches.map(async (batch) => {
       try {
-        planned.push({ batch, command: await this.plan(batch, now) });
+        return { batch, command: await this.plan(batch, now) };
       } catch (err) {
         await this.noteFailure(batch, err, report);
-        planned.push(null);
+        return null;
       }
-    }
+    }));
     const ready = planned.filter((p) => p !== null);
     if (ready.length === 0) return;
     let answers: (ConsolidateAnswer | ApplyFailure)[];

@@ -324,36 +324,6 @@ describe('ConsolidationWorker (real LevelDB and log, hashing embedder, virtual c
     expect(ticks).toBe(1);
   });
 
-  it.each([
-    [0, true],
-    [3_600_000, false],
-  ])('plans a tick\'s small batches one user after another, with a turn of the event loop once planTurnMs (%d) went by: %s', async (planTurnMs, turns) => {
-    const marks: string[] = [];
-    const inner = new HashingEmbedder();
-    // each planning embeds once; an immediate armed then runs before the next user's planning only if the worker yields
-    const embedder: Embedder = {
-      id: inner.id, dimensions: inner.dimensions,
-      embed: (texts) => {
-        marks.push('embed');
-        setImmediate(() => marks.push('turn'));
-        return inner.embed(texts);
-      },
-    };
-    const w = new ConsolidationWorker({
-      shard: { id: 0, db, sm, log }, embedder, logger: pino({ level: 'silent' }), intervalMs: 10, batchSize: 16, now: () => clock, reflectionCheckMs: 0, planTurnMs,
-    });
-    for (const user of ['quinn', 'ria', 'sol']) await log.propose(ingest(user, S1, [`${user} bought a red kayak.`]));
-    await w.tick(); // the users' views loaded: the next tick's plannings read nothing that waits for I/O
-    for (const user of ['quinn', 'ria', 'sol']) await log.propose(ingest(user, S1, [`${user} sold the red kayak in June.`]));
-    marks.length = 0;
-    const report = await w.tick();
-    expect(report.events).toBe(3);
-    const embeds = marks.flatMap((m, i) => (m === 'embed' ? [i] : [])).slice(0, 3);
-    expect(embeds).toHaveLength(3);
-    expect(marks.slice(embeds[0], embeds[1]).includes('turn')).toBe(turns);
-    expect(marks.slice(embeds[1], embeds[2]).includes('turn')).toBe(turns);
-  });
-
   it('is woken by new events instead of sleeping out its idle interval', async () => {
     const w = worker({ intervalMs: 3_600_000 }); // asleep for an hour after start
     w.start();
