@@ -97,6 +97,8 @@ describe('metrics of a single node', () => {
     const batches = m.all('strata_consolidation_batches_total').reduce((n, s) => n + s.value, 0);
     expect(batches).toBeGreaterThanOrEqual(1);
     expect(m.all('strata_consolidation_batch_seconds_count').reduce((n, s) => n + s.value, 0)).toBe(batches);
+    // each batch's lag (its oldest event's wait to become memory) observed once
+    expect(m.all('strata_consolidation_lag_seconds_count').reduce((n, s) => n + s.value, 0)).toBe(batches);
     expect(m.types.get('strata_consolidation_events_total')).toBe('counter');
   });
 

@@ -134,7 +134,7 @@ export interface Config {
   };
   llm: { provider: 'none' | 'openai'; base_url: string | null; api_key: string | null; model: string | null };
   reranker: { type: 'weighted' | 'arbitrator' | 'http'; url: string | null };
-  consolidation: { enabled: boolean; interval_ms: number; batch_size: number };
+  consolidation: { enabled: boolean; interval_ms: number; batch_size: number; gather_ms: number };
   /** Importance and forgetting (packages/memory/src/retrieval/decay.ts, workers/reinforcement.ts, workers/pruning.ts). */
   memory: {
     /** effective importance halves every this many days without retrieval (retrieval ranking and pruning) */
@@ -289,7 +289,7 @@ export const CONFIG_SCHEMA = {
     }),
     llm: section({ provider: { enum: ['none', 'openai'], default: 'none' }, base_url: nullableStr, api_key: nullableStr, model: nullableStr }),
     reranker: section({ type: { enum: ['weighted', 'arbitrator', 'http'], default: 'weighted' }, url: nullableStr }),
-    consolidation: section({ enabled: bool(true), interval_ms: int(10, 200), batch_size: int(1, 64) }),
+    consolidation: section({ enabled: bool(true), interval_ms: int(10, 200), batch_size: int(1, 64), gather_ms: int(0, 1000, 60_000) }),
     memory: section({
       importance_half_life_days: { type: 'number', exclusiveMinimum: 0, default: 30 },
       reinforce_top: int(0, 3),

@@ -34,6 +34,11 @@ export class Metrics {
     name: 'strata_consolidation_batch_seconds', help: 'Time to plan and commit one consolidation batch, by shard', labelNames: ['shard'] as const,
     buckets: [0.005, 0.01, 0.025, 0.05, 0.1, 0.25, 0.5, 1, 2.5, 5, 10, 30], registers: [this.registry],
   });
+  readonly consolidationLag = new Histogram({
+    name: 'strata_consolidation_lag_seconds',
+    help: 'From the acceptance of each consolidated batch\'s oldest event to the batch\'s commit, by shard: a trickle waits for [consolidation] gather_ms, a burst for the backlog ahead of it',
+    labelNames: ['shard'] as const, buckets: [0.05, 0.1, 0.25, 0.5, 1, 2.5, 5, 10, 30, 60, 300], registers: [this.registry],
+  });
   // Raft (telemetry/raft-metrics.ts reads the groups' counters at scrape time; these two are events).
   readonly raftPeerRtt = new Histogram({
     name: 'strata_raft_peer_rtt_seconds', help: 'Round trip of Raft peer requests (send to answer), by peer node id', labelNames: ['peer'] as const,

@@ -410,7 +410,7 @@ export class StrataNode {
     const workers = config.consolidation.enabled
       ? shards.map((shard) => new ConsolidationWorker({
         shard, embedder: providers.embedder, llm: providers.llm, logger,
-        intervalMs: config.consolidation.interval_ms, batchSize: config.consolidation.batch_size,
+        intervalMs: config.consolidation.interval_ms, batchSize: config.consolidation.batch_size, gatherMs: config.consolidation.gather_ms,
         metrics, tracing,
       }))
       : [];
@@ -471,7 +471,8 @@ export class StrataNode {
       if (config.consolidation.enabled) {
         const worker = new ConsolidationWorker({
           shard, embedder: providers.embedder, llm: providers.llm, logger,
-          intervalMs: config.consolidation.interval_ms, batchSize: config.consolidation.batch_size, metrics, tracing,
+          intervalMs: config.consolidation.interval_ms, batchSize: config.consolidation.batch_size, gatherMs: config.consolidation.gather_ms,
+          metrics, tracing,
         });
         workers.push(worker);
         ownWorkers(shard.id, worker);

@@ -11,7 +11,7 @@
  *    statements that name what ended are retired (they share a content word with the statement).
  * Without a cue nothing is retired: "I love my job at the cafe" adds to "I work at the cafe".
  */
-import { capitalizedWords, withoutIdioms, endedClause, facetGroup, facetsInOrder, facetWords, specificValues, STATE_FACETS, STOPWORDS, stemPlural, valueStem, withoutSpeakerPrefix, words, type Facet } from '../text';
+import { capitalizedWords, memoByText, withoutIdioms, endedClause, facetGroup, facetsInOrder, facetWords, specificValues, STATE_FACETS, STOPWORDS, stemPlural, valueStem, withoutSpeakerPrefix, words, type Facet } from '../text';
 import { lowerSentenceOpeners, openingName, pointsBack, withoutQuestion } from './discourse';
 import { changeCue, type ChangeCue } from '../text';
 
@@ -164,7 +164,9 @@ function withoutTag(text: string): string {
  * a date (months, weekdays: values, like numbers, not what a value is of): what `updatesTopic` counts as
  * shared. "The baby is due August 20" and "Carl is moving out end of August" share no topic.
  */
-export function objectStems(text: string): Set<string> {
+export const objectStems: (text: string) => ReadonlySet<string> = memoByText(objectStemsOf);
+
+function objectStemsOf(text: string): ReadonlySet<string> {
   const body = withoutIdioms(withoutSpeakerPrefix(withoutTag(text)));
   const out = new Set(words(body.toLowerCase()).filter((w) => w.length > 2 && !STOPWORDS.has(w) && !CUE_WORDS.has(w) && !/^\d/.test(w) && !MONTH.test(w) && !WEEKDAY.test(w)).map(stemPlural));
   // a short thing written in capitals is a thing too: "PT moved his days", "the HR form", "my GP"
@@ -329,7 +331,7 @@ const TAKES_EFFECT = new RegExp(String.raw`\b(?:from|starting|as of|effective|be
  * from 1 January" gives a new date for "that rate works for me through December", "the job now starts on
  * June 2" for "starting May 5".
  */
-function valuesBesideWhen(text: string, valuesOf: (t: string) => Map<string, Set<string>>): Map<string, Set<string>> | null {
+function valuesBesideWhen(text: string, valuesOf: (t: string) => TypedValues): TypedValues | null {
   const masked = text.replace(TAKES_EFFECT, ' ');
   if (masked === text) return null;
   const rest = valuesOf(masked);
@@ -337,7 +339,7 @@ function valuesBesideWhen(text: string, valuesOf: (t: string) => Map<string, Set
 }
 
 /** Does a statement's `typedValues` give a calendar date (a month or a day of one; a weekday is a schedule)? */
-function givesCalendarDate(values: Map<string, Set<string>>): boolean {
+function givesCalendarDate(values: TypedValues): boolean {
   return [...(values.get('date') ?? [])].some((d) => !WEEKDAY_KEYS.has(d));
 }
 
@@ -349,7 +351,7 @@ const WEEKDAY_KEYS = new Set(['mon', 'tue', 'wed', 'thu', 'fri', 'sat', 'sun']);
  * miss April — the new job started last week" gives the job no new date; April is another matter. The
  * question a reply carries names its topic for the whole reply.
  */
-function valuesNear(text: string, topic: ReadonlySet<string>): Map<string, Set<string>> {
+function valuesNear(text: string, topic: ReadonlySet<string>): TypedValues {
   const reply = withoutQuestion(text);
   const parts = reply.split(/(?<=[.!?…;])\s+|\s+[—–]\s+/);
   // a sentence that points back carries the value on ("I've got a new number. It's 07700 900958 now")
@@ -402,7 +404,12 @@ function weekdayKey(word: string): string {
  * and digits together: NW418, thistle-kettle-88), `number`, `name`. Amounts are grouped by unit so that
  * "500 mg" meets "1000 mg" and not "20 minutes".
  */
-export function typedValues(text: string): Map<string, Set<string>> {
+export const typedValues: (text: string) => TypedValues = memoByText(typedValuesOf);
+
+/** What `typedValues` gives: values by kind (shared between its callers: read only). */
+export type TypedValues = ReadonlyMap<string, ReadonlySet<string>>;
+
+function typedValuesOf(text: string): TypedValues {
   const out = new Map<string, Set<string>>();
   const add = (kind: string, v: string) => { let set = out.get(kind); if (!set) out.set(kind, set = new Set()); set.add(v); };
   // the question a reply carries is not its value ("€80 a week (asked: ... when do you shop?)")

@@ -10,3 +10,4 @@ export * from './attributes';
 export * from './facets';
 export * from './changes';
 export * from './emoji';
+export * from './memo';

@@ -59,11 +59,14 @@ export interface ConsolidationWorkerOptions {
   /** bytes the users' memory views held between batches may take (memory-view.ts; default 64 MiB) */
   viewBytes?: number;
   /**
-   * A sleeping worker woken by new events ticks this long after (default 50 ms), so the events of a
-   * trickle that arrive meanwhile share the tick: its reads of the backlog, and one log write for the
-   * tick's proposals. A worker with a backlog goes on without waiting.
+   * How long a partial batch waits for more events (default 1,000 ms): a tick follows once `batchSize`
+   * events are pending or this long after the first event that came since the last tick began, so a
+   * trickle's events share a tick (its backlog reads, one consolidation command: one log entry, one
+   * apply and one LevelDB batch on every replica) instead of paying those per event or two. A worker
+   * with a full batch or more pending goes on at once. This bounds the lag of a trickle; a burst is
+   * worked through back to back as before (docs/performance.md, issue 27, "A trickle gathered").
    */
-  wakeDelayMs?: number;
+  gatherMs?: number;
   /**
    * A tick's batches of at most this many events (default 8) are proposed together, in one
    * `memory.consolidate_users` (docs/performance.md, issue 27); larger ones in a command each.
@@ -107,14 +110,17 @@ export class ConsolidationWorker {
   private lastReflectionCheck = 0;
   private timer: NodeJS.Timeout | null = null;
   private inFlight: Promise<unknown> | null = null;
-  /** events arrived since the tick in flight began: the next one follows at once */
-  private woken = false;
   private stopped = false;
   /** totals of the current busy period, for the summary logged when the backlog drains */
   private busy: (TickReport & { since: number }) | null = null;
   private readonly o: Required<Omit<ConsolidationWorkerOptions, 'llm' | 'metrics' | 'tracing' | 'viewBytes'>> & { llm: Llm | null };
-  /** armed by a wake: the tick is already due soon, later wakes need not re-arm it */
-  private wakeArmed = false;
+  /**
+   * What the timer waits for: the idle interval (a wake re-arms it to the gather window), a gather
+   * window (a wake only checks whether a full batch is pending), or nothing (the tick is due now).
+   */
+  private armed: 'idle' | 'gather' | 'now' = 'idle';
+  /** when the first event since the last tick began arrived (wall clock, as the timers): where the gather window starts */
+  private gatherFrom: number | null = null;
   /** users' memory as consolidation compares with it, kept current between batches */
   private readonly views: MemoryViews;
   private readonly metrics: Metrics | null;
@@ -126,7 +132,7 @@ export class ConsolidationWorker {
   constructor(options: ConsolidationWorkerOptions) {
     this.o = {
       retry: DEFAULT_RETRY_POLICY, quietMinutes: 30, reflectionCheckMs: 60_000, insightsMaxDelayMs: DEFAULT_INSIGHTS_CADENCE.maxDelayMs,
-      insightsQuietMs: DEFAULT_INSIGHTS_CADENCE.quietMs, insightsIntervalMs: DEFAULT_INSIGHTS_CADENCE.intervalMs, wakeDelayMs: 50, combineMaxEvents: 8,
+      insightsQuietMs: DEFAULT_INSIGHTS_CADENCE.quietMs, insightsIntervalMs: DEFAULT_INSIGHTS_CADENCE.intervalMs, gatherMs: 1000, combineMaxEvents: 8,
       now: Date.now, newId: randomUUID, ...options, llm: options.llm ?? null,
     };
     this.metrics = options.metrics ?? null;
@@ -152,16 +158,44 @@ export class ConsolidationWorker {
 
   /**
    * New pending events on the shard (an applied ingest or import, on every replica): a sleeping worker
-   * ticks wakeDelayMs later instead of at the end of its idle interval; a busy one goes on without sleeping.
+   * ticks at the end of the gather window instead of its idle interval, or at once when a full batch
+   * is pending; a tick in flight leaves it to the schedule after it (`nextDelay`).
    */
   private wake(): void {
     if (this.stopped) return;
-    this.woken = true;
-    if (this.timer && !this.inFlight && !this.wakeArmed) {
+    this.gatherFrom ??= Date.now();
+    if (!this.timer || this.inFlight || this.armed === 'now') return;
+    if (this.o.shard.log.isLeader() && this.fullBatchPending()) {
       clearTimeout(this.timer);
-      this.schedule(this.o.wakeDelayMs);
-      this.wakeArmed = true;
+      this.schedule(0, 'now');
+    } else if (this.armed === 'idle') {
+      clearTimeout(this.timer);
+      this.schedule(this.gatherDelay(), 'gather');
     }
+  }
+
+  /** What is left of the gather window that began with the first event since the last tick began. */
+  private gatherDelay(): number {
+    return Math.max(0, (this.gatherFrom ?? Date.now()) + this.o.gatherMs - Date.now());
+  }
+
+  private fullBatchPending(): boolean {
+    return this.o.shard.db.counterSync('pending') >= this.o.batchSize;
+  }
+
+  /**
+   * After a tick: at once while a full batch is pending and the tick found work (a backlog is worked
+   * through back to back; one whose events all wait out a retry's backoff is not spun on), at the end
+   * of the gather window while a partial one is (events that came during the tick, or retries), else
+   * asleep for the idle interval until a wake.
+   */
+  private nextDelay(worked: boolean): [number, ConsolidationWorker['armed']] {
+    // Not the leader: nothing to tick for but the idle poll, which finds out when this node becomes it.
+    if (!this.o.shard.log.isLeader()) return [this.o.intervalMs, 'idle'];
+    const pending = this.o.shard.db.counterSync('pending');
+    if (pending >= this.o.batchSize && worked) return [0, 'now'];
+    if (pending > 0) return [this.gatherDelay(), 'gather'];
+    return [this.o.intervalMs, 'idle'];
   }
 
   /** Stops ticking and waits for the tick in flight (its proposal included). */
@@ -174,20 +208,21 @@ export class ConsolidationWorker {
 
   /**
    * `intervalMs` is the idle poll period: while a backlog is being worked through, the next tick follows
-   * at once, and events applied to the shard while the worker sleeps wake it (`wake`).
+   * at once (`nextDelay`), and events applied to the shard while the worker sleeps wake it (`wake`).
    */
-  private schedule(delayMs = this.o.intervalMs): void {
-    this.wakeArmed = false;
+  private schedule(delayMs = this.o.intervalMs, armed: ConsolidationWorker['armed'] = 'idle'): void {
+    this.armed = armed;
     this.timer = setTimeout(() => {
       this.timer = null;
-      let busy = false;
-      this.woken = false;
+      this.gatherFrom = null;
+      let worked = false;
       const run = this.tick()
-        .then((report) => { busy = report.batches > 0; })
+        .then((report) => { worked = report.batches + report.errors + report.failed > 0; })
         .catch((err) => this.o.logger.error({ err, shard: this.o.shard.id }, 'consolidation tick failed'))
         .finally(() => {
           this.inFlight = null;
-          if (!this.stopped) this.schedule(busy || this.woken ? 0 : this.o.intervalMs);
+          if (this.stopped) return;
+          this.schedule(...this.nextDelay(worked));
         });
       this.inFlight = run;
     }, delayMs);
@@ -329,6 +364,10 @@ export class ConsolidationWorker {
     this.metrics?.consolidatedEvents.inc(shardLabel, answer.consumed);
     this.metrics?.consolidationBatches.inc(shardLabel);
     this.metrics?.consolidationBatchDuration.observe(shardLabel, (Date.now() - started) / 1000);
+    // How long the batch's oldest event waited to become memory: the gather window plus the tick in a
+    // trickle, the backlog's queue in a burst.
+    const accepted = Math.min(...batch.entries.map((e) => Date.parse(e.accepted_at)));
+    if (Number.isFinite(accepted)) this.metrics?.consolidationLag.observe(shardLabel, Math.max(0, this.o.now() - accepted) / 1000);
     if (answer.units_created + answer.reinforced + answer.retired > 0) {
       const now = this.o.now();
       const change = this.insightsDue.get(batch.user_id);

@@ -8,6 +8,7 @@ import {
   LocalLog, StateDb, StateMachine, allUnits, listDropped, listGoals, listEvents, listFailed, pendingSummary, reflectionsDue, userVectors, type IngestCommand,
   type MemoryUnit,
 } from '@strata/store';
+import { Metrics } from '../../src/metrics';
 import { ConsolidationWorker, type TickReport } from '../../src/workers/consolidation';
 
 const T0 = Date.parse('2026-03-01T10:00:00.000Z');
@@ -242,7 +243,7 @@ describe('ConsolidationWorker (real LevelDB and log, hashing embedder, virtual c
   it('woken by a trickle, waits a moment so the events arriving meanwhile share one tick', async () => {
     const w = new ConsolidationWorker({
       shard: { id: 0, db, sm, log }, embedder: new HashingEmbedder(), logger: pino({ level: 'silent' }),
-      intervalMs: 3_600_000, batchSize: 16, now: () => clock, wakeDelayMs: 2000,
+      intervalMs: 3_600_000, batchSize: 16, now: () => clock, gatherMs: 2000,
     });
     const tick = w.tick.bind(w);
     const working: number[] = [];
@@ -265,6 +266,62 @@ describe('ConsolidationWorker (real LevelDB and log, hashing embedder, virtual c
     // read after stop, which waits for the tick in flight: the pending counter reaches 0 when the tick's
     // command applies, before the tick itself returns and reports (asserted before, it failed 1 run in 3)
     expect(working).toEqual([3]);
+  });
+
+  it('ticks as soon as a full batch is pending, without waiting out the gather window; the lag of each batch is measured', async () => {
+    const metrics = new Metrics();
+    // An hour's window: only a full batch (4 events) can start a tick before the test times out.
+    const w = new ConsolidationWorker({
+      shard: { id: 0, db, sm, log }, embedder: new HashingEmbedder(), logger: pino({ level: 'silent' }),
+      intervalMs: 3_600_000, batchSize: 4, now: () => clock, gatherMs: 3_600_000, metrics,
+    });
+    const tick = w.tick.bind(w);
+    const working: number[] = [];
+    w.tick = async () => {
+      const report = await tick();
+      working.push(report.events);
+      return report;
+    };
+    w.start();
+    try {
+      for (const user of ['lea', 'max', 'noa']) await log.propose(ingest(user, S1, [`${user} moved to Lisbon last spring.`]));
+      await new Promise((r) => setTimeout(r, 50));
+      expect(working).toEqual([]); // three of four: the partial batch waits
+      await log.propose(ingest('oli', S1, ['oli moved to Lisbon last spring.']));
+      for (let i = 0; i < 2000 && (await db.counter('pending')) > 0; i++) await new Promise((r) => setTimeout(r, 5));
+      expect(await db.counter('pending')).toBe(0);
+    } finally {
+      await w.stop();
+    }
+    expect(working).toEqual([4]);
+    // the four events' batches, each observed once: accepted at T0, committed at T0 + 1 s (the virtual clock)
+    const lag = (await metrics.registry.getSingleMetricAsString('strata_consolidation_lag_seconds')).split('\n');
+    expect(lag).toContain('strata_consolidation_lag_seconds_count{shard="0"} 4');
+    expect(lag).toContain('strata_consolidation_lag_seconds_bucket{le="1",shard="0"} 4');
+    expect(lag).toContain('strata_consolidation_lag_seconds_bucket{le="0.5",shard="0"} 0');
+  });
+
+  it('a full batch whose events all wait out a retry is not spun on: after a tick that found no work, the next waits for the gather window', async () => {
+    // A tick that always finds the same backlog and never consumes it: a full batch in retry backoff.
+    const w = new ConsolidationWorker({
+      shard: { id: 0, db, sm, log }, embedder: new HashingEmbedder(), logger: pino({ level: 'silent' }),
+      intervalMs: 3_600_000, batchSize: 2, now: () => clock, gatherMs: 3_600_000,
+    });
+    let ticks = 0;
+    w.tick = async () => {
+      ticks++;
+      return { batches: 0, events: 0, units: 0, dropped: 0, failed: 0, insights: 0, reflections: 0, l2_planned: 0, errors: 0 };
+    };
+    w.start();
+    try {
+      await log.propose(ingest('pia', S1, ['pia plays chess.', 'pia plays go.']));
+      for (let i = 0; i < 2000 && ticks === 0; i++) await new Promise((r) => setTimeout(r, 5));
+      await new Promise((r) => setTimeout(r, 100));
+    } finally {
+      await w.stop();
+    }
+    // the full batch started one tick at once; finding no work, the next waits for the window
+    expect(ticks).toBe(1);
   });
 
   it('is woken by new events instead of sleeping out its idle interval', async () => {

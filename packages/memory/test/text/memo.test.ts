@@ -1,0 +1,43 @@
+import { memoByText } from '../../src/text';
+import { objectStems, typedValues } from '../../src/consolidation/updates';
+
+describe('memoByText', () => {
+  it('analyses a text once while it is kept, and gives the first answer back', () => {
+    const seen: string[] = [];
+    const f = memoByText((t: string) => { seen.push(t); return new Set(t.split(' ')); });
+    const a = f('the bus leaves at 9');
+    expect(f('the bus leaves at 9')).toBe(a);
+    f('the tram leaves at 10');
+    f('the bus leaves at 9');
+    expect(seen).toEqual(['the bus leaves at 9', 'the tram leaves at 10']);
+  });
+
+  it('keeps an undefined answer as an answer', () => {
+    let calls = 0;
+    const f = memoByText((_t: string) => { calls++; return undefined; });
+    f('x');
+    f('x');
+    expect(calls).toBe(1);
+  });
+
+  it('is bounded: emptied when full, and a text over the length limit is analysed each time and not kept', () => {
+    let calls = 0;
+    const f = memoByText((t: string) => { calls++; return t.length; }, 2, 5);
+    f('a'); f('b'); // full
+    f('c'); // emptied, then c kept
+    f('a'); // analysed again
+    expect(calls).toBe(4);
+    f('longer than five');
+    f('longer than five');
+    expect(calls).toBe(6);
+  });
+
+  it('consolidation\'s text analyses answer as before, and the same object for the same text', () => {
+    const text = 'The dentist moved my appointment to March 14 at 5pm, 2 fillings for £80.';
+    expect([...objectStems(text)].sort()).toEqual(['appointment', 'dentist', 'filling']);
+    expect(objectStems(text)).toBe(objectStems(text));
+    const values = typedValues(text);
+    expect(Object.fromEntries([...values].map(([k, v]) => [k, [...v]]))).toEqual({ 'amount £': ['80'], 'count filling': ['2'], date: ['march 14', 'march'], time: ['5pm'] });
+    expect(typedValues(text)).toBe(values);
+  });
+});
