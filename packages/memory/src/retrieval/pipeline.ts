@@ -11,7 +11,7 @@ import { arbitrate } from './arbitration';
 import { buildUnitFilter, type RetrievalScope } from './filters';
 import { fuse, type FusionOptions } from './fusion';
 import { MAX_GRAPH_DEPTH } from './graph';
-import { facetsOf, type Facet } from '../text';
+import { facetGroup, facetsOf, type Facet } from '../text';
 import { queryTimeRanges, speakersNamedIn } from './query';
 import { traitsOf } from './unit-traits';
 import { namesForRelations, relationsAsked } from './bridge';
@@ -264,7 +264,9 @@ function finishRetrieval<U extends RetrievalUnit>(
   stages?.end('search');
   // Facets (text/facets.ts): among the candidates, the units stating the kind of fact the query asks
   // about, best first by their best rank elsewhere. Only when the query asks about a kind of fact.
-  const queryFacets = facetsOf(request.query);
+  // a job and where it is held are one fact (facetGroup): "What does Marek do for work?" is answered by
+  // "working for a solar installer now", "Where does Lena work?" by "she's a nurse at the Royal"
+  const queryFacets = new Set([...facetsOf(request.query)].flatMap(facetGroup));
   if (queryFacets.size > 0) lists.push({ name: 'facet', weight: weights.facet, items: facetList(lists, queryFacets, sources.getUnit) });
   // The image list only counts (in the maximum too) when the query carries an image.
   if (sources.imageMatches) lists.push({ name: 'image', weight: weights.image, items: sources.imageMatches });

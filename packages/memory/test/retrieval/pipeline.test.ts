@@ -182,3 +182,17 @@ describe('retrieve through a relation', () => {
     expect(relationsAsked("Which seat does Fatima's son have?")).toEqual(['son']);
   });
 });
+
+describe('the kind of fact asked', () => {
+  it('takes a job and where it is held as one fact: "do for work" is answered by "working for a solar installer"', () => {
+    const units = [
+      unit({ id: 'moved', content: 'Tomek: marek says hi. he moved to Manchester, working for a solar installer now', speaker: 'Tomek', attribute: 'residence' }),
+      unit({ id: 'home', content: 'Tomek: marek lives in a flat in Gdansk', speaker: 'Tomek', attribute: 'residence' }),
+    ];
+    const { results } = retrieve(world(units), { query: 'What does Marek do for work?', user_id: 'alice', graph_depth: 0 }, {}, NOW);
+    const moved = results.find((r) => r.unit.id === 'moved');
+    expect(moved?.signals.boosts).not.toContain('other_fact');
+    expect(moved?.signals.ranks.facet).toBe(1);
+    expect(results.find((r) => r.unit.id === 'home')?.signals.ranks.facet).toBeUndefined();
+  });
+});
