@@ -1,0 +1,152 @@
+/**
+ * The answers of a node to a fixed list of questions, asked one at a time over HTTP, on a copy of a data
+ * directory kept by the concurrent bench (`bench:retrieval -- --http --keep-data DIR`): what two trees (or two
+ * fresh processes of one tree) answer on one memory, compared result by result, and the node's CPU per query
+ * with no concurrency to blur it. Reinforcement is off (an answer would otherwise change the memory the next
+ * question is asked of); every question is asked `--rounds` times and CPU is counted over the rounds after
+ * the first (the first touches each record once).
+ *
+ *   node --conditions=strata-source --import tsx scripts/retrieval-answers.ts --data-from DIR [--tree DIR]
+ *        [--users 20] [--events 1000] [--queries 600] [--rounds 2] [--seed 1] [--wait-s 0] [--out FILE]
+ *        [--compare FILE] [--cpu-prof-dir DIR] [--env KEY=VALUE]...
+ *
+ * `--compare FILE` counts the questions answered otherwise than in FILE (another run's `--out`): other ids or
+ * order, and the largest score difference. `--wait-s S` waits S seconds after the node is ready before asking
+ * (the state may still change after a start: e.g. background workers proposing commands).
+ */
+import { cpSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join, resolve } from 'node:path';
+import { NodeStrataClient } from '@strata/client/node';
+import { mulberry32 } from '../packages/memory/src/embedding/hash';
+import { loadLocomo } from './lib/locomo';
+import { ROOT, sleep } from './lib/processes';
+import { API_KEY, chatEvents, cpuSeconds, startNode } from './bench-retrieval-concurrent';
+
+interface Answer {
+  user: string;
+  query: string;
+  results: Array<{ id: string; score: number; why?: unknown }>;
+}
+
+interface Args {
+  dataFrom: string;
+  tree: string;
+  users: number;
+  events: number;
+  queries: number;
+  rounds: number;
+  seed: number;
+  waitS: number;
+  out: string | null;
+  compare: string | null;
+  cpuProfDir: string | null;
+  env: Record<string, string>;
+  data: string;
+}
+
+function parseArgs(argv: string[]): Args {
+  const a: Args = {
+    dataFrom: '', tree: ROOT, users: 20, events: 1000, queries: 600, rounds: 2, seed: 1, waitS: 0, out: null, compare: null, cpuProfDir: null,
+    env: {}, data: resolve(__dirname, '../../shared/data/locomo'),
+  };
+  for (let i = 0; i < argv.length; i += 2) {
+    const [k, v] = [argv[i], argv[i + 1]];
+    switch (k) {
+      case '--data-from': a.dataFrom = resolve(v); break;
+      case '--tree': a.tree = resolve(v); break;
+      case '--users': a.users = Number(v); break;
+      case '--events': a.events = Number(v); break;
+      case '--queries': a.queries = Number(v); break;
+      case '--rounds': a.rounds = Number(v); break;
+      case '--seed': a.seed = Number(v); break;
+      case '--wait-s': a.waitS = Number(v); break;
+      case '--out': a.out = resolve(v); break;
+      case '--compare': a.compare = resolve(v); break;
+      case '--cpu-prof-dir': a.cpuProfDir = resolve(v); break;
+      case '--data': a.data = resolve(v); break;
+      case '--env': {
+        const eq = v.indexOf('=');
+        a.env[v.slice(0, eq)] = v.slice(eq + 1);
+        break;
+      }
+      default: throw new Error(`unknown option ${k}`);
+    }
+  }
+  if (!a.dataFrom) throw new Error('--data-from DIR is required');
+  return a;
+}
+
+/** How two runs' answers differ: questions with other ids (or order), and the largest score difference among the others. */
+export function compareAnswers(a: Answer[], b: Answer[]): { questions: number; otherIds: number; otherScores: number; maxScoreDiff: number; firstDiffs: string[] } {
+  let otherIds = 0;
+  let otherScores = 0;
+  let maxScoreDiff = 0;
+  const firstDiffs: string[] = [];
+  for (let i = 0; i < Math.min(a.length, b.length); i++) {
+    const x = a[i];
+    const y = b[i];
+    const idsX = x.results.map((r) => r.id).join(',');
+    const idsY = y.results.map((r) => r.id).join(',');
+    if (idsX !== idsY) {
+      otherIds++;
+      if (firstDiffs.length < 5) firstDiffs.push(`#${i} ${x.user} "${x.query}"`);
+      continue;
+    }
+    let d = 0;
+    x.results.forEach((r, j) => (d = Math.max(d, Math.abs(r.score - y.results[j].score))));
+    if (d > 0) otherScores++;
+    maxScoreDiff = Math.max(maxScoreDiff, d);
+  }
+  return { questions: Math.min(a.length, b.length), otherIds, otherScores, maxScoreDiff, firstDiffs };
+}
+
+async function main(): Promise<void> {
+  const a = parseArgs(process.argv.slice(2));
+  const convs = loadLocomo(a.data);
+  const users = Array.from({ length: a.users }, (_, i) => `bench-user-${i}`);
+  const streams = users.map((_, u) => chatEvents(convs, u, a.events).at(-1)!.stream);
+  const questions = convs.flatMap((c) => c.qa.map((q) => q.question));
+  const rnd = mulberry32(a.seed);
+  const asks = Array.from({ length: a.queries }, () => ({ u: Math.floor(rnd() * users.length), q: questions[Math.floor(rnd() * questions.length)] }));
+
+  const dataDir = mkdtempSync(join(tmpdir(), 'strata-answers-'));
+  cpSync(a.dataFrom, dataDir, { recursive: true });
+  const node = await startNode(a.tree, dataDir, 'local', a.cpuProfDir, { STRATA__MEMORY__REINFORCE_TOP: '0', ...a.env }, []);
+  const client = new NodeStrataClient({ baseUrl: node.url, apiKey: API_KEY, connections: 1, timeoutMs: 600_000 });
+  try {
+    await client.waitUntilReady(3_600_000, 500);
+    if (a.waitS > 0) await sleep(a.waitS * 1000);
+    const answers: Answer[] = [];
+    let cpu0 = 0;
+    let t0 = 0;
+    for (let round = 0; round < a.rounds; round++) {
+      if (round === 1) {
+        cpu0 = cpuSeconds(node.pid);
+        t0 = performance.now();
+      }
+      for (const { u, q } of asks) {
+        const r = await client.retrieve(users[u], streams[u], { query: q, limit: 10, explain: true });
+        if (round === 0) answers.push({ user: users[u], query: q, results: r.results.map((x) => ({ id: x.unit.id, score: x.score, why: (x as { why?: unknown }).why })) });
+      }
+    }
+    const measured = (a.rounds - 1) * asks.length;
+    const figures = measured > 0
+      ? { cpu_ms_per_query: Math.round(((cpuSeconds(node.pid) - cpu0) * 1e6) / measured) / 1000, wall_ms_per_query: Math.round(((performance.now() - t0) * 1000) / measured) / 1000 }
+      : {};
+    console.log(JSON.stringify({ tree: a.tree, queries: asks.length, rounds: a.rounds, ...figures }));
+    if (a.out) writeFileSync(a.out, JSON.stringify(answers));
+    if (a.compare) console.log(JSON.stringify(compareAnswers(answers, JSON.parse(readFileSync(a.compare, 'utf8')) as Answer[])));
+  } finally {
+    await client.close();
+    await node.stop();
+    rmSync(dataDir, { recursive: true, force: true });
+  }
+}
+
+if (require.main === module) {
+  main().catch((err) => {
+    console.error(err);
+    process.exit(1);
+  });
+}
