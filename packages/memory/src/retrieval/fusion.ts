@@ -24,6 +24,7 @@ import { expandGraph, type ExpansionOptions } from './graph';
 import { normalizeSpeaker, type TimeRange } from './query';
 import { matchedStems, type QueryIntent } from './intent';
 import { isFacet, SINGLE_VALUED_FACETS, type Facet } from '../text';
+import { summarizesSuperseded } from './outdated-insights';
 import { traitsOf, type UnitTraits } from './unit-traits';
 import type { Neighbors, RankedList, RetrievalUnit, ScoredUnit, ScoreSignals } from './types';
 
@@ -122,6 +123,11 @@ export interface FusionInput<U extends RetrievalUnit> {
   /** may this unit appear (filters.ts)? applied to every candidate, graph neighbours included */
   accept: (unit: U) => boolean;
   neighbors?: Neighbors;
+  /**
+   * `summarizesSuperseded` as kept by the user's index (outdated-insights.ts `OutdatedInsights.known`): null
+   * when it cannot tell (then asked of `neighbors` and `getUnit`)
+   */
+  outdatedInsight?: (id: string) => boolean | null;
   options: FusionOptions;
 }
 
@@ -294,7 +300,8 @@ export function fuse<U extends RetrievalUnit>(input: FusionInput<U>): ScoredUnit
         boosts.push('superseded');
       }
     }
-    if (intent?.tense === 'current' && unit.level >= 2 && input.neighbors && summarizesSuperseded(unit.id, input.neighbors, input.getUnit)) {
+    if (intent?.tense === 'current' && unit.level >= 2 && input.neighbors
+      && (input.outdatedInsight?.(unit.id) ?? summarizesSuperseded(unit.id, input.neighbors, input.getUnit))) {
       // an insight planned before one of its memories was replaced quotes the old value until it is planned
       // again (workers/insights-cadence.ts: up to a minute): for a question about now it is an earlier state
       score *= VERSION_FACTOR;
@@ -476,16 +483,6 @@ function singleValuedOf(facets: ReadonlySet<string> | undefined): ReadonlySet<Fa
   const out = new Set<Facet>();
   for (const f of facets ?? []) if (isFacet(f) && SINGLE_VALUED_FACETS.has(f)) out.add(f);
   return out;
-}
-
-/** Does an insight summarize a memory that a newer one has replaced since (a `DerivedFrom` member now superseded)? */
-function summarizesSuperseded(id: string, neighbors: Neighbors, getUnit: (id: string) => RetrievalUnit | undefined): boolean {
-  for (const nb of neighbors(id)) {
-    if (nb.relation !== 'DerivedFrom' || nb.direction !== 'out') continue;
-    const member = getUnit(nb.id);
-    if (member?.retired_at && member.retired_reason === 'superseded') return true;
-  }
-  return false;
 }
 
 /** Do two statements both speak of one of the asked (single-valued) facets? */

@@ -37,6 +37,8 @@ export interface RetrievalSources<U extends RetrievalUnit> {
   textIndexes: TextIndex[];
   getUnit: (id: string) => U | undefined;
   neighbors?: Neighbors;
+  /** what the user's index keeps of which insights quote a replaced memory (fusion.ts `FusionInput.outdatedInsight`) */
+  outdatedInsight?: (id: string) => boolean | null;
   /**
    * Fields of the units' documents indexed alone (e.g. `own` words and `context` turns): each is searched
    * with the query and enters fusion as a list of its own, weighted by `weights[name]`
@@ -291,6 +293,7 @@ function finishRetrieval<U extends RetrievalUnit>(
     getUnit: sources.getUnit,
     accept: acceptUnit,
     neighbors: sources.neighbors,
+    outdatedInsight: sources.outdatedInsight,
     options: {
       questionFactor: DEFAULT_QUESTION_FACTOR,
       insightFactor: DEFAULT_INSIGHT_FACTOR,
