@@ -77,8 +77,14 @@ class ContentTraits {
   private endsWithNew: boolean | undefined = undefined;
   private onlyNew: boolean | undefined = undefined;
 
-  constructor(readonly content: string) {
-    this.question = isQuestion(content);
+  constructor(private readonly words: string) {
+    this.question = isQuestion(words);
+  }
+
+  /** The content, for a computation from it (each one counted: `contentParses`). */
+  get content(): string {
+    parses++;
+    return this.words;
   }
 
   cue(): ReturnType<typeof changeCue> {
@@ -126,7 +132,24 @@ class ContentTraits {
   givesOnlyNewValue(): boolean {
     return (this.onlyNew ??= givesOnlyNewValue(this.content, this.cue()));
   }
+
+  /** Everything above, now (`warmTraits`). */
+  warm(): void {
+    this.cue();
+    this.dedupeKey();
+    for (const kind of WARMED_KINDS) this.kindFactor(kind);
+    this.names();
+    this.stems();
+    this.numbers();
+    this.facets();
+    this.firstFacet();
+    this.endsWithNewValue();
+    this.givesOnlyNewValue();
+  }
 }
+
+/** The kinds of answer whose factor is read from the content alone ('identity' also needs the question's names). */
+const WARMED_KINDS: readonly AnswerKind[] = ['time', 'number', 'place', 'person'];
 
 class Traits implements UnitTraits {
   readonly question: boolean;
@@ -199,6 +222,17 @@ export function dedupeKey(content: string): string {
     .trim();
 }
 
+/** computations from a record's content so far (`contentParses`) */
+let parses = 0;
+
+/**
+ * How many computations read a record's content since the process started: a test's measure of the text
+ * work queries do (a query that finds every trait computed adds none).
+ */
+export function contentParses(): number {
+  return parses;
+}
+
 const TRAITS = new WeakMap<object, Traits>();
 /** content traits carried to a record before its first query (`carryTraits`) */
 const CARRIED = new WeakMap<object, ContentTraits>();
@@ -220,4 +254,15 @@ export function carryTraits(before: RetrievalUnit, after: RetrievalUnit): void {
   if (before === after || before.content !== after.content) return;
   const text = TRAITS.get(before)?.text ?? CARRIED.get(before);
   if (text) CARRIED.set(after, text);
+}
+
+/**
+ * Computes now what queries read of a record (every trait above), so that no query pays for it: the index
+ * lifecycle calls it for the records of a small user after a build and for each record a refresh puts
+ * (server indexes/derived.ts). Each value is the one a query would compute on first use.
+ */
+export function warmTraits(unit: RetrievalUnit): void {
+  const t = traitsOf(unit) as Traits;
+  t.text.warm();
+  t.facets();
 }

@@ -11,6 +11,7 @@ import { retrieve, type RetrievalSources } from '../../src/retrieval/pipeline';
 import { UserIndex, type IndexedRecord } from '../../src/retrieval/unit-set';
 import { TEXT_FIELDS } from '../../src/retrieval/documents';
 import { stem } from '../../src/text';
+import { contentParses, warmTraits } from '../../src/retrieval/unit-traits';
 import { unit } from './helpers';
 
 const NOW = Date.parse('2024-06-01T00:00:00.000Z');
@@ -137,5 +138,24 @@ describe('stem', () => {
     const once = words.map(stem);
     expect(once).toEqual(['run', 'mov', 'address', 'story', 'anna', 'internationalisation', 'caf\u00e9', 'it']);
     for (let i = 0; i < 3; i++) expect(words.map(stem)).toEqual(once);
+  });
+});
+
+describe('warmTraits: what queries read of a record, computed before any query', () => {
+  it('a query after every record was warmed reads no record\'s words, and answers as an index never warmed', () => {
+    const { units, edges } = memory();
+    const cold = ask(indexOf(units, edges));
+    const index = indexOf(units, edges);
+    for (const record of index.units.values()) warmTraits(record);
+    const reads = countContentReads(index);
+    const p0 = contentParses();
+    expect(ask(index)).toEqual(cold);
+    expect([...reads.keys()]).toEqual([]);
+    // and from the words kept with the traits, a first query computes no more than the same query asked again
+    // (what depends on the question as well: kindFactorBeyond and the names it asks about)
+    const first = contentParses() - p0;
+    const p1 = contentParses();
+    ask(index);
+    expect(first).toBe(contentParses() - p1);
   });
 });
