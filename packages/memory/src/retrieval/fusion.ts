@@ -139,26 +139,32 @@ interface Fused {
 /** Weighted RRF; returns raw sums and the normalizing maximum. Unknown-weight or empty lists are fine. */
 export function weightedRrf(lists: RankedList[], k = 10): { fused: Map<string, Fused>; max: number } {
   if (!(k >= 0)) throw new RangeError('rrfK must be ≥ 0');
-  const fused = new Map<string, Fused>();
-  let max = 0;
-  for (const list of lists) {
-    const w = Math.max(0, list.weight);
-    max += w / (k + 1);
-    if (w === 0) continue;
-    const seen = new Set<string>();
-    let rank = 0;
-    for (const item of list.items) {
-      if (seen.has(item.id)) continue; // a list naming an id twice counts it once, at its best rank
-      seen.add(item.id);
-      rank++;
-      const strength = item.strength === undefined ? 1 : Math.min(1, Math.max(0, item.strength));
-      const entry = fused.get(item.id) ?? { raw: 0, ranks: {} };
-      entry.raw += (w * strength) / (k + rank);
-      entry.ranks[list.name] = rank;
-      fused.set(item.id, entry);
-    }
+  const sums = { fused: new Map<string, Fused>(), max: 0 };
+  for (const list of lists) addRrfList(sums, list, k);
+  return sums;
+}
+
+/**
+ * One more list into `weightedRrf`'s sums, as if it had been the last of its lists: the same sums, entries
+ * and order (fusion adds the graph list to the sums of the others instead of summing them all again).
+ */
+function addRrfList(sums: { fused: Map<string, Fused>; max: number }, list: RankedList, k: number): void {
+  const { fused } = sums;
+  const w = Math.max(0, list.weight);
+  sums.max += w / (k + 1);
+  if (w === 0) return;
+  const seen = new Set<string>();
+  let rank = 0;
+  for (const item of list.items) {
+    if (seen.has(item.id)) continue; // a list naming an id twice counts it once, at its best rank
+    seen.add(item.id);
+    rank++;
+    const strength = item.strength === undefined ? 1 : Math.min(1, Math.max(0, item.strength));
+    const entry = fused.get(item.id) ?? { raw: 0, ranks: {} };
+    entry.raw += (w * strength) / (k + rank);
+    entry.ranks[list.name] = rank;
+    fused.set(item.id, entry);
   }
-  return { fused, max };
 }
 
 export { dedupeKey } from './unit-traits';
@@ -201,10 +207,11 @@ export function fuse<U extends RetrievalUnit>(input: FusionInput<U>): ScoredUnit
   };
   const lists = input.lists.map((l) => ({ ...l, items: l.items.filter((it) => visible(it.id)) }));
 
-  let { fused, max } = weightedRrf(lists, k);
+  const sums = weightedRrf(lists, k);
   const graphInfo = new Map<string, { from: string; hops: number; strength: number }>();
   if (depth > 0 && input.neighbors && graphWeight > 0) {
-    const seeds = [...fused.entries()]
+    const max = sums.max;
+    const seeds = [...sums.fused.entries()]
       .map(([id, f]) => ({ id, score: max > 0 ? f.raw / max : 0 }))
       .sort((a, b) => b.score - a.score || (a.id < b.id ? -1 : 1))
       .slice(0, o.graphSeeds ?? 20);
@@ -215,11 +222,10 @@ export function fuse<U extends RetrievalUnit>(input: FusionInput<U>): ScoredUnit
       accept: (id) => !!visible(id),
     });
     for (const h of expansion) graphInfo.set(h.id, { from: h.from, hops: h.hops, strength: h.strength });
-    ({ fused, max } = weightedRrf(
-      [...lists, { name: 'graph', weight: graphWeight, items: expansion.map((h) => ({ id: h.id, strength: h.strength })) }],
-      k,
-    ));
+    // the seeds were read: the graph list goes into the same sums, after the others
+    addRrfList(sums, { name: 'graph', weight: graphWeight, items: expansion.map((h) => ({ id: h.id, strength: h.strength })) }, k);
   }
+  const { fused, max } = sums;
 
   const alpha = o.recencyWeight ?? 0.1;
   const beta = o.importanceWeight ?? 0.1;
