@@ -3,8 +3,8 @@
  * directory kept by the concurrent bench (`bench:retrieval -- --http --keep-data DIR`): what two trees (or two
  * fresh processes of one tree) answer on one memory, compared result by result, and the node's CPU per query
  * with no concurrency to blur it. Reinforcement is off (an answer would otherwise change the memory the next
- * question is asked of); every question is asked `--rounds` times and CPU is counted over the rounds after
- * the first (the first touches each record once).
+ * question is asked of). `--rounds R` asks R lists of `--queries` questions (each its own seeded draw of users
+ * and questions); the first list's answers are kept and compared, and CPU is counted over the others.
  *
  *   node --conditions=strata-source --import tsx scripts/retrieval-answers.ts --data-from DIR [--tree DIR]
  *        [--users 20] [--events 1000] [--queries 600] [--rounds 2] [--seed 1] [--wait-s 0] [--out FILE]
@@ -107,8 +107,11 @@ async function main(): Promise<void> {
   const users = Array.from({ length: a.users }, (_, i) => `bench-user-${i}`);
   const streams = users.map((_, u) => chatEvents(convs, u, a.events).at(-1)!.stream);
   const questions = convs.flatMap((c) => c.qa.map((q) => q.question));
-  const rnd = mulberry32(a.seed);
-  const asks = Array.from({ length: a.queries }, () => ({ u: Math.floor(rnd() * users.length), q: questions[Math.floor(rnd() * questions.length)] }));
+  // each round its own draw (seed + round): a later round measures queries, not the same queries again
+  const draw = (seed: number) => {
+    const rnd = mulberry32(seed);
+    return Array.from({ length: a.queries }, () => ({ u: Math.floor(rnd() * users.length), q: questions[Math.floor(rnd() * questions.length)] }));
+  };
 
   const dataDir = mkdtempSync(join(tmpdir(), 'strata-answers-'));
   cpSync(a.dataFrom, dataDir, { recursive: true });
@@ -125,16 +128,16 @@ async function main(): Promise<void> {
         cpu0 = cpuSeconds(node.pid);
         t0 = performance.now();
       }
-      for (const { u, q } of asks) {
+      for (const { u, q } of draw(a.seed + round)) {
         const r = await client.retrieve(users[u], streams[u], { query: q, limit: 10, explain: true });
         if (round === 0) answers.push({ user: users[u], query: q, results: r.results.map((x) => ({ id: x.unit.id, score: x.score, why: (x as { why?: unknown }).why })) });
       }
     }
-    const measured = (a.rounds - 1) * asks.length;
+    const measured = (a.rounds - 1) * a.queries;
     const figures = measured > 0
       ? { cpu_ms_per_query: Math.round(((cpuSeconds(node.pid) - cpu0) * 1e6) / measured) / 1000, wall_ms_per_query: Math.round(((performance.now() - t0) * 1000) / measured) / 1000 }
       : {};
-    console.log(JSON.stringify({ tree: a.tree, queries: asks.length, rounds: a.rounds, ...figures }));
+    console.log(JSON.stringify({ tree: a.tree, queries: a.queries, rounds: a.rounds, ...figures }));
     if (a.out) writeFileSync(a.out, JSON.stringify(answers));
     if (a.compare) console.log(JSON.stringify(compareAnswers(answers, JSON.parse(readFileSync(a.compare, 'utf8')) as Answer[])));
   } finally {
