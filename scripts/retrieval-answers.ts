@@ -7,12 +7,21 @@
  * and questions); the first list's answers are kept and compared, and CPU is counted over the others.
  *
  *   node --conditions=strata-source --import tsx scripts/retrieval-answers.ts --data-from DIR [--tree DIR]
- *        [--users 20] [--events 1000] [--queries 600] [--rounds 2] [--seed 1] [--wait-s 0] [--out FILE]
+ *        [--users 20] [--events 1000] [--queries 600] [--rounds 2] [--seed 1] [--wait-s 0] [--settle-s 0] [--out FILE]
  *        [--compare FILE] [--cpu-prof-dir DIR] [--env KEY=VALUE]...
+ *   node --conditions=strata-source --import tsx scripts/retrieval-answers.ts --data-from DIR --settle-into DIR2
  *
  * `--compare FILE` counts the questions answered otherwise than in FILE (another run's `--out`): other ids or
  * order, and the largest score difference. `--wait-s S` waits S seconds after the node is ready before asking
- * (the state may still change after a start: e.g. background workers proposing commands).
+ * (the state may still change after a start: e.g. background workers proposing commands); `--settle-s S` waits
+ * S seconds after the first round, before CPU is counted (the work a build starts in the background: warming
+ * small users' traits).
+ *
+ * A node started on a copy of a data directory may change its memory in its first minute: the stream
+ * reflections due once a stream has been quiet for 30 minutes of wall-clock time (workers/consolidation.ts
+ * `runReflections`) are planned then, each a new unit with a new id, so two such nodes answer otherwise.
+ * `--settle-into DIR2` runs a node on a copy of the directory, kept in DIR2, until the entries it applies stop
+ * growing for 30 s, and stops it: on DIR2 two fresh processes answer alike.
  */
 import { cpSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
@@ -38,8 +47,10 @@ interface Args {
   rounds: number;
   seed: number;
   waitS: number;
+  settleS: number;
   out: string | null;
   compare: string | null;
+  settleInto: string | null;
   cpuProfDir: string | null;
   env: Record<string, string>;
   data: string;
@@ -47,7 +58,7 @@ interface Args {
 
 function parseArgs(argv: string[]): Args {
   const a: Args = {
-    dataFrom: '', tree: ROOT, users: 20, events: 1000, queries: 600, rounds: 2, seed: 1, waitS: 0, out: null, compare: null, cpuProfDir: null,
+    dataFrom: '', tree: ROOT, users: 20, events: 1000, queries: 600, rounds: 2, seed: 1, waitS: 0, settleS: 0, out: null, compare: null, settleInto: null, cpuProfDir: null,
     env: {}, data: resolve(__dirname, '../../shared/data/locomo'),
   };
   for (let i = 0; i < argv.length; i += 2) {
@@ -61,8 +72,10 @@ function parseArgs(argv: string[]): Args {
       case '--rounds': a.rounds = Number(v); break;
       case '--seed': a.seed = Number(v); break;
       case '--wait-s': a.waitS = Number(v); break;
+      case '--settle-s': a.settleS = Number(v); break;
       case '--out': a.out = resolve(v); break;
       case '--compare': a.compare = resolve(v); break;
+      case '--settle-into': a.settleInto = resolve(v); break;
       case '--cpu-prof-dir': a.cpuProfDir = resolve(v); break;
       case '--data': a.data = resolve(v); break;
       case '--env': {
@@ -101,8 +114,39 @@ export function compareAnswers(a: Answer[], b: Answer[]): { questions: number; o
   return { questions: Math.min(a.length, b.length), otherIds, otherScores, maxScoreDiff, firstDiffs };
 }
 
+/** Entries applied so far, every shard (strata_raft_apply_batch_entries_sum). */
+async function appliedEntries(client: NodeStrataClient): Promise<number> {
+  const res = await client.raw<string>('GET', '/metrics');
+  const text = typeof res.body === 'string' ? res.body : '';
+  let n = 0;
+  for (const line of text.split('\n')) if (line.startsWith('strata_raft_apply_batch_entries_sum')) n += Number(line.split(' ').pop());
+  return n;
+}
+
+/** A copy of `from` in `into`, run by a node until what it applies stops growing for 30 s (see the header). */
+async function settle(a: Args, into: string): Promise<void> {
+  cpSync(a.dataFrom, into, { recursive: true });
+  const node = await startNode(a.tree, into, 'local', null, { STRATA__MEMORY__REINFORCE_TOP: '0', ...a.env }, []);
+  const client = new NodeStrataClient({ baseUrl: node.url, apiKey: API_KEY, connections: 1, timeoutMs: 60_000 });
+  try {
+    await client.waitUntilReady(3_600_000, 500);
+    let last = -1;
+    for (let still = 0; still < 3; ) {
+      await sleep(10_000);
+      const n = await appliedEntries(client);
+      still = n === last ? still + 1 : 0;
+      last = n;
+    }
+    console.log(JSON.stringify({ settled: into, applied_entries: last }));
+  } finally {
+    await client.close();
+    await node.stop();
+  }
+}
+
 async function main(): Promise<void> {
   const a = parseArgs(process.argv.slice(2));
+  if (a.settleInto) return settle(a, a.settleInto);
   const convs = loadLocomo(a.data);
   const users = Array.from({ length: a.users }, (_, i) => `bench-user-${i}`);
   const streams = users.map((_, u) => chatEvents(convs, u, a.events).at(-1)!.stream);
@@ -125,11 +169,14 @@ async function main(): Promise<void> {
     let t0 = 0;
     for (let round = 0; round < a.rounds; round++) {
       if (round === 1) {
+        // the first round built the users' indexes: what a build starts in the background is not the queries'
+        if (a.settleS > 0) await sleep(a.settleS * 1000);
         cpu0 = cpuSeconds(node.pid);
         t0 = performance.now();
       }
       for (const { u, q } of draw(a.seed + round)) {
-        const r = await client.retrieve(users[u], streams[u], { query: q, limit: 10, explain: true });
+        // explain: the signals are compared too (a field of the route the typed client does not declare)
+        const r = await client.retrieve(users[u], streams[u], { query: q, limit: 10, explain: true } as Parameters<NodeStrataClient['retrieve']>[2]);
         if (round === 0) answers.push({ user: users[u], query: q, results: r.results.map((x) => ({ id: x.unit.id, score: x.score, why: (x as { why?: unknown }).why })) });
       }
     }
