@@ -249,7 +249,7 @@ export class StrataNode {
     const wireShard = (shard: Shard) => {
       shard.sm.onApplied((_index, _command, _result, effects) => pendingCache.onApplied(effects));
       shard.sm.onRestored(() => pendingCache.clear());
-      shard.sm.onApplied((_index, _command, _result, effects) => recordCache.onApplied(shard.db, effects));
+      shard.sm.onApplied((_index, command, _result, effects) => recordCache.onApplied(shard.db, effects, command));
       shard.sm.onRestored(() => recordCache.clear(shard.db));
       const fresh = () => new DerivedIndexes({
         db: shard.db, embedder: providers.embedder, logger, cache: indexCache, worker: indexWorker, workerMinUnits: config.retrieval.worker_min_units,

@@ -39,8 +39,13 @@ export class WholeRecordCache {
 
   constructor(readonly maxBytes = 16 * 1024 * 1024) {}
 
-  /** Called after each command applied to `db`'s shard (state-machine listener): the units it wrote are read again next time. */
-  onApplied(db: StateDb, effects: ApplyEffects): void {
+  /**
+   * Called after each command applied to `db`'s shard (state-machine listener): the units it wrote are read
+   * again next time. A key range's hand-over (`range.*`: a split or merge copies and clears users' records
+   * with no effects, store range-split.ts) forgets the shard's records: a user moved away and back is read anew.
+   */
+  onApplied(db: StateDb, effects: ApplyEffects, command?: { type: string }): void {
+    if (command?.type.startsWith('range.')) return this.clear(db);
     if (effects.units.length === 0) return;
     const shard = this.shardOf(db);
     shard.generation++;

@@ -68,12 +68,16 @@ describe('WholeRecordCache', () => {
     expect(after[0]!.importance).toBe(0.5);
   });
 
-  it('forgets a shard on clear (a snapshot install) and stays within its bytes', async () => {
+  it('forgets a shard on clear (a snapshot install) or a range hand-over, and stays within its bytes', async () => {
     await cache.read(db, keys);
     cache.clear(db);
     const spy = reads();
     await cache.read(db, keys);
     expect(spy).toHaveBeenCalledTimes(3);
+    // a split or merge moves records without effects: the shard's records are read anew
+    cache.onApplied(db, { units: [] } as unknown as Parameters<WholeRecordCache['onApplied']>[1], { type: 'range.seed' });
+    await cache.read(db, keys);
+    expect(spy).toHaveBeenCalledTimes(6);
     const small = new WholeRecordCache(1500); // room for two of these records
     await small.read(db, keys);
     expect(small.stats().records).toBe(2);
