@@ -119,12 +119,12 @@ export function parseConcurrentArgs(argv: string[]): ConcurrentArgs {
   return a;
 }
 
-const API_KEY = 'bench-concurrent-admin-key';
+export const API_KEY = 'bench-concurrent-admin-key';
 const round = (x: number, d = 2) => Math.round(x * 10 ** d) / 10 ** d;
 const pct = (xs: number[], p: number) => (xs.length === 0 ? NaN : round(percentile([...xs].sort((a, b) => a - b), p)));
 
 /** A commit's tree in a temporary directory, running on this checkout's node_modules (the workspace links point at its own packages). */
-function extractTree(rev: string): string {
+export function extractTree(rev: string): string {
   const dir = mkdtempSync(join(tmpdir(), 'strata-baseline-'));
   execFileSync('sh', ['-c', `git -C "${ROOT}" archive "${rev}" | tar -x -C "${dir}"`]);
   const linkModules = (from: string, to: string) => {
@@ -177,7 +177,7 @@ function startFlags(root: string): string[] {
  * configuration but for the API key and embedder; its log at warn (an info line per request would be
  * the bench's own cost), so readiness is polled on /livez.
  */
-async function startNode(root: string, dataDir: string, provider: string, cpuProfDir: string | null, env: Record<string, string>, nodeArgs: string[]): Promise<NodeProcess> {
+export async function startNode(root: string, dataDir: string, provider: string, cpuProfDir: string | null, env: Record<string, string>, nodeArgs: string[]): Promise<NodeProcess> {
   const port = await freePort();
   const child = spawn(process.execPath, [...startFlags(root), ...nodeArgs, '--expose-gc', '--require', GC_PRELOAD, ...(cpuProfDir ? ['--cpu-prof', '--cpu-prof-dir', cpuProfDir] : []), '--conditions=strata-source', '--import', 'tsx', 'packages/server/src/main.ts'], {
     cwd: root,
@@ -267,7 +267,7 @@ function rssMiB(pid: number): number {
 }
 
 /** CPU seconds (user + system, every thread) of a process so far. */
-function cpuSeconds(pid: number): number {
+export function cpuSeconds(pid: number): number {
   const fields = readFileSync(`/proc/${pid}/stat`, 'utf8').split(') ')[1].split(' ');
   return (Number(fields[11]) + Number(fields[12])) / 100;
 }
@@ -311,7 +311,7 @@ async function scrape(client: StrataClient): Promise<Map<string, number>> {
 }
 
 /** Chat turns of the LoCoMo development conversations, handed out to users in turn (each user its own offset). */
-function chatEvents(convs: LocomoConversation[], user: number, count: number): { stream: string; events: EventInput[] }[] {
+export function chatEvents(convs: LocomoConversation[], user: number, count: number): { stream: string; events: EventInput[] }[] {
   const turns = convs.flatMap((c) => c.sessions.flatMap((s) => s.turns.map((t) => ({ content: turnContent(t), valid_time: s.date }))));
   const perStream = 100;
   const out: { stream: string; events: EventInput[] }[] = [];

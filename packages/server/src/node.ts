@@ -58,6 +58,7 @@ import { createProviders } from './providers';
 import { DerivedIndexes } from './indexes/derived';
 import { IndexWorker } from './indexes/worker/index-worker';
 import { PendingEventsCache } from './indexes/pending-cache';
+import { WholeRecordCache } from './indexes/record-cache';
 import { IndexCache } from './indexes/index-cache';
 import { RetrievalService } from './indexes/retrieval-service';
 import { contextRoutes } from './routes/context';
@@ -241,11 +242,15 @@ export class StrataNode {
       : undefined;
     // The users' pending events searched raw by retrieval, read again only when they change (pending-cache.ts).
     const pendingCache = new PendingEventsCache();
+    // The whole records retrieval answers with, read again only when a command wrote them (record-cache.ts).
+    const recordCache = new WholeRecordCache();
     // which ranges each group is handing over (a split): requests about those users go elsewhere (cluster/split/fences.ts)
     const fences = new GroupFences();
     const wireShard = (shard: Shard) => {
       shard.sm.onApplied((_index, _command, _result, effects) => pendingCache.onApplied(effects));
       shard.sm.onRestored(() => pendingCache.clear());
+      shard.sm.onApplied((_index, command, _result, effects) => recordCache.onApplied(shard.db, effects, command));
+      shard.sm.onRestored(() => recordCache.clear(shard.db));
       const fresh = () => new DerivedIndexes({
         db: shard.db, embedder: providers.embedder, logger, cache: indexCache, worker: indexWorker, workerMinUnits: config.retrieval.worker_min_units,
       });
@@ -264,7 +269,7 @@ export class StrataNode {
     // Cross-shard reads: local where this node holds a group, else from a holder (attached below, once routing exists).
     const reads = new ShardReads(router, config.cluster.forward_timeout_ms);
     const retrieval = new RetrievalService({
-      shards: router, indexes, reads, embedder: providers.embedder, config, pendingCache, onRetrieved: (_userId, results) => reinforcement.record(results),
+      shards: router, indexes, reads, embedder: providers.embedder, config, pendingCache, recordCache, onRetrieved: (_userId, results) => reinforcement.record(results),
       metrics, tracing,
     });
     const auth = new AuthService(config, router.meta().db, router.meta().log, logger);

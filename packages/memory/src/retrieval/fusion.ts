@@ -24,6 +24,7 @@ import { expandGraph, type ExpansionOptions } from './graph';
 import { normalizeSpeaker, type TimeRange } from './query';
 import { matchedStems, type QueryIntent } from './intent';
 import { isFacet, SINGLE_VALUED_FACETS, type Facet } from '../text';
+import { summarizesSuperseded } from './outdated-insights';
 import { traitsOf, type UnitTraits } from './unit-traits';
 import type { Neighbors, RankedList, RetrievalUnit, ScoredUnit, ScoreSignals } from './types';
 
@@ -122,6 +123,11 @@ export interface FusionInput<U extends RetrievalUnit> {
   /** may this unit appear (filters.ts)? applied to every candidate, graph neighbours included */
   accept: (unit: U) => boolean;
   neighbors?: Neighbors;
+  /**
+   * `summarizesSuperseded` as kept by the user's index (outdated-insights.ts `OutdatedInsights.known`): null
+   * when it cannot tell (then asked of `neighbors` and `getUnit`)
+   */
+  outdatedInsight?: (id: string) => boolean | null;
   options: FusionOptions;
 }
 
@@ -133,26 +139,32 @@ interface Fused {
 /** Weighted RRF; returns raw sums and the normalizing maximum. Unknown-weight or empty lists are fine. */
 export function weightedRrf(lists: RankedList[], k = 10): { fused: Map<string, Fused>; max: number } {
   if (!(k >= 0)) throw new RangeError('rrfK must be ≥ 0');
-  const fused = new Map<string, Fused>();
-  let max = 0;
-  for (const list of lists) {
-    const w = Math.max(0, list.weight);
-    max += w / (k + 1);
-    if (w === 0) continue;
-    const seen = new Set<string>();
-    let rank = 0;
-    for (const item of list.items) {
-      if (seen.has(item.id)) continue; // a list naming an id twice counts it once, at its best rank
-      seen.add(item.id);
-      rank++;
-      const strength = item.strength === undefined ? 1 : Math.min(1, Math.max(0, item.strength));
-      const entry = fused.get(item.id) ?? { raw: 0, ranks: {} };
-      entry.raw += (w * strength) / (k + rank);
-      entry.ranks[list.name] = rank;
-      fused.set(item.id, entry);
-    }
+  const sums = { fused: new Map<string, Fused>(), max: 0 };
+  for (const list of lists) addRrfList(sums, list, k);
+  return sums;
+}
+
+/**
+ * One more list into `weightedRrf`'s sums, as if it had been the last of its lists: the same sums, entries
+ * and order (fusion adds the graph list to the sums of the others instead of summing them all again).
+ */
+function addRrfList(sums: { fused: Map<string, Fused>; max: number }, list: RankedList, k: number): void {
+  const { fused } = sums;
+  const w = Math.max(0, list.weight);
+  sums.max += w / (k + 1);
+  if (w === 0) return;
+  const seen = new Set<string>();
+  let rank = 0;
+  for (const item of list.items) {
+    if (seen.has(item.id)) continue; // a list naming an id twice counts it once, at its best rank
+    seen.add(item.id);
+    rank++;
+    const strength = item.strength === undefined ? 1 : Math.min(1, Math.max(0, item.strength));
+    const entry = fused.get(item.id) ?? { raw: 0, ranks: {} };
+    entry.raw += (w * strength) / (k + rank);
+    entry.ranks[list.name] = rank;
+    fused.set(item.id, entry);
   }
-  return { fused, max };
 }
 
 export { dedupeKey } from './unit-traits';
@@ -195,10 +207,11 @@ export function fuse<U extends RetrievalUnit>(input: FusionInput<U>): ScoredUnit
   };
   const lists = input.lists.map((l) => ({ ...l, items: l.items.filter((it) => visible(it.id)) }));
 
-  let { fused, max } = weightedRrf(lists, k);
+  const sums = weightedRrf(lists, k);
   const graphInfo = new Map<string, { from: string; hops: number; strength: number }>();
   if (depth > 0 && input.neighbors && graphWeight > 0) {
-    const seeds = [...fused.entries()]
+    const max = sums.max;
+    const seeds = [...sums.fused.entries()]
       .map(([id, f]) => ({ id, score: max > 0 ? f.raw / max : 0 }))
       .sort((a, b) => b.score - a.score || (a.id < b.id ? -1 : 1))
       .slice(0, o.graphSeeds ?? 20);
@@ -209,11 +222,10 @@ export function fuse<U extends RetrievalUnit>(input: FusionInput<U>): ScoredUnit
       accept: (id) => !!visible(id),
     });
     for (const h of expansion) graphInfo.set(h.id, { from: h.from, hops: h.hops, strength: h.strength });
-    ({ fused, max } = weightedRrf(
-      [...lists, { name: 'graph', weight: graphWeight, items: expansion.map((h) => ({ id: h.id, strength: h.strength })) }],
-      k,
-    ));
+    // the seeds were read: the graph list goes into the same sums, after the others
+    addRrfList(sums, { name: 'graph', weight: graphWeight, items: expansion.map((h) => ({ id: h.id, strength: h.strength })) }, k);
   }
+  const { fused, max } = sums;
 
   const alpha = o.recencyWeight ?? 0.1;
   const beta = o.importanceWeight ?? 0.1;
@@ -294,7 +306,8 @@ export function fuse<U extends RetrievalUnit>(input: FusionInput<U>): ScoredUnit
         boosts.push('superseded');
       }
     }
-    if (intent?.tense === 'current' && unit.level >= 2 && input.neighbors && summarizesSuperseded(unit.id, input.neighbors, input.getUnit)) {
+    if (intent?.tense === 'current' && unit.level >= 2 && input.neighbors
+      && (input.outdatedInsight?.(unit.id) ?? summarizesSuperseded(unit.id, input.neighbors, input.getUnit))) {
       // an insight planned before one of its memories was replaced quotes the old value until it is planned
       // again (workers/insights-cadence.ts: up to a minute): for a question about now it is an earlier state
       score *= VERSION_FACTOR;
@@ -485,16 +498,6 @@ function singleValuedOf(facets: ReadonlySet<string> | undefined): ReadonlySet<Fa
   const out = new Set<Facet>();
   for (const f of facets ?? []) if (isFacet(f) && SINGLE_VALUED_FACETS.has(f)) out.add(f);
   return out;
-}
-
-/** Does an insight summarize a memory that a newer one has replaced since (a `DerivedFrom` member now superseded)? */
-function summarizesSuperseded(id: string, neighbors: Neighbors, getUnit: (id: string) => RetrievalUnit | undefined): boolean {
-  for (const nb of neighbors(id)) {
-    if (nb.relation !== 'DerivedFrom' || nb.direction !== 'out') continue;
-    const member = getUnit(nb.id);
-    if (member?.retired_at && member.retired_reason === 'superseded') return true;
-  }
-  return false;
 }
 
 /** Do two statements both speak of one of the asked (single-valued) facets? */

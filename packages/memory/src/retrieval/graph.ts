@@ -95,7 +95,7 @@ export function expandGraph(seeds: Array<{ id: string; score: number }>, neighbo
           const strength = s * decay * clamp01(n.weight) * (factors[n.relation] ?? 1);
           if (strength <= 0 || strength <= (seen.get(n.id) ?? 0)) continue;
           seen.set(n.id, strength);
-          next.set(n.id, strength);
+          if (hop < depth) next.set(n.id, strength); // the last hop's frontier is never walked
           const prev = best.get(n.id);
           if (!prev || strength > prev.strength) best.set(n.id, { id: n.id, strength, from: seed.id, hops: hop });
         }

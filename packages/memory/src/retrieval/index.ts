@@ -11,3 +11,5 @@ export * from './query';
 export * from './documents';
 export * from './unit-set';
 export * from './pending';
+export * from './outdated-insights';
+export { warmTraits } from './unit-traits';

@@ -37,6 +37,8 @@ export interface RetrievalSources<U extends RetrievalUnit> {
   textIndexes: TextIndex[];
   getUnit: (id: string) => U | undefined;
   neighbors?: Neighbors;
+  /** what the user's index keeps of which insights quote a replaced memory (fusion.ts `FusionInput.outdatedInsight`) */
+  outdatedInsight?: (id: string) => boolean | null;
   /**
    * Fields of the units' documents indexed alone (e.g. `own` words and `context` turns): each is searched
    * with the query and enters fusion as a list of its own, weighted by `weights[name]`
@@ -199,12 +201,14 @@ interface SearchPlan<U extends RetrievalUnit> {
   weights: { vector: number; text: number; image: number; graph: number; facet: number; bridge: number; [list: string]: number | undefined };
   candidates: number;
   idFilter: (id: string) => boolean;
+  /** idFilter of a unit `sources.getUnit` gave */
+  unitFilter: (unit: U) => boolean;
   /** idFilter's verdicts, one per id */
   verdicts: Map<string, boolean>;
   intent: QueryIntent;
 }
 
-function vectorSearchOptions(plan: SearchPlan<RetrievalUnit>, ix: VectorIndex): { filter: (id: string) => boolean; among?: Set<string> } {
+function vectorSearchOptions<U extends RetrievalUnit>(plan: SearchPlan<U>, ix: VectorIndex): { filter: (id: string) => boolean; among?: Set<string> } {
   const restrict = plan.sources.restrictTo;
   return {
     filter: plan.idFilter,
@@ -235,7 +239,18 @@ function planSearch<U extends RetrievalUnit>(sources: RetrievalSources<U>, reque
     }
     return ok;
   };
-  return { sources, request, config, limit, weights, candidates, idFilter, verdicts, intent };
+  // idFilter for a unit already looked up with sources.getUnit (fusion asks of every candidate, graph
+  // neighbours included: ~2,000 a query): the same verdict, without looking it up again
+  const unitFilter = (u: U) => {
+    if (restrict && !restrict.has(u.id)) return false;
+    let ok = verdicts.get(u.id);
+    if (ok === undefined) {
+      ok = accept(u);
+      verdicts.set(u.id, ok);
+    }
+    return ok;
+  };
+  return { sources, request, config, limit, weights, candidates, idFilter, unitFilter, verdicts, intent };
 }
 
 /** The text searches, the lists, fusion and arbitration, given the vector hits. */
@@ -245,8 +260,7 @@ function finishRetrieval<U extends RetrievalUnit>(
   now: number,
   stages?: StageClock,
 ): RetrieveOutcome<U> {
-  const { sources, request, config, limit, weights, candidates, idFilter } = plan;
-  const acceptUnit = (u: U) => idFilter(u.id);
+  const { sources, request, config, limit, weights, candidates, idFilter, unitFilter } = plan;
   const textHits = mergeByScore(sources.textIndexes.map((ix) => ix.search(request.query, candidates, { filter: idFilter })), candidates);
 
   const lists: RankedList[] = [
@@ -291,8 +305,9 @@ function finishRetrieval<U extends RetrievalUnit>(
   const fused = fuse({
     lists,
     getUnit: sources.getUnit,
-    accept: acceptUnit,
+    accept: unitFilter,
     neighbors: sources.neighbors,
+    outdatedInsight: sources.outdatedInsight,
     options: {
       questionFactor: DEFAULT_QUESTION_FACTOR,
       insightFactor: DEFAULT_INSIGHT_FACTOR,

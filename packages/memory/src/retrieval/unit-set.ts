@@ -9,6 +9,7 @@ import type { Edge, MemoryUnit } from '@strata/store';
 import { SIZE, stringBytes, TextIndex, valueBytes, VectorIndex, type TextIndexOptions } from '@strata/store/indexes';
 import { TEXT_FIELDS, documentText, fieldTexts, type IndexedUnit, type SourceContext, type TextField } from './documents';
 import type { GraphNeighbor } from './types';
+import { OutdatedInsights } from './outdated-insights';
 import { carryTraits } from './unit-traits';
 
 export interface UnitSetOptions {
@@ -125,7 +126,14 @@ export class UnitSet {
     if (before) carryTraits(before, record);
     this.unitMap.set(unit.id, record);
     this.unitBytes += recordBytes(record);
+    this.recordChanged(before, record);
   }
+
+  /**
+   * A record was put, replaced or deleted (`before` or `after` undefined), or every record at once (a
+   * load: both undefined): for what a subclass keeps about the records.
+   */
+  protected recordChanged(_before: IndexedRecord | undefined, _after: IndexedRecord | undefined): void {}
 
   put(unit: MemoryUnit, vector: Float32Array | null, context: SourceContext | null = null): void {
     const before = this.unitMap.get(unit.id);
@@ -160,6 +168,7 @@ export class UnitSet {
     this.vector.remove(id);
     this.imageMap.delete(id);
     this.streamMap.get(before.stream_id)?.delete(id);
+    this.recordChanged(before, undefined);
   }
 
   /**
@@ -210,6 +219,7 @@ export class UnitSet {
     this.imageMap = images;
     this.streamMap = streams;
     this.unitBytes = bytes;
+    this.recordChanged(undefined, undefined);
   }
 
   private index(unit: MemoryUnit): void {
@@ -341,6 +351,13 @@ export class UserIndex extends UnitSet {
 
   neighbors = (id: string): Iterable<GraphNeighbor> => this.adjacency.get(id) ?? [];
 
+  /** which insights quote a memory replaced since, kept until a retirement or an edge changes (outdated-insights.ts) */
+  readonly outdatedInsights = new OutdatedInsights(this.neighbors, () => this.units);
+
+  protected override recordChanged(before: IndexedRecord | undefined, after: IndexedRecord | undefined): void {
+    if (!before || !after || before.retired_at !== after.retired_at || before.retired_reason !== after.retired_reason) this.outdatedInsights.invalidate();
+  }
+
   get edgeCount(): number {
     return this.edges.size;
   }
@@ -353,6 +370,7 @@ export class UserIndex extends UnitSet {
   }
 
   putEdge(edge: Edge): void {
+    this.outdatedInsights.invalidate();
     if (this.edges.has(edge.edge_id)) this.removeEdge(edge.edge_id);
     if (edge.source_id === edge.target_id) return;
     this.edges.set(edge.edge_id, edge);
@@ -365,6 +383,7 @@ export class UserIndex extends UnitSet {
   removeEdge(edgeId: string): void {
     const edge = this.edges.get(edgeId);
     if (!edge) return;
+    this.outdatedInsights.invalidate();
     this.edges.delete(edgeId);
     this.edgeBytes -= SIZE.mapEntry + valueBytes(edge);
     for (const end of [edge.source_id, edge.target_id]) {
@@ -383,6 +402,7 @@ export class UserIndex extends UnitSet {
   }
 
   loadEdges(edges: Edge[]): void {
+    this.outdatedInsights.invalidate();
     this.adjacency.clear();
     this.edges.clear();
     this.edgeBytes = 0;

@@ -11,6 +11,7 @@ import { retrieve, type RetrievalSources } from '../../src/retrieval/pipeline';
 import { UserIndex, type IndexedRecord } from '../../src/retrieval/unit-set';
 import { TEXT_FIELDS } from '../../src/retrieval/documents';
 import { stem } from '../../src/text';
+import { contentParses, WARMED_TRAITS, warmTraits } from '../../src/retrieval/unit-traits';
 import { unit } from './helpers';
 
 const NOW = Date.parse('2024-06-01T00:00:00.000Z');
@@ -137,5 +138,30 @@ describe('stem', () => {
     const once = words.map(stem);
     expect(once).toEqual(['run', 'mov', 'address', 'story', 'anna', 'internationalisation', 'caf\u00e9', 'it']);
     for (let i = 0; i < 3; i++) expect(words.map(stem)).toEqual(once);
+  });
+});
+
+describe('warmTraits: what queries read of every candidate, computed before any query', () => {
+  /** Computations of the warmed traits since `before` (contentParses), by trait. */
+  const warmedSince = (before: ReadonlyMap<string, number>) => {
+    const now = contentParses();
+    return Object.fromEntries(WARMED_TRAITS.map((t) => [t, (now.get(t) ?? 0) - (before.get(t) ?? 0)]));
+  };
+  const none = Object.fromEntries(WARMED_TRAITS.map((t) => [t, 0]));
+
+  it('queries after every record was warmed compute none of those traits, and answer as an index never warmed', () => {
+    const { units, edges } = memory();
+    const coldIndex = indexOf(units, edges);
+    const p0 = contentParses();
+    const cold = ask(coldIndex);
+    // (without warming, the queries compute each of them)
+    expect(Object.values(warmedSince(p0)).every((n) => n > 0)).toBe(true);
+    const index = indexOf(units, edges);
+    for (const record of index.units.values()) warmTraits(record);
+    const reads = countContentReads(index);
+    const p1 = contentParses();
+    expect(ask(index)).toEqual(cold);
+    expect([...reads.keys()]).toEqual([]);
+    expect(warmedSince(p1)).toEqual(none);
   });
 });

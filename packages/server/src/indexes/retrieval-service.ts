@@ -23,6 +23,7 @@ import type { ShardRouter } from '../shards';
 import { indexEntriesOf, orgIndexEntries, type DerivedIndexes, type HeldIndex } from './derived';
 import { LoopTurns } from './loop-turns';
 import type { PendingEventsCache } from './pending-cache';
+import type { WholeRecordCache } from './record-cache';
 import { collapseBySource, pendingSetOf, retrievalSources, type Ranked } from './sources';
 import { IndexGoneError } from './worker/index-worker';
 import { RemoteUserIndex } from './worker/remote-index';
@@ -84,6 +85,11 @@ export interface RetrievalServiceOptions {
    * snapshot install by whoever wires it, node.ts); absent: read from LevelDB for every query.
    */
   pendingCache?: PendingEventsCache;
+  /**
+   * The whole records answered, kept between queries (fed by every shard's applied effects and cleared on a
+   * snapshot install by whoever wires it, node.ts); absent: read from LevelDB for every answer.
+   */
+  recordCache?: WholeRecordCache;
   /**
    * Milliseconds of searches and fusion that concurrent retrievals may run back to back before the event
    * loop is let through to other work (loop-turns.ts; default 8; 0: a turn of the loop per retrieval)
@@ -237,7 +243,7 @@ export class RetrievalService {
     };
     const ranking = await this.rank(user, input, stages);
     // a slim record is of an index held here, so its owner's group is open here (one closed a moment ago: left out)
-    const results = await stages.time('records', () => wholeRecords(userId, ranking.results, (owner) => this.options.shards.byId(this.options.shards.groupOf(owner))?.db, ranking.slim));
+    const results = await stages.time('records', () => wholeRecords(userId, ranking.results, (owner) => this.options.shards.byId(this.options.shards.groupOf(owner))?.db, ranking.slim, this.options.recordCache));
     try {
       // raw hits are events, not units: nothing to reinforce
       this.options.onRetrieved?.(userId, results.filter((r): r is RetrievedUnit & { unit: MemoryUnit } => r.unit.level !== 0));
@@ -402,6 +408,7 @@ export async function wholeRecords(
   ranked: retrieval.ScoredUnit<Ranked>[],
   dbOf: (owner: string) => StateDb | undefined,
   slim: (r: retrieval.ScoredUnit<Ranked>, i: number) => boolean = (r) => isSlimRecord(r.unit),
+  cache?: WholeRecordCache,
 ): Promise<RetrievedUnit[]> {
   const byDb = new Map<StateDb, string[]>();
   for (const [i, r] of ranked.entries()) {
@@ -416,7 +423,7 @@ export async function wholeRecords(
   const whole = new Map<string, MemoryUnit>();
   // a few keys: synchronous reads (memtable or block cache), no thread-pool round trip (store/db.ts readMany)
   await Promise.all([...byDb].map(async ([db, keys]) => {
-    const records = await readMany(db.units, keys);
+    const records = await (cache ? cache.read(db, keys) : readMany(db.units, keys));
     records.forEach((u, i) => u && whole.set(keys[i], u));
   }));
   const out: RetrievedUnit[] = [];

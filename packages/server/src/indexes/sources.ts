@@ -51,6 +51,7 @@ export function retrievalSources({ user, orgs, pending, scope, streamId, queryHa
     textIndexes: [user.text, ...orgs.map((o) => o.text), ...raw.map((p) => p.text)] as TextIndex[],
     getUnit,
     neighbors: user.neighbors,
+    outdatedInsight: (id) => user.outdatedInsights.known(id),
     fieldTextIndexes: TEXT_FIELDS.map((name) => ({
       name, indexes: [user.fields[name], ...orgs.map((o) => o.fields[name]), ...(name === 'own' ? raw.map((p) => p.own) : [])],
     })),
