@@ -8,7 +8,7 @@
  *   searched only for those two (`tense`), and earlier versions are scaled down for the first.
  * - Kind of answer: a "when" question is answered by a statement that carries a time (a date, a
  *   weekday, "yesterday", "in June"); "how much / how many / what number" by one with a number; "who"
- *   by one that names someone; "where / which city" by one that says a place. A candidate without what the question asks for is scaled down: a
+ *   by one that names someone; "where / which city" by one that says a place; "why" by one that gives a reason. A candidate without what the question asks for is scaled down: a
  *   bounded demotion, never a filter.
  *
  * Pure functions over plain text; the factors are applied in fusion (fusion.ts `answerFocus`).
@@ -19,7 +19,7 @@ import { IRREGULAR_PAST } from '@strata/store/indexes';
 import { FUNCTION_WORDS, stem, STOPWORDS, withoutSpeakerPrefix, words } from '../text';
 
 export type Tense = 'current' | 'past' | 'history';
-export type AnswerKind = 'time' | 'number' | 'person' | 'place' | 'identity' | null;
+export type AnswerKind = 'time' | 'number' | 'person' | 'place' | 'identity' | 'reason' | null;
 
 export interface QueryIntent {
   tense: Tense;
@@ -84,6 +84,7 @@ const WHO_IS_NAME = /^\s*[Ww]ho(?:'s|’s| is| was)\s+\p{Lu}[\p{L}'’-]*(?:\s+\
 function answerKind(q: string): AnswerKind {
   if (WHO_IS_NAME.test(q)) return 'identity';
   const lower = q.toLowerCase();
+  if (/^(?:why|how come)\b|\bwhat (?:was|is|were|are) the reasons?\b|\bwhat'?s the reason\b|\bfor what reason\b/.test(lower)) return 'reason';
   if (/^(?:when|what time|what date|which day|what day|how long ago|since when|by when)\b|\b(?:what|which) (?:date|day|time|month|year)\b|\bwhen\b/.test(lower)) return 'time';
   if (/^(?:how (?:much|many|often|far|long|old|fast|big|heavy|tall))\b|\b(?:what|which) (?:number|price|amount|dose|size|score|pace|speed|percentage|rate|fee|premium|balance|salary)\b|\bhow much\b|\bhow many\b/.test(lower)) return 'number';
   if (/^(?:who|whom|whose)\b|\bwho\b|\bwhat(?:'s| is) the name\b|\bwhat is (?:his|her|their) name\b/.test(lower)) return 'person';
@@ -218,5 +219,19 @@ export function kindFactor(kind: AnswerKind, content: string): number {
   if (kind === 'time') return carriesTime(content) || reportsEvent(content) ? 1 : TIME_KIND_FACTOR;
   if (kind === 'number') return /\d/.test(content) ? 1 : KIND_FACTOR;
   if (kind === 'place') return saysWhere(content) ? 1 : KIND_FACTOR;
+  if (kind === 'reason') return givesReason(content) ? 1 : KIND_FACTOR;
   return namesSomeone(content) ? 1 : KIND_FACTOR;
 }
+
+/**
+ * Does the statement give a reason: a word of cause ("because", "bc", "since", "due to", "so we …", "that's
+ * why") or a clause after a break that tells what happened to someone ("Aoife is moving to Cork, her husband
+ * got a job there", "changed to the 27th — Jess's wedding is on the 20th")?
+ */
+export function givesReason(content: string): boolean {
+  const body = withoutSpeakerPrefix(content);
+  return REASON_WORD.test(body) || REASON_CLAUSE.test(body);
+}
+
+const REASON_WORD = /\b(?:because|cause|cos|coz|bc|b\/c|since|due to|owing to|thanks to|so (?:that|we|i|she|he|they|it|you)|that'?s why|which is why|reasons?|in order to|after (?:the|my|his|her|their|our)|for (?:my|his|her|their|our) (?:work|job|health|family|studies))\b/i;
+const REASON_CLAUSE = /[,;:—–]\s+(?:(?:she|he|they|we|i)(?:'s|'re|'m)?|(?:her|his|their|my|our)\s+\p{L}+|\p{Lu}\p{Ll}+(?:'s\s+\p{L}+)?)\s+(?:got|gets|is|was|has|had|needs?|wanted|wants|moved|moving|left|leaving|can'?t|couldn'?t|won'?t|broke|lost|started|found|took)\b/u;

@@ -25,6 +25,9 @@ describe('query intent', () => {
     ['Where does Ingrid live?', 'place'],
     ['Which city does Maya live in now?', 'place'],
     ['What does Maya do?', null],
+    ['Why did Ryo move cities?', 'reason'],
+    ['How come the quiz moved?', 'reason'],
+    ['What was the reason for the rent increase?', 'reason'],
   ])('%s wants a %s', (q, kind) => {
     expect(queryIntent(q).kind).toBe(kind);
   });
@@ -40,6 +43,10 @@ describe('query intent', () => {
     expect(kindFactor('time', 'I want to pass the test')).toBe(TIME_KIND_FACTOR);
     expect(kindFactor('time', 'Station 7, starting Monday')).toBe(1);
     expect(kindFactor('number', 'It pays 27,500 AED a month')).toBe(1);
+    expect(kindFactor('reason', "Ryo: leaving Osaka after 6 years, my partner got a new job down in Kyushu")).toBe(1);
+    expect(kindFactor('reason', 'Marcus: switching to days from oct, nights just dont work bc of the school runs')).toBe(1);
+    expect(kindFactor('reason', 'Aoife is moving to Cork, her husband got a job there')).toBe(1);
+    expect(kindFactor('reason', 'Nkechi: Ryo keeps the main dashboard')).toBe(KIND_FACTOR);
     expect(kindFactor('person', 'Omar: Marcus takes over as our manager')).toBe(1);
     expect(kindFactor('person', 'Omar: the new manager starts soon')).toBe(KIND_FACTOR);
     expect(kindFactor('place', 'Maya: first week in porto done, the flat in bonfim is tiny')).toBe(1);
