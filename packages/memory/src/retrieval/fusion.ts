@@ -22,7 +22,7 @@ import { importanceAt, storedImportance } from './decay';
 import { effectiveTimeMs } from './filters';
 import { expandGraph, type ExpansionOptions } from './graph';
 import { normalizeSpeaker, type TimeRange } from './query';
-import { matchedStems, type QueryIntent } from './intent';
+import { matchedStems, versionTerms, type QueryIntent } from './intent';
 import { isFacet, SINGLE_VALUED_FACETS, type Facet } from '../text';
 import { summarizesSuperseded } from './outdated-insights';
 import { traitsOf, type UnitTraits } from './unit-traits';
@@ -440,7 +440,7 @@ const VERSION_POOL = 12;
 function findVersions<U extends RetrievalUnit>(fused: Map<string, Fused>, visible: (id: string) => U | undefined, intent: QueryIntent, named: ReadonlySet<string> | null, askedFacets: ReadonlySet<Facet>): { earlier: Set<string>; later: Set<string> } {
   const earlier = new Set<string>();
   const later = new Set<string>();
-  const terms = intent.terms.filter((t) => !named || !named.has(t));
+  const terms = versionTerms(intent).filter((t) => !named || !named.has(t));
   const pool = bestFused(fused, VERSION_POOL)
     .map((id) => visible(id)).filter((u): u is U => !!u && u.level === 1)
     .map((u) => {

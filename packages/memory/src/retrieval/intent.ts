@@ -50,6 +50,18 @@ export function queryTerms(query: string): string[] {
   return [...new Set(indexedStems(query).filter((w) => !QUESTION_STEMS.has(w) && !names.has(w)))];
 }
 
+/**
+ * Words of order in time ("last", "next", "first"): in a question they place the asked thing ("Helen's last
+ * day", "the next rehearsal"), in a statement they mostly date another ("cut over last night", "next
+ * week"), so two statements sharing only them are no versions of one thing.
+ */
+const ORDER_STEMS = new Set(indexedStems('last next past previous latest upcoming first'));
+
+/** The query's terms that say what thing two versions are of (`queryTerms` without words of order). */
+export function versionTerms(intent: QueryIntent): string[] {
+  return intent.terms.filter((t) => !ORDER_STEMS.has(t));
+}
+
 /** A unit's own words as stems (its speaker prefix aside): what `matchedTerms` looks in. */
 export function ownStems(content: string): Set<string> {
   return new Set(indexedStems(withoutSpeakerPrefix(content)));

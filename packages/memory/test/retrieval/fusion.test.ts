@@ -100,6 +100,19 @@ describe('fuse', () => {
     expect(now.map((r) => [r.unit.id, r.signals.boosts])).toEqual([['doubled', []], ['dose', ['earlier_version']]]);
   });
 
+  it('two statements that share only a word of order in time ("last", "next") are no versions of one thing', () => {
+    const leaving = unit({ id: 'leaving', content: "Priya: also Helen's leaving, last day is March 7.", valid_time: '2025-02-01T00:00:00.000Z' });
+    const live = unit({ id: 'live', content: 'Dmitri: Atlas is live!! search cut over last night with zero errors', valid_time: '2025-05-02T00:00:00.000Z' });
+    const lists = [list('vector', ['leaving', 'live']), list('text', ['leaving', 'live'])];
+    const out = fuse({ ...setup([leaving, live]), lists, options: { ...base, answerFocus: queryIntent("When is Helen's last day?") } });
+    expect(out.map((r) => [r.unit.id, r.signals.boosts])).toEqual([['leaving', []], ['live', []]]);
+    // a word of the thing itself still makes them versions ("deadline")
+    const first = unit({ id: 'first', content: 'Priya: the last deadline is March 31', valid_time: '2025-02-01T00:00:00.000Z' });
+    const moved = unit({ id: 'moved', content: 'Dmitri: deadline moved, last call is April 30', valid_time: '2025-03-01T00:00:00.000Z' });
+    const again = fuse({ ...setup([first, moved]), lists: [list('vector', ['first', 'moved']), list('text', ['first', 'moved'])], options: { ...base, answerFocus: queryIntent('What is the last deadline now?') } });
+    expect(again.map((r) => [r.unit.id, r.signals.boosts])).toEqual([['moved', []], ['first', ['earlier_version']]]);
+  });
+
   it('scales a statement that holds none of the question\'s words (names aside) as matched by the turns around it alone', () => {
     const congrats = unit({ id: 'congrats', content: 'Jamal: Congratulations both!' });
     const meera = unit({ id: 'meera', content: 'Ravi: Meera is doing great, Anaya sleeps a lot.' });
