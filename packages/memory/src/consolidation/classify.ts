@@ -15,6 +15,15 @@ const IMPERATIVE = new Set([
 ]);
 
 const STEP_MARKER = /(?:^|\n)\s*(?:\d+[.)]|step\s+\d+[:.]?|[-*•])\s+\S/i;
+/** A line of a list: a number, "step N" or a bullet before it. */
+const STEP_LINE = /^\s*(?:\d+[.)]|step\s+\d+[:.]?|[-*•])\s+\S/i;
+const STEP_LINE_MARKER = /^\s*(?:\d+[.)]|step\s+\d+[:.]?|[-*•])\s+/i;
+
+/** A step that reads as an instruction: an imperative, or a command to type (`npm ci`, "$ make"). */
+function isInstruction(step: string): boolean {
+  return startsImperative(step) || /^\s*(?:`|\$\s)/.test(step);
+}
+
 /** "How to …" opening the text, or "To <goal>, <imperative> …". ("It taught me how to cope" is not a how-to.) */
 const HOW_TO = /^\s*(?:(?:here's\s+|this is\s+)?how to\b|to (?:\w+\s){0,4}?\w+,\s*(?:first\s+)?(?:you\s+(?:need|have)\s+to\s+|just\s+)?(\w+))/i;
 const SEQUENCE = /\bfirst\b[^.]*\b(?:then|next|after that|finally)\b/i;
@@ -22,8 +31,10 @@ const SEQUENCE = /\bfirst\b[^.]*\b(?:then|next|after that|finally)\b/i;
 /** True when the text reads as instructions. */
 export function isHowTo(text: string): boolean {
   const lines = text.split('\n').filter((l) => l.trim() !== '');
-  const stepLines = lines.filter((l) => /^\s*(?:\d+[.)]|step\s+\d+[:.]?|[-*•])\s+\S/i.test(l));
-  if (stepLines.length >= 2) return true;
+  const stepLines = lines.filter((l) => STEP_LINE.test(l));
+  // a list is steps when they read as instructions ("1. Open settings\n2. Click reset"); minutes and
+  // recaps list facts ("- Bettina is our new treasurer\n- subs go up to £55"), each one a statement
+  if (stepLines.length >= 2 && stepLines.filter((l) => isInstruction(l.replace(STEP_LINE_MARKER, ''))).length * 2 >= stepLines.length) return true;
   const howTo = HOW_TO.exec(text);
   if (howTo) {
     if (/^how to/i.test(howTo[0])) return true;

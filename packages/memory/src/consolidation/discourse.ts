@@ -56,6 +56,15 @@ export function isFragment(statement: string): boolean {
 }
 
 /**
+ * A list of values rather than of statements ("Allergies:\n- penicillin\n- peanuts"): every item a
+ * fragment. It stays one statement: alone, each item says nothing.
+ */
+export function listsValues(text: string): boolean {
+  const items = text.split('\n').filter((l) => /^\s*(?:[-*•]|\d{1,2}[.)])\s+\S/.test(l));
+  return items.length >= 2 && items.every((l) => isFragment(l.replace(/^\s*(?:[-*•]|\d{1,2}[.)])\s+/, '')));
+}
+
+/**
  * A short announcement that opens a turn and names no one and nothing exact ("heads up, deadline
  * moved."): the next sentence says what it announces ("Atlas now has to be done by April 30").
  */
@@ -89,6 +98,14 @@ export function pointsBack(statement: string): boolean {
 const SIGN_OFF = new RegExp(`^(?:${SIGN_OFF_WORDS}),\\s*\\S`, 'i');
 
 /**
+ * A line that heads what follows ("Post-meeting summary for those who escaped early:", "Allergies:"): it
+ * goes with the statement after it, which it introduces.
+ */
+function isHeading(statement: string): boolean {
+  return /:$/.test(statement.trim()) && statement.split(/\s+/).length <= 12;
+}
+
+/**
  * Fragments joined to the statement before them (or after, for a turn's first statement), and an
  * opening announcement to the statement after it. Only these: statements of one turn are otherwise
  * kept apart, so an update to one retires only that one (joining whole turns by topic was tried and
@@ -98,6 +115,10 @@ export function joinFragments(statements: string[]): string[] {
   const out: string[] = [];
   let pendingHead: string | null = null;
   for (const [i, s] of statements.entries()) {
+    if (i < statements.length - 1 && isHeading(s)) {
+      pendingHead = pendingHead ? `${pendingHead} ${s}` : s;
+      continue;
+    }
     if (!SIGN_OFF.test(s) && (isFragment(s) || isAnnouncement(s, i, statements.length) || (out.length > 0 && pointsBack(s))) && statements.length > 1) {
       if (out.length > 0) out[out.length - 1] = `${out[out.length - 1]} ${s}`;
       else pendingHead = pendingHead ? `${pendingHead} ${s}` : s;

@@ -8,7 +8,7 @@ import { classifyNoise } from './noise';
 import { splitStatements } from './split';
 import { resolveSpeaker } from './speaker';
 import { classifyMemoryType, hasStepMarkers, isHowTo } from './classify';
-import { assistantChatter, introducedName, isFragment, joinFragments, namesUsedIn, openingName, resolvePronoun, stripLeadIn, withQuestion } from './discourse';
+import { assistantChatter, introducedName, isFragment, joinFragments, listsValues, namesUsedIn, openingName, resolvePronoun, stripLeadIn, withQuestion } from './discourse';
 
 export interface StatementDraft {
   event: EventRecord;
@@ -77,8 +77,9 @@ export function draftEvent(event: EventRecord, names: ReadonlySet<string>, textO
     drafts.push({ ...base, text: cut(who.text), memoryType: classifyMemoryType(event, '') });
     return { drafts, dropped: [] };
   }
-  // A how-to with steps is one procedure: its steps mean something only together and in order.
-  const statements = hasStepMarkers(who.text) && isHowTo(who.text) ? [who.text] : splitStatements(who.text);
+  // A how-to with steps is one procedure: its steps mean something only together and in order; a list of
+  // values is one statement. A list of statements (minutes, a recap) is split like any text.
+  const statements = hasStepMarkers(who.text) && (isHowTo(who.text) || listsValues(who.text)) ? [who.text] : splitStatements(who.text);
   const reasons: string[] = [];
   const assistant = isAssistantTurn(event, who.speaker);
   const kept: string[] = [];

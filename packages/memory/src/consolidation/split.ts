@@ -29,9 +29,12 @@ function withSignOffOnOneLine(text: string): string {
   return text.replace(SIGN_OFF_BLOCK, (_m, words: string, lines: string) => `\n${words}, ${lines.trim().split(/\s*\n\s*/).join(' ')}`);
 }
 
+/** A list item's marker: a bullet, or a number with "." or ")" ("- Bettina is our new treasurer", "2) …"). */
+const LIST_MARKER = /^\s*(?:[-*•]|\d{1,2}[.)])\s+(?=\S)/;
+
 export function splitSentences(text: string): string[] {
   const out: string[] = [];
-  for (const line of withSignOffOnOneLine(text).split(/\n+/)) {
+  for (const line of withSignOffOnOneLine(text).split(/\n+/).map((l) => l.replace(LIST_MARKER, ''))) {
     let start = 0;
     // A candidate boundary: terminal punctuation (with closing quotes/brackets), then whitespace.
     const re = /[.!?…]+["')\]]*(\s+)/g;

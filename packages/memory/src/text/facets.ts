@@ -76,6 +76,8 @@ const ROLE_IS = new RegExp(String.raw`\b(?:is(?=\s+an?\s)|was(?=\s+an?\s)|i'm|i 
 /** Multi-word triggers, matched on the lowercased text before single words (they disambiguate "living"). */
 const PHRASES: [RegExp, Facet][] = [
   [/\bfor a living\b/, 'occupation'],
+  // the verb: "hire" alone is mostly a rental ("the school hire", "car hire")
+  [/\b(?:hired|hiring)\b/, 'occupation'],
   [/\b(?:works?|working|worked)\s+as\b/, 'occupation'],
   [/\bby (?:profession|trade)\b/, 'occupation'],
   [/\b(?:works?|working|worked)\s+(?:at|for)\b/, 'employer'],
@@ -123,7 +125,7 @@ function globalOf(re: RegExp): RegExp {
 /** Single-word triggers, by stem. */
 const WORDS: Record<Facet, string[]> = {
   residence: ['live', 'lives', 'home', 'hometown', 'apartment', 'flat', 'house', 'city', 'address', 'reside', 'neighborhood', 'neighbourhood'],
-  occupation: ['job', 'profession', 'career', 'occupation', 'employed', 'profession', 'work', 'works', 'working', 'worked', 'hired', 'shift', 'boss',
+  occupation: ['job', 'profession', 'career', 'occupation', 'employed', 'profession', 'work', 'works', 'working', 'worked', 'shift', 'boss',
     'office', 'quit', 'resigned', 'promoted', 'promotion', 'colleague', 'colleagues', 'coworker', 'coworkers', 'salary', 'freelance', 'freelancer',
     'intern', 'internship', 'retired', 'unemployed', 'firm', 'startup', 'manager', 'position', 'role'],
   employer: ['employer', 'company'],
@@ -182,9 +184,9 @@ const THING_PLACE = /\b(?:it|that|this|which)\s+(?:lives|stays|sits|goes)\b/g;
 
 /**
  * Words of a kind used as idioms: "Thursdays at 7 work for me", "that works" agree to a time, they
- * speak of no job; "long live harbor" is no home. Blanked like THING_PLACE.
+ * speak of no job; "long live harbor" is no home; a "password manager" is software. Blanked like THING_PLACE.
  */
-const IDIOMS = /\b(?:works?|worked|working) (?:for|with) (?:me|us|you)\b|\b(?:that|it|this|which) (?:works|worked)\b|\blong live\b|\bheads[ -]up\b/g;
+const IDIOMS = /\b(?:works?|worked|working) (?:for|with) (?:me|us|you)\b|\b(?:that|it|this|which) (?:works|worked)\b|\blong live\b|\bheads[ -]up\b|\b(?:password|package|task|file|window|download) managers?\b/g;
 
 /** IDIOMS for text not lowercased first (objectStems reads names in their case), built once. */
 const IDIOMS_ANY_CASE = new RegExp(IDIOMS.source, 'gi');

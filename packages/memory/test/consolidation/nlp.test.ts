@@ -39,6 +39,9 @@ describe('classifyMemoryType', () => {
   it.each([
     ['To deploy, run npm run deploy.', 'procedural'],
     ['1. Open settings\n2. Click reset', 'procedural'],
+    ['- `npm ci`\n- `npm start`', 'procedural'],
+    ['Post-meeting summary:\n- Bettina is our new treasurer\n- subs go up to £55 a term', 'factual'],
+    ['Updates:\n1) The band cancelled\n2) We are now at 96 guests', 'factual'],
     ['First install node, then run the script.', 'procedural'],
     ['How to reset the router: hold the button.', 'procedural'],
     ['Restart the service after editing the config.', 'procedural'],

@@ -417,6 +417,22 @@ describe('turn-level discourse', () => {
     expect(now.filter((c) => c.startsWith('Femi'))).toEqual(['Femi: My bank asks me to confirm it.']);
   });
 
+  it('a list of statements (minutes, a recap) is a statement per item, its heading with the first; a list of values stays one', async () => {
+    const { run, current } = setup();
+    await run([say('Seun', 'Treasurer hat on: subs for spring term are £45 per person.', '2025-01-08')]);
+    await run([say('Ingrid', "Post-meeting summary for those who escaped early:\n- Bettina is our new treasurer and Seun hands over at Easter\n- subs go up to £55 a term from summer\n- concert is now Saturday 24 May, the church double-booked a wedding", '2025-03-02')]);
+    await run([event('Allergies:\n- penicillin\n- peanuts', { ...at('2025-03-03'), metadata: { speaker: 'user' } })]);
+    const now = current();
+    expect(now).toEqual(expect.arrayContaining([
+      'Ingrid: Post-meeting summary for those who escaped early: Bettina is our new treasurer and Seun hands over at Easter',
+      'Ingrid: subs go up to £55 a term from summer',
+      'Ingrid: concert is now Saturday 24 May (2025-05-24), the church double-booked a wedding',
+      'Allergies:\n- penicillin\n- peanuts',
+    ]));
+    // an item updates what it speaks of, as a sentence would
+    expect(now.filter((c) => c.includes('£45'))).toEqual([]);
+  });
+
   it('keeps small talk, bare questions, reactions and assistant pleasantries out of memory, with the reason', async () => {
     const { run } = setup();
     const p = await run([

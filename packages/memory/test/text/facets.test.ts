@@ -50,6 +50,10 @@ describe('facets: the kind of personal fact a sentence speaks of', () => {
     expect(of('ok that works, see you then')).toEqual([]);
     expect(of('the project is now called Harbor. falcon is dead, long live harbor')).toEqual([]);
     expect(of('I work for a bakery in town')).toEqual(['employer']);
+    // a rental and software are no job; being hired is
+    expect(of("It's in a password manager. Mostly.")).toEqual([]);
+    expect(of('subs go up because of the hall hire')).toEqual([]);
+    expect(of('I got hired at the bakery')).toEqual(['occupation']);
   });
 
   it('reads a job title said with or without an article, never a visit or a general remark', () => {
