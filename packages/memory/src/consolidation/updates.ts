@@ -14,6 +14,7 @@
 import { capitalizedWords, memoByText, withoutIdioms, endedClause, facetGroup, facetsInOrder, facetWords, specificValues, STATE_FACETS, STOPWORDS, stemPlural, valueStem, withoutSpeakerPrefix, words, type Facet } from '../text';
 import { lowerSentenceOpeners, openingName, pointsBack, withoutQuestion } from './discourse';
 import { changeCue, type ChangeCue } from '../text';
+import { splitSentences } from './split';
 
 export { changeCue, type ChangeCue };
 
@@ -271,6 +272,7 @@ export function updatesTopic(next: { text: string; owner: string }, old: { text:
   if (personal && next.owner !== old.owner) return false;
   const stemsNext = objectStems(next.text);
   const stemsOld = objectStems(old.text);
+  if (keepsUntouchedSentence(old.text, stemsNext)) return false;
   let shared = 0;
   for (const w of stemsOld) if (stemsNext.has(w)) shared++;
   // One shared word is enough when it is the thing that changed ("the defense got pushed to August",
@@ -289,10 +291,13 @@ export function updatesTopic(next: { text: string; owner: string }, old: { text:
   const oldValues = typedValues(old.text);
   const nextValues = typedValues(next.text);
   // the date a change takes effect is compared only with a calendar date on the other side (valuesBesideWhen)
-  const was = givesCalendarDate(nextValues) ? oldValues : valuesBesideWhen(old.text, typedValues) ?? oldValues;
+  // when both say when their change takes effect, those dates are of two changes, not values of one thing
+  // ("from November we meet in the library room" / "the library is putting the room up to £25 from September")
+  const bothTakeEffect = takesEffect(old.text) && takesEffect(next.text);
+  const was = givesCalendarDate(nextValues) && !bothTakeEffect ? oldValues : valuesBesideWhen(old.text, typedValues) ?? oldValues;
   const topic = new Set([...stemsOld].filter((w) => stemsNext.has(w)));
   const near = (t: string) => valuesNear(t, topic);
-  const now = continues ? nextValues : (givesCalendarDate(oldValues) ? null : valuesBesideWhen(next.text, near)) ?? near(next.text);
+  const now = continues ? nextValues : (givesCalendarDate(oldValues) && !bothTakeEffect ? null : valuesBesideWhen(next.text, near)) ?? near(next.text);
   // A new value replaces an old one of its kind: a date another date, an amount another amount of its
   // unit, a code another code. "He's 9" is no new value for "the flight is now on July 3".
   for (const [kind, values] of now) {
@@ -306,6 +311,26 @@ export function updatesTopic(next: { text: string; owner: string }, old: { text:
     }
   }
   return false;
+}
+
+/**
+ * Does a statement of several sentences keep one that gives a value and shares no word with the change
+ * ("Tech confirmed for Sunday 9 November. Opening night Friday 14 November." / "Tech moves to Monday 10
+ * November")? That sentence still holds, so the statement stays; retrieval orders the two as versions.
+ */
+function keepsUntouchedSentence(oldText: string, stemsNext: ReadonlySet<string>): boolean {
+  const sentences = splitSentences(withoutSpeakerPrefix(oldText));
+  if (sentences.length < 2) return false;
+  return sentences.some((sentence) => {
+    if (typedValues(sentence).size === 0) return false;
+    const own = objectStems(sentence);
+    return own.size > 0 && ![...own].some((w) => stemsNext.has(w));
+  });
+}
+
+/** Does a statement say when its change takes effect ("from November", "starting 1 March")? */
+function takesEffect(text: string): boolean {
+  return text.replace(TAKES_EFFECT, ' ') !== text;
 }
 
 /** Four sentences or list items or more. */

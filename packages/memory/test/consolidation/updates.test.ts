@@ -417,6 +417,20 @@ describe('turn-level discourse', () => {
     expect(now.filter((c) => c.startsWith('Femi'))).toEqual(['Femi: My bank asks me to confirm it.']);
   });
 
+  it('a change to one sentence of a statement leaves it current when another sentence still holds; two changes\' dates are no values of one thing', async () => {
+    const { run, current } = setup();
+    await run([say('Fen', 'SCHEDULE: Tech confirmed for Sunday 9 November at the Corn Exchange. Opening night Friday 14 November.', '2025-10-01')]);
+    await run([say('Fen', 'Tech moves to Monday 10 November, 9am start.', '2025-10-20')]);
+    expect(current().filter((c) => /Opening night/.test(c))).toHaveLength(1);
+    await run([say('Viktor', 'The Fox & Hounds is closing for refurbishment, so from November we meet in the library community room, Tuesdays and Thursdays as before.', '2025-09-01')]);
+    await run([say('Viktor', 'The library is putting the room up to £25 a night from September, it was £18.', '2026-06-01')]);
+    expect(current().filter((c) => /library community room/.test(c))).toHaveLength(1);
+    // a new value of the same thing, each with the date it takes effect, still replaces it
+    await run([say('Viktor', 'From 1 March the hall costs £30 a night.', '2026-02-01')]);
+    await run([say('Viktor', 'From 1 September the hall goes up to £35 a night.', '2026-07-01')]);
+    expect(current().filter((c) => /the hall/.test(c))).toEqual(['Viktor: From 1 September (2026-09-01) the hall goes up to £35 a night.']);
+  });
+
   it('a list of statements (minutes, a recap) is a statement per item, its heading with the first; a list of values stays one', async () => {
     const { run, current } = setup();
     await run([say('Seun', 'Treasurer hat on: subs for spring term are £45 per person.', '2025-01-08')]);
