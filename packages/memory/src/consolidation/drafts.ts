@@ -69,7 +69,11 @@ function isAssistantTurn(event: EventRecord, speaker: string | null): boolean {
 
 export function draftEvent(event: EventRecord, names: ReadonlySet<string>, textOptions: TextOptions = DEFAULT_TEXT_OPTIONS, discourse?: DiscourseState): DraftResult {
   const et = eventText(event, textOptions);
-  const who = resolveSpeaker(event, et.text);
+  const said = resolveSpeaker(event, et.text);
+  // an email's quoted lines ("> the fete is the 19th of July") are the other side's words: no statement
+  // of the one replying, but what a short reply answers ("Noted, 19th.")
+  const { own, quote } = withoutQuotedLines(said.text);
+  const who = { ...said, text: own };
   const drafts: StatementDraft[] = [];
   const base = { event, speaker: who.speaker, prefix: who.prefix, assets: et.assets };
   if (!et.prose) {
@@ -99,7 +103,7 @@ export function draftEvent(event: EventRecord, names: ReadonlySet<string>, textO
   }
   const known = discourse?.names ?? names;
   let about = discourse?.lastSubject.get(event.stream_id) ?? null;
-  const asked = discourse?.lastQuestion.get(event.stream_id) ?? null;
+  const asked = quote !== null ? { speaker: null, text: quote } : discourse?.lastQuestion.get(event.stream_id) ?? null;
   // no one calls themselves "she" or "he": Hamish's "She says Thursdays are free" after a turn about Hamish
   // speaks of someone else
   const speaking = who.speaker?.toLowerCase() ?? null;
@@ -126,6 +130,25 @@ export function draftEvent(event: EventRecord, names: ReadonlySet<string>, textO
     return { drafts, dropped: [{ event_id: event.event_id, reason: `noise: ${reason}` }] };
   }
   return { drafts, dropped: [] };
+}
+
+/** A line quoted from the message replied to, as mail clients write it. */
+const QUOTED_LINE = /^\s*>+\s?/;
+
+/**
+ * A text without its quoted lines, and the first quoted passage (its lines joined), or null when it quotes
+ * nothing or is all quote (then it is kept whole: a forwarded passage is what was sent).
+ */
+function withoutQuotedLines(text: string): { own: string; quote: string | null } {
+  const lines = text.split('\n');
+  if (!lines.some((l) => QUOTED_LINE.test(l))) return { own: text, quote: null };
+  const own = lines.filter((l) => !QUOTED_LINE.test(l)).join('\n');
+  if (own.trim() === '') return { own: text, quote: null };
+  const first = lines.findIndex((l) => QUOTED_LINE.test(l));
+  const passage: string[] = [];
+  for (let i = first; i < lines.length && QUOTED_LINE.test(lines[i]); i++) passage.push(lines[i].replace(QUOTED_LINE, '').trim());
+  const quote = passage.filter((l) => l !== '').join(' ');
+  return { own, quote: quote === '' ? null : quote };
 }
 
 /**

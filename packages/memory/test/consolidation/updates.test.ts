@@ -431,6 +431,15 @@ describe('turn-level discourse', () => {
     expect(current().filter((c) => /the hall/.test(c))).toEqual(['Viktor: From 1 September (2026-09-01) the hall goes up to £35 a night.']);
   });
 
+  it('an email\'s quoted lines are no statement of the one replying, and go beside a short reply as what it answers', async () => {
+    const { run, current } = setup();
+    await run([say('Margaret', 'Change of plan: the fete is the 19th of July.', '2025-06-01')]);
+    await run([say('Dale', "> the fete is the 19th of July\n\nNoted, 19th. Jen's furious, she'd booked the other Saturday off work lol", '2025-06-02')]);
+    const dale = current().filter((c) => c.startsWith('Dale'));
+    expect(dale).toEqual(expect.arrayContaining(['Dale: Noted, 19th. (asked: the fete is the 19th of July (2025-07-19))', "Dale: Jen's furious, she'd booked the other Saturday off work lol"]));
+    expect(dale.filter((c) => c.includes('>'))).toEqual([]);
+  });
+
   it('a list of statements (minutes, a recap) is a statement per item, its heading with the first; a list of values stays one', async () => {
     const { run, current } = setup();
     await run([say('Seun', 'Treasurer hat on: subs for spring term are £45 per person.', '2025-01-08')]);
