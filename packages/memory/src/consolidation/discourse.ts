@@ -271,8 +271,16 @@ export function withQuestion(reply: string, question: string): string {
   return `${reply} (asked: ${question})`;
 }
 
-/** The reply alone, without the question `withQuestion` put beside it: the values it gives are its own. */
+/**
+ * A short turn with the statement its speaker's turn just before ended with ("sunday 8pm KST (after: also
+ * schedule change, we release on sundays now)"): chats send one thought in several messages.
+ */
+export function withStatementBefore(turn: string, before: string): string {
+  return `${turn} (after: ${before})`;
+}
+
+/** The reply alone, without the question (or the statement) put beside it: the values it gives are its own. */
 export function withoutQuestion(text: string): string {
-  const at = text.lastIndexOf(' (asked: ');
+  const at = Math.max(text.lastIndexOf(' (asked: '), text.lastIndexOf(' (after: '));
   return at >= 0 && text.endsWith(')') ? text.slice(0, at) : text;
 }

@@ -8,7 +8,7 @@ import { classifyNoise } from './noise';
 import { splitStatements } from './split';
 import { resolveSpeaker } from './speaker';
 import { classifyMemoryType, hasStepMarkers, isHowTo } from './classify';
-import { assistantChatter, introducedName, isFragment, joinFragments, listsValues, namesUsedIn, openingName, resolvePronoun, stripLeadIn, withQuestion } from './discourse';
+import { assistantChatter, introducedName, isFragment, joinFragments, listsValues, namesUsedIn, openingName, resolvePronoun, stripLeadIn, withQuestion, withStatementBefore } from './discourse';
 
 export interface StatementDraft {
   event: EventRecord;
@@ -57,10 +57,15 @@ export interface DiscourseState {
   lastSubject: Map<string, string | null>;
   /** per stream, the question the previous turn ended with, and who asked it */
   lastQuestion: Map<string, { speaker: string | null; text: string } | null>;
+  /** per stream, the statement the previous turn ended with, who said it and when (ms) */
+  lastStatement: Map<string, { speaker: string | null; text: string; at: number } | null>;
 }
 
+/** How soon a speaker's next turn may go on with their last one ("we release on sundays now" / "sunday 8pm KST"). */
+const CONTINUATION_MS = 15 * 60_000;
+
 export function newDiscourseState(events: EventRecord[]): DiscourseState {
-  return { names: namesUsedIn(events.filter((e) => e.content_type === 'text').map((e) => e.content)), lastSubject: new Map(), lastQuestion: new Map() };
+  return { names: namesUsedIn(events.filter((e) => e.content_type === 'text').map((e) => e.content)), lastSubject: new Map(), lastQuestion: new Map(), lastStatement: new Map() };
 }
 
 function isAssistantTurn(event: EventRecord, speaker: string | null): boolean {
@@ -104,6 +109,8 @@ export function draftEvent(event: EventRecord, names: ReadonlySet<string>, textO
   const known = discourse?.names ?? names;
   let about = discourse?.lastSubject.get(event.stream_id) ?? null;
   const asked = quote !== null ? { speaker: null, text: quote } : discourse?.lastQuestion.get(event.stream_id) ?? null;
+  const before = discourse?.lastStatement.get(event.stream_id) ?? null;
+  const at = Date.parse(event.valid_time);
   // no one calls themselves "she" or "he": Hamish's "She says Thursdays are free" after a turn about Hamish
   // speaks of someone else
   const speaking = who.speaker?.toLowerCase() ?? null;
@@ -112,12 +119,18 @@ export function draftEvent(event: EventRecord, names: ReadonlySet<string>, textO
     // A short reply to the question before it ("8.1%" after "What was your HbA1c at diagnosis?") says
     // nothing alone: the question it answers goes with it.
     if (i === 0 && asked && asked.speaker !== who.speaker && leansOnQuestion(s)) s = withQuestion(s, asked.text);
+    // and a short turn that goes on with its speaker's turn just before ("sunday 8pm KST" after "we release
+    // on sundays now") has that statement beside it
+    else if (i === 0 && !asked && before && before.speaker === who.speaker && at - before.at <= CONTINUATION_MS && isFragment(s)) s = withStatementBefore(s, before.text);
     about = openingName(joined, known) ?? introducedName(joined, known) ?? (s === joined ? null : about);
     drafts.push({ ...base, text: cut(s), memoryType: classifyMemoryType(event, s), assets: et.assets });
   }
   discourse?.lastSubject.set(event.stream_id, about);
   const last = statements[statements.length - 1]?.trim() ?? '';
-  discourse?.lastQuestion.set(event.stream_id, /\?$/.test(last) && last.split(/\s+/).length >= 2 ? { speaker: who.speaker, text: last } : null);
+  const endsAsking = /\?$/.test(last) && last.split(/\s+/).length >= 2;
+  discourse?.lastQuestion.set(event.stream_id, endsAsking ? { speaker: who.speaker, text: last } : null);
+  const lastKept = kept[kept.length - 1];
+  discourse?.lastStatement.set(event.stream_id, !endsAsking && lastKept !== undefined && Number.isFinite(at) ? { speaker: who.speaker, text: lastKept, at } : null);
   // A photo shared with a text turn (LoCoMo's `blip_caption`, a client's `caption`) is memory of its own.
   const caption = mediaDescription(event.metadata);
   if (caption) {

@@ -139,7 +139,11 @@ function classifyShape(raw: string, names: ReadonlySet<string>): string | null {
     const words = lower.replace(/[^\p{L}\p{N}'\s]/gu, ' ').split(/\s+/).filter((w) => w !== '' && !names.has(w));
     // A short capitalized answer ("Berlin.", "Vegetarian.") may be all a reply says: only lowercase
     // fragments and ones made of filler words go.
-    if (words.length <= 3 && !/^\p{Lu}\p{Ll}+(?:'s)?$/u.test((text.split(/\s+/)[0] ?? '').replace(/[^\p{L}']+$/u, ''))) return 'a fragment without information';
+    // (an acronym with words after it names something too: "KAIST in daejeon!!"; a shout does not: "OMG so
+    // cool", "LU!!!")
+    const first = (text.split(/\s+/)[0] ?? '').replace(/[^\p{L}']+$/u, '');
+    const named = /^\p{Lu}\p{Ll}+(?:'s)?$/u.test(first) || (words.length >= 2 && /^\p{Lu}{2,6}$/u.test(first) && !FILLER_WORDS.has(first.toLowerCase()));
+    if (words.length <= 3 && !named) return 'a fragment without information';
     if (words.length <= 3 && words.every((w) => FILLER_WORDS.has(w) || /^(?:so|too|pics?|pictures?|photos?|news|wait|nice|name|again)$/.test(w))) return 'a fragment without information';
   }
   return null;

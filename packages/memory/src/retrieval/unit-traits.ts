@@ -80,7 +80,7 @@ const OPENING_VOCATIVE = /^\s*(?:(?:[Hh](?:ey|i|ello|iya)|[Tt]hanks|[Tt]hank you
 const SECOND_PERSON = /\b(?:your|yours|you're|you've|you'll|youre)\b|\byou\b(?<!\b(?:thank|see|love|miss|if|bless|told|tell) you)(?! (?:know|guys|all|too)\b)/i;
 
 /** The question consolidation writes beside a short reply ("8.1% (asked: What was your HbA1c?)"): not the reply's words. */
-const ASKED_BESIDE = / \(asked: [^]*\)$/;
+const ASKED_BESIDE = / \((?:asked|after): [^]*\)$/;
 
 /** The person a statement closes by addressing ("… see you soon, Carla!"). */
 const CLOSING_VOCATIVE = /,\s*\p{Lu}\p{Ll}+\s*[!.?]*\s*$/u;

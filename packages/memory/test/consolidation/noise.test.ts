@@ -47,6 +47,12 @@ describe('classifyNoise: what carries words but states nothing', () => {
     expect(classifyNoise(s)).toEqual({ noise: true, reason });
   });
 
+  it('a short fragment that opens with an acronym names something; a shout in capitals does not', () => {
+    expect(classifyNoise('KAIST in daejeon!!')).toEqual({ noise: false });
+    expect(classifyNoise('OMG so cool').noise).toBe(true);
+    expect(classifyNoise('LU!!!').noise).toBe(true);
+  });
+
   it.each(['Dr. Lindqvist does the root chemistry work, right?', 'taking 5g a day, ok to keep on race week?', 'Papa ka birthday 9 August ko hai, aa rahi ho na?'])(
     'a question that tells while it asks is kept: %s', (s) => {
       expect(classifyNoise(s)).toEqual({ noise: false });

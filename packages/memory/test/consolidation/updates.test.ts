@@ -440,6 +440,17 @@ describe('turn-level discourse', () => {
     expect(dale.filter((c) => c.includes('>'))).toEqual([]);
   });
 
+  it('a short turn that goes on with its speaker\'s turn just before has that statement beside it; later, or after another speaker, it does not', async () => {
+    const { run, current } = setup();
+    await run([
+      event('Jia: also schedule change, we release on sundays now', { valid_time: '2025-03-02T10:00:00.000Z', metadata: { speaker: 'Jia' } }),
+      event('Jia: sunday 8pm KST', { valid_time: '2025-03-02T10:01:00.000Z', metadata: { speaker: 'Jia' } }),
+      event('Mei: 6 weeks from june', { valid_time: '2025-03-02T11:00:00.000Z', metadata: { speaker: 'Mei' } }),
+      event('Mei: the lab in Daejeon', { valid_time: '2025-03-02T14:00:00.000Z', metadata: { speaker: 'Mei' } }),
+    ]);
+    expect(current()).toEqual(expect.arrayContaining(['Jia: sunday 8pm KST (after: also schedule change, we release on sundays now)', 'Mei: 6 weeks from june', 'Mei: the lab in Daejeon']));
+  });
+
   it('a list of statements (minutes, a recap) is a statement per item, its heading with the first; a list of values stays one', async () => {
     const { run, current } = setup();
     await run([say('Seun', 'Treasurer hat on: subs for spring term are £45 per person.', '2025-01-08')]);
