@@ -297,8 +297,9 @@ export function fuse<U extends RetrievalUnit>(input: FusionInput<U>): ScoredUnit
       } else if (intent.tense === 'current' && versions?.earlier.has(unit.id)) {
         score *= VERSION_FACTOR;
         boosts.push('earlier_version');
-      } else if (intent.tense === 'history' && (versions?.later.has(unit.id) || (intent.earlier && traits.givesOnlyNewValue()))) {
+      } else if (intent.tense === 'history' && (versions?.later.has(unit.id) || (intent.earlier && traits.givesOnlyNewValue() && !firstVersion(versions, unit.id)))) {
         // the newest version, or a statement that gives a new value and not the old one, for "what was it before?"
+        // (unless it is the first of versions among the candidates: "1640 now" before "1712 now")
         score *= VERSION_FACTOR;
         boosts.push('current_version');
       } else if (intent.tense === 'past' && unit.retired_at) {
@@ -426,6 +427,11 @@ function contextOnly(intent: QueryIntent, traits: UnitTraits): boolean {
 /** Scale of a statement that holds none of the question's words itself (see scoreOf). */
 const CONTEXT_ONLY_FACTOR = 0.7;
 
+/** Is the unit the first of versions found (earlier than another, later than none)? */
+function firstVersion(versions: { earlier: Set<string>; middle: Set<string> } | null, id: string): boolean {
+  return !!versions && versions.earlier.has(id) && !versions.middle.has(id);
+}
+
 /** How many of the best candidates are compared for versions (a bounded amount of work per query). */
 const VERSION_POOL = 12;
 
@@ -438,7 +444,7 @@ const VERSION_POOL = 12;
  * both must be about the same person (every statement of a chat shares a name). A question about now
  * wants the later one (`earlier` are scaled down), one about before the earlier (`later` are).
  */
-function findVersions<U extends RetrievalUnit>(fused: Map<string, Fused>, visible: (id: string) => U | undefined, intent: QueryIntent, named: ReadonlySet<string> | null, askedFacets: ReadonlySet<Facet>): { earlier: Set<string>; later: Set<string> } {
+function findVersions<U extends RetrievalUnit>(fused: Map<string, Fused>, visible: (id: string) => U | undefined, intent: QueryIntent, named: ReadonlySet<string> | null, askedFacets: ReadonlySet<Facet>): { earlier: Set<string>; later: Set<string>; middle: Set<string> } {
   const earlier = new Set<string>();
   const later = new Set<string>();
   const terms = versionTerms(intent).filter((t) => !named || !named.has(t));
@@ -470,8 +476,9 @@ function findVersions<U extends RetrievalUnit>(fused: Map<string, Fused>, visibl
       }
     }
   }
-  for (const id of earlier) later.delete(id); // a middle version is neither the first nor the last
-  return { earlier, later };
+  const middle = new Set<string>();
+  for (const id of earlier) if (later.delete(id)) middle.add(id); // a middle version is neither the first nor the last
+  return { earlier, later, middle };
 }
 
 /**

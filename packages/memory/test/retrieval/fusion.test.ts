@@ -192,6 +192,16 @@ describe('fuse', () => {
     // a question about how it changed wants every version
     const changed = fuse({ ...setup([fender, sire]), lists, options: { ...base, answerFocus: queryIntent('How has Sina\'s bass changed?') } });
     expect(changed.find((r) => r.unit.id === 'sire')?.signals.boosts).toEqual([]);
+    // of two new values, the earlier is what was before the later one
+    const first = unit({ id: 'first', content: 'Asha: my rating just updated btw, 1640 now', valid_time: '2025-09-01T00:00:00.000Z' });
+    const then = unit({ id: 'then', content: 'Asha: also rating now 1712 after the Durham congress', valid_time: '2026-03-01T00:00:00.000Z' });
+    const ratings = fuse({ ...setup([first, then]), lists: [list('vector', ['then', 'first']), list('text', ['then', 'first'])], options: { ...base, answerFocus: queryIntent("What was Asha's rating at the start of the season?") } });
+    expect(ratings.map((r) => [r.unit.id, r.signals.boosts])).toEqual([['first', []], ['then', ['current_version']]]);
+    // a middle version is no first one
+    const mid = unit({ id: 'mid', content: 'Asha: rating 1688 now', valid_time: '2025-12-01T00:00:00.000Z' });
+    const three = fuse({ ...setup([first, mid, then]), lists: [list('vector', ['then', 'mid', 'first']), list('text', ['then', 'mid', 'first'])], options: { ...base, answerFocus: queryIntent("What was Asha's rating at the start of the season?") } });
+    expect(three.find((r) => r.unit.id === 'mid')?.signals.boosts).toEqual(['current_version']);
+    expect(three[0].unit.id).toBe('first');
   });
 
   it('gives 1.0 only to a unit ranked first everywhere, at full recency and importance', () => {
