@@ -263,7 +263,7 @@ export class StrataNode {
       return fences.follow(shard);
     };
     for (const shard of shards) await wireShard(shard);
-    // Retrieval reinforcement: answers note their top units; one memory.reinforce per shard every few seconds.
+    // Retrieval reinforcement: answers note their top units; every few seconds a shard's batch is proposed as memory.reinforce commands of at most 64 units.
    
     const reinforcement = new ReinforcementBatcher({ shardOf: (userId) => router.byId(router.groupOf(userId)), logger, ...reinforcementSettings(config) });
     // Cross-shard reads: local where this node holds a group, else from a holder (attached below, once routing exists).

@@ -3,6 +3,7 @@ import { mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { StateDb, StateMachine, pendingOfUser, type ApplyEffects, type Command, type Edge, type L3Task, type MemoryUnit } from '../src';
+import { onlyImportanceMoved } from '../src/effects';
 
 const T0 = '2026-01-01T00:00:00.000Z';
 const T1 = '2026-01-01T01:00:00.000Z';
@@ -107,5 +108,35 @@ describe('apply effects', () => {
     await consolidate([unit('a')]);
     const stale = await run({ type: 'memory.delete', user_id: 'u', at: T1, unit_ids: ['zzz'], event_ids: [], require_units: true });
     expect(stale.units).toEqual([]);
+  });
+});
+
+describe('onlyImportanceMoved', () => {
+  it('answers as the comparison of the two records written out with importance 0, field by field or not', () => {
+    const base = unit('a', { keywords: ['k1', 'k2'], references: ['e1'], assets: [] });
+    const json = (x: MemoryUnit, y: MemoryUnit) => JSON.stringify({ ...x, importance: 0 }) === JSON.stringify({ ...y, importance: 0 });
+    const reordered = Object.fromEntries(Object.entries(base).reverse()) as unknown as MemoryUnit;
+    const { importance: _dropped, ...noImportance } = base;
+    const variants: MemoryUnit[] = [
+      { ...base, importance: 0.9 }, // a reinforcement: the arrays are the same objects
+      { ...base, importance: 0.9, keywords: ['k1', 'k2'] }, // equal arrays, other objects
+      { ...base, keywords: ['k1'] },
+      { ...base, references: ['e1', 'e2'] },
+      { ...base, content: 'other words' },
+      { ...base, retired_at: T1 },
+      { ...base, superseded_by: 'b' },
+      { ...base, subject: 'Ann' },
+      { ...base, org_id: undefined as unknown as null }, // a key whose value JSON leaves out
+      { ...base, extra: 1 } as MemoryUnit,
+      reordered,
+      noImportance as MemoryUnit,
+      JSON.parse(JSON.stringify({ ...base, importance: 0.7 })) as MemoryUnit, // read back from the store: no object shared
+    ];
+    for (const v of variants) {
+      expect(onlyImportanceMoved(base, v)).toBe(json(base, v));
+      expect(onlyImportanceMoved(v, base)).toBe(json(v, base));
+    }
+    expect(onlyImportanceMoved(base, variants[0])).toBe(true);
+    expect(onlyImportanceMoved(base, variants[2])).toBe(false);
   });
 });

@@ -80,6 +80,24 @@ export function expandGraph(seeds: Array<{ id: string; score: number }>, neighbo
   const maxVisited = options.maxVisited ?? 2000;
   const best = new Map<string, ExpansionHit>();
   let visited = 0;
+  if (depth === 1) {
+    // One hop (the default): a seed's own best-per-node map is the overall one restricted to it, so `best`
+    // alone decides, and a neighbour that cannot beat what `best` holds is passed without asking `accept`
+    // (a node in `best` was accepted, and `accept` answers the same for an id within a query). The same
+    // hits, strengths, origins and order as the walk below; ~2,000 neighbours a query at 20 users.
+    for (const seed of seeds) {
+      for (const n of neighbors(seed.id)) {
+        if (++visited > maxVisited) break;
+        if (n.id === seed.id) continue;
+        const strength = seed.score * decay * clamp01(n.weight) * (factors[n.relation] ?? 1);
+        const prev = best.get(n.id);
+        if ((prev && !(strength > prev.strength)) || strength <= 0) continue;
+        if (options.accept && !options.accept(n.id)) continue;
+        best.set(n.id, { id: n.id, strength, from: seed.id, hops: 1 });
+      }
+    }
+    return [...best.values()].sort((a, b) => b.strength - a.strength || (a.id < b.id ? -1 : 1));
+  }
   for (const seed of seeds) {
     // Per-seed BFS with the best strength per node, so a node reached by a weaker path first is
     // revisited when a stronger one arrives (hops ≤ 3 keeps this small).

@@ -1,6 +1,7 @@
 import type { MemoryUnit } from '@strata/store';
 import { boost, dedupeKey, fuse, recencyOf, weightedRrf, type FusionOptions } from '../../src/retrieval/fusion';
 import { buildAdjacency, expandGraph, neighborsOf } from '../../src/retrieval/graph';
+import type { GraphNeighbor } from '../../src/retrieval/types';
 import type { RankedList } from '../../src/retrieval/types';
 import { unit } from './helpers';
 import { givesOnlyNewValue, queryIntent } from '../../src/retrieval/intent';
@@ -320,5 +321,52 @@ describe('expandGraph', () => {
     expect(by.get('e')!.hops).toBe(3);
     expect(by.has('f')).toBe(false); // 4 hops
     expect(by.has('a')).toBe(false);
+  });
+  it('one hop gives what the walk of any depth gives at depth 1, asking accept only of neighbours that could improve', () => {
+    // the walk as it was before one hop had a path of its own (per seed: the best strength per node seen)
+    const walk = (seeds: { id: string; score: number }[], neighbors: (id: string) => GraphNeighbor[], accept: (id: string) => boolean, maxVisited: number) => {
+      const best = new Map<string, { id: string; strength: number; from: string; hops: number }>();
+      let visited = 0;
+      for (const seed of seeds) {
+        const seen = new Map<string, number>([[seed.id, seed.score]]);
+        for (const n of neighbors(seed.id)) {
+          if (++visited > maxVisited) break;
+          if (n.id === seed.id || !accept(n.id)) continue;
+          const strength = seed.score * 0.5 * Math.min(1, Math.max(0, n.weight)) * (n.relation === 'Contradicts' ? 0.8 : 1);
+          if (strength <= 0 || strength <= (seen.get(n.id) ?? 0)) continue;
+          seen.set(n.id, strength);
+          const prev = best.get(n.id);
+          if (!prev || strength > prev.strength) best.set(n.id, { id: n.id, strength, from: seed.id, hops: 1 });
+        }
+      }
+      return [...best.values()].sort((a, b) => b.strength - a.strength || (a.id < b.id ? -1 : 1));
+    };
+    let s = 7;
+    const rnd = () => (s = (s * 1103515245 + 12345) % 2147483648) / 2147483648;
+    for (let round = 0; round < 30; round++) {
+      const ids = Array.from({ length: 25 }, (_, i) => `n${i}`);
+      const adj = new Map<string, GraphNeighbor[]>();
+      for (const id of ids) {
+        // repeated neighbours, the node itself, weights of 0 and equal weights: every tie and skip
+        adj.set(id, Array.from({ length: Math.floor(rnd() * 12) }, () => ({
+          id: ids[Math.floor(rnd() * ids.length)], relation: rnd() < 0.3 ? 'Contradicts' as const : 'RelatedTo' as const,
+          weight: [0, 0.5, 1, 1, rnd()][Math.floor(rnd() * 5)], direction: 'out' as const,
+        })));
+      }
+      const neighbors = (id: string) => adj.get(id) ?? [];
+      const seeds = Array.from({ length: 2 + Math.floor(rnd() * 12) }, () => ({ id: ids[Math.floor(rnd() * ids.length)], score: [1, 1, 0.5, 0, rnd()][Math.floor(rnd() * 5)] }));
+      const hidden = new Set(ids.filter(() => rnd() < 0.2));
+      let asked = 0;
+      const accept = (id: string) => {
+        asked++;
+        return !hidden.has(id);
+      };
+      const maxVisited = round % 3 === 0 ? 15 : 2000;
+      let walked = 0;
+      const expected = walk(seeds, neighbors, (id) => (walked++, accept(id)), maxVisited);
+      asked = 0;
+      expect(expandGraph(seeds, neighbors, { depth: 1, decay: 0.5, accept, maxVisited })).toEqual(expected);
+      expect(asked).toBeLessThanOrEqual(walked);
+    }
   });
 });

@@ -3,9 +3,10 @@
  * important (decay.ts `retrievalDelta`) and restart their decay clock (`last_retrieved_at`).
  *
  * Retrieval only calls `record` (synchronous, a few map updates): it never waits for a write. The
- * batcher keeps, per shard, the units returned since its last flush, and every `intervalMs` proposes ONE
- * `memory.reinforce` command per shard with all of them, so a read-heavy node adds one log entry per
- * shard every few seconds, not one per request.
+ * batcher keeps, per shard, the units returned since its last flush, and every `intervalMs` proposes
+ * them as `memory.reinforce` commands of at most `commandUnits` units each (64), one after another, so a
+ * read-heavy node adds a few log entries per shard every few seconds, not one per request, and no apply
+ * holds the event loop for long.
  *
  * Losing reinforcements is acceptable and happens on purpose in three cases: a shard this node does
  * not lead (a follower serving reads proposes nothing and forwards nothing: the batch is dropped), a
@@ -36,17 +37,48 @@ export type ShardBatch = Map<string, Map<string, PendingHit>>;
  * the same command; null when nothing would change.
  */
 export function buildReinforceCommand(batch: ShardBatch, gain: number, at: number): ReinforceCommand | null {
-  const users: ReinforceCommand['users'] = [];
+  return buildReinforceCommands(batch, gain, at, Infinity)[0] ?? null;
+}
+
+/**
+ * The commands for one shard's batch (pure): the units of `buildReinforceCommand`'s one command, in the same
+ * order, cut into commands of at most `maxUnits` units each (a user's units may go on in the next command).
+ * Applying them in order leaves the state the one command leaves: each unit is named once, and what apply
+ * does to a unit depends on that unit's record and stats alone.
+ */
+export function buildReinforceCommands(batch: ShardBatch, gain: number, at: number, maxUnits: number): ReinforceCommand[] {
+  const commands: ReinforceCommand[] = [];
+  const atIso = new Date(at).toISOString();
+  let users: ReinforceCommand['users'] = [];
+  let size = 0;
   for (const userId of [...batch.keys()].sort()) {
     const hits = batch.get(userId)!;
-    const units = [...hits.keys()].sort().map((unitId) => {
+    let units: ReinforceCommand['users'][number]['units'] = [];
+    for (const unitId of [...hits.keys()].sort()) {
       const h = hits.get(unitId)!;
-      return { unit_id: unitId, delta: retrievalDelta(h.importance, h.retrievals, gain), retrievals: h.retrievals, at: new Date(h.at).toISOString() };
-    });
+      units.push({ unit_id: unitId, delta: retrievalDelta(h.importance, h.retrievals, gain), retrievals: h.retrievals, at: new Date(h.at).toISOString() });
+      if (++size >= maxUnits) {
+        users.push({ user_id: userId, units });
+        commands.push({ type: 'memory.reinforce', at: atIso, users });
+        users = [];
+        units = [];
+        size = 0;
+      }
+    }
     if (units.length > 0) users.push({ user_id: userId, units });
   }
-  return users.length > 0 ? { type: 'memory.reinforce', at: new Date(at).toISOString(), users } : null;
+  if (users.length > 0) commands.push({ type: 'memory.reinforce', at: atIso, users });
+  return commands;
 }
+
+/**
+ * Units named in one `memory.reinforce` command at most. A command's apply and the index refresh after it
+ * run on the event loop in one piece, ~130 µs a unit (20 users × 1,000 events, 8 clients: ~1,000 units
+ * every 3 s were a stall of 50-80 ms, the largest part of the slowest 2% of queries' time; issue 28,
+ * docs/performance.md "Tenth round"): in commands of 64 each apply is a few milliseconds, and the loop
+ * turns between them (each is proposed once the previous one is applied).
+ */
+export const REINFORCE_COMMAND_UNITS = 64;
 
 export interface ReinforcementOptions {
   /** the shard that holds a user's memory, as open on this node (undefined: not open here, nothing to reinforce from here) */
@@ -58,13 +90,15 @@ export interface ReinforcementOptions {
   intervalMs: number;
   /** units kept per shard between flushes (default 10,000) */
   maxPending?: number;
+  /** units named in one command at most (default REINFORCE_COMMAND_UNITS); a flush proposes a shard's commands one after another */
+  commandUnits?: number;
   /** how long `stop()` waits for the last flush (default 2000 ms) */
   stopWaitMs?: number;
   now?: () => number;
 }
 
 export interface FlushReport {
-  /** commands proposed and applied */
+  /** commands proposed and applied (a shard's batch is cut into commands of `commandUnits` units at most) */
   commands: number;
   /** units named in them */
   units: number;
@@ -139,7 +173,7 @@ export class ReinforcementBatcher {
     this.stopped = true;
   }
 
-  /** Proposes one command per shard with what was recorded since the last flush. Flushes never overlap. */
+  /** Proposes, per shard, what was recorded since the last flush (commands of `commandUnits` units at most, one after another). Flushes never overlap. */
   flush(): Promise<FlushReport> {
     if (this.flushing) return this.flushing;
     const run = this.flushAll().finally(() => {
@@ -158,21 +192,31 @@ export class ReinforcementBatcher {
         report.dropped += size;
         return;
       }
-      const command = buildReinforceCommand(batch, this.o.gain, this.now());
-      if (!command) return;
-      try {
-        const answer = (await shard.log.propose(command)) as ReinforceAnswer;
-        report.commands++;
-        report.units += size;
-        this.o.logger.debug({ shard: shard.id, units: size, skipped: answer?.skipped ?? 0 }, 'retrieval reinforcement applied');
-      } catch (err) {
-        report.dropped += size;
-        this.o.logger.debug({ err, shard: shard.id, units: size }, 'retrieval reinforcement dropped');
+      const commands = buildReinforceCommands(batch, this.o.gain, this.now(), this.o.commandUnits ?? REINFORCE_COMMAND_UNITS);
+      // one after another: each apply (and the index refresh after it) is a piece of the event loop's time
+      // of its own, with other work between them, instead of one long piece for the whole batch
+      for (const [i, command] of commands.entries()) {
+        const units = unitsOf(command);
+        try {
+          if (i > 0 && !shard.log.isLeader()) throw new Error('no longer the leader');
+          const answer = (await shard.log.propose(command)) as ReinforceAnswer;
+          report.commands++;
+          report.units += units;
+          this.o.logger.debug({ shard: shard.id, units, skipped: answer?.skipped ?? 0 }, 'retrieval reinforcement applied');
+        } catch (err) {
+          // the rest of the batch is dropped with it (a lost reinforcement is harmless)
+          const left = commands.slice(i).reduce((n, c) => n + unitsOf(c), 0);
+          report.dropped += left;
+          this.o.logger.debug({ err, shard: shard.id, units: left }, 'retrieval reinforcement dropped');
+          return;
+        }
       }
     }));
     return report;
   }
 }
+
+const unitsOf = (command: ReinforceCommand) => command.users.reduce((n, u) => n + u.units.length, 0);
 
 /** The batcher's settings from the configuration. */
 export function reinforcementSettings(config: Config): Pick<ReinforcementOptions, 'top' | 'gain' | 'intervalMs'> {

@@ -3,10 +3,10 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import pino from 'pino';
 import {
-  LocalLog, StateDb, StateMachine, getUnit, settle, unavailable, unitStatsOf, type Command, type MemoryUnit,
+  LocalLog, StateDb, StateMachine, getUnit, settle, unavailable, unitStatsOf, type Command, type MemoryUnit, type ReinforceCommand,
 } from '@strata/store';
 import type { Shard } from '../../src/shards';
-import { buildReinforceCommand, ReinforcementBatcher, type ShardBatch } from '../../src/workers/reinforcement';
+import { buildReinforceCommand, buildReinforceCommands, ReinforcementBatcher, type ShardBatch } from '../../src/workers/reinforcement';
 
 const T0 = Date.parse('2026-02-01T12:00:00.000Z');
 const iso = (ms: number) => new Date(ms).toISOString();
@@ -38,6 +38,30 @@ describe('buildReinforceCommand', () => {
         { user_id: 'zoe', units: [{ unit_id: 'z1', delta: 0.025, retrievals: 1, at: iso(T0 + 5) }] },
       ],
     });
+  });
+
+  it('cuts the same units, in the same order, into commands of at most maxUnits (a user may go on in the next)', () => {
+    const batch: ShardBatch = new Map([
+      ['zoe', new Map([['z1', { retrievals: 1, at: T0 + 5, importance: 0.5 }]])],
+      ['ann', new Map(['a3', 'a1', 'a2', 'a4'].map((id, i) => [id, { retrievals: i + 1, at: T0 + i, importance: 0.4 }]))],
+    ]);
+    const one = buildReinforceCommand(batch, 0.05, T0 + 10)!;
+    const flat = (users: { user_id: string; units: { unit_id: string }[] }[]) => users.flatMap((u) => u.units.map((x) => ({ user: u.user_id, ...x })));
+    for (const max of [1, 2, 3, 4, 5, 100]) {
+      const commands = buildReinforceCommands(batch, 0.05, T0 + 10, max);
+      expect(commands).toHaveLength(Math.ceil(5 / max));
+      for (const c of commands) {
+        expect(c.type).toBe('memory.reinforce');
+        expect(c.at).toBe(one.at);
+        expect(flat(c.users).length).toBeLessThanOrEqual(max);
+        expect(c.users.every((u) => u.units.length > 0)).toBe(true);
+      }
+      expect(commands.flatMap((c) => flat(c.users))).toEqual(flat(one.users));
+    }
+    expect(buildReinforceCommands(batch, 0.05, T0 + 10, 2).map((c) => c.users.map((u) => [u.user_id, u.units.map((x) => x.unit_id)]))).toEqual([
+      [['ann', ['a1', 'a2']]], [['ann', ['a3', 'a4']]], [['zoe', ['z1']]],
+    ]);
+    expect(buildReinforceCommands(new Map(), 0.05, T0, 2)).toEqual([]);
   });
 
   it('is null for an empty batch', () => {
@@ -87,9 +111,9 @@ describe('ReinforcementBatcher (real LevelDB and logs, two shards)', () => {
     rmSync(dir, { recursive: true, force: true });
   });
 
-  function batcher(top = 2) {
+  function batcher(top = 2, commandUnits?: number) {
     return new ReinforcementBatcher({
-      shardOf: (userId) => shards[userId === 'bob' ? 1 : 0], logger: pino({ level: 'silent' }), top, gain: 0.05, intervalMs: 1000, now: () => clock,
+      shardOf: (userId) => shards[userId === 'bob' ? 1 : 0], logger: pino({ level: 'silent' }), top, gain: 0.05, intervalMs: 1000, now: () => clock, commandUnits,
     });
   }
   const answer = async (shard: number, user: string, ids: string[]) =>
@@ -122,6 +146,47 @@ describe('ReinforcementBatcher (real LevelDB and logs, two shards)', () => {
     // nothing pending: the next flush proposes nothing
     expect(await b.flush()).toEqual({ commands: 0, units: 0, dropped: 0 });
     expect(proposed.flat()).toHaveLength(2);
+  });
+
+  it('proposes a large batch as commands of commandUnits units, each once the one before is applied, to the same state', async () => {
+    const b = batcher(3, 1);
+    const log = shards[0].log;
+    const propose = log.propose.bind(log);
+    let inFlight = 0;
+    let most = 0;
+    log.propose = <C extends Command>(command: C) => {
+      most = Math.max(most, ++inFlight);
+      return propose(command).finally(() => inFlight--);
+    };
+    const first = await answer(0, 'ann', ['a1', 'a2', 'a3']);
+    b.record(first);
+    clock += 1000;
+    b.record(first);
+    b.record(await answer(0, 'ann', ['a1']));
+    expect(await b.flush()).toEqual({ commands: 3, units: 3, dropped: 0 });
+    expect(proposed[0].map((c) => (c as ReinforceCommand).users.map((u) => [u.user_id, u.units.map((x) => x.unit_id)]))).toEqual([
+      [['ann', ['a1']]], [['ann', ['a2']]], [['ann', ['a3']]],
+    ]);
+    expect(most).toBe(1); // one after another
+    const a = shards[0].db;
+    // as one command leaves them (the test above): a1 returned 3 times, a2 and a3 twice (a3: 1 − 0.4·0.95² = 0.639)
+    expect((await getUnit(a, 'ann', 'a1'))!.importance).toBe(0.486);
+    expect((await getUnit(a, 'ann', 'a2'))!.importance).toBe(0.549);
+    expect((await getUnit(a, 'ann', 'a3'))!.importance).toBe(0.639);
+    expect(await unitStatsOf(a, 'ann', 'a3')).toEqual({ retrievals: 2, last_retrieved_at: iso(T0 + 1000) });
+  });
+
+  it('drops the rest of a shard\'s batch once one of its commands fails', async () => {
+    const b = batcher(3, 1);
+    const log = shards[0].log;
+    const propose = log.propose.bind(log);
+    let calls = 0;
+    log.propose = <C extends Command>(command: C) => (++calls === 2 ? Promise.reject(unavailable('no leader')) : propose(command));
+    b.record(await answer(0, 'ann', ['a1', 'a2', 'a3']));
+    expect(await b.flush()).toEqual({ commands: 1, units: 1, dropped: 2 });
+    expect(calls).toBe(2);
+    expect((await getUnit(shards[0].db, 'ann', 'a1'))!.importance).toBe(0.43);
+    expect((await getUnit(shards[0].db, 'ann', 'a2'))!.importance).toBe(0.5);
   });
 
   it('drops the batch of a shard this node does not lead, and a batch whose proposal fails, without throwing', async () => {

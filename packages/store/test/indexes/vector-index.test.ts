@@ -64,6 +64,25 @@ describe('VectorIndex, exact mode', () => {
     }
   });
 
+  it('scores every row as one chain of adds in dimension order, bit for bit, whatever rows are dead and however the scan is sliced', async () => {
+    // searchAmong scores one row at a time: the scan's rows, four at a time, must give the very same float64 sums
+    const data = vectors(1003, 100, 13);
+    const idx = new VectorIndex({ dimensions: 100, exactThreshold: Number.MAX_SAFE_INTEGER });
+    data.forEach((v, i) => idx.add(`u${i}`, v));
+    for (let i = 0; i < 1003; i++) if (i % 5 === 2 || (i >= 40 && i < 47) || i === 1001) idx.remove(`u${i}`);
+    const ids = data.map((_v, i) => `u${i}`);
+    const filter = (id: string) => Number(id.slice(1)) % 11 !== 0;
+    for (const qi of [3, 77]) {
+      const q = vectors(1, 100, qi)[0];
+      const one = idx.searchAmong(q, 1003, ids, filter);
+      expect(one.length).toBeGreaterThan(700);
+      expect(idx.search(q, 1003, { filter })).toEqual(one);
+      expect(idx.searchExact(q, 1003, filter)).toEqual(one);
+      expect(await idx.searchAsync(q, 1003, { filter }, 7)).toEqual(one);
+      expect(idx.search(q, 10)).toEqual(idx.searchAmong(q, 10, ids));
+    }
+  });
+
   it('searchAsync keeps the id a hit was scored for when its label is reused between slices', async () => {
     const data = vectors(1200, DIMS, 9);
     const idx = new VectorIndex({ dimensions: DIMS, exactThreshold: Number.MAX_SAFE_INTEGER });
