@@ -215,9 +215,12 @@ const KEEPS_PART = /\bsame (?:date|day|time|place|venue|address|price|room|hotel
 
 const FIRST_PERSON = /\b(?:i|i'm|i've|i'll|i'd|me|my|we|we're|our|us)\b/i;
 
+/** The stems of the words a statement writes as names (capitalized past its first word); kept per text, read only. */
+const capitalStems: (text: string) => ReadonlySet<string> = memoByText((t) => new Set(capitalizedWords(withoutSpeakerPrefix(t)).map((w) => stemPlural(w.toLowerCase()))));
+
 /** Shared content stems that both statements write as a name (capitalized past their first word). */
 function sharedNames(a: string, b: string, known: ReadonlySet<string> = new Set()): Set<string> {
-  const names = (t: string) => new Set(capitalizedWords(withoutSpeakerPrefix(t)).map((w) => stemPlural(w.toLowerCase())));
+  const names = capitalStems;
   const x = names(a);
   const y = names(b);
   const stemsA = objectStems(a);
@@ -333,8 +336,10 @@ function takesEffect(text: string): boolean {
   return text.replace(TAKES_EFFECT, ' ') !== text;
 }
 
-/** Four sentences or list items or more. */
-function manyFacts(text: string): boolean {
+/** Four sentences or list items or more (asked of every candidate a statement may update: kept per text). */
+const manyFacts: (text: string) => boolean = memoByText(manyFactsOf);
+
+function manyFactsOf(text: string): boolean {
   return withoutSpeakerPrefix(text).split(/(?<=[.!?])\s+|\n+\s*(?:\d+[.)]|[-*•])?\s*/).filter((p) => /\p{L}{2}/u.test(p)).length >= 4;
 }
 
