@@ -382,13 +382,15 @@ const WEEKDAY_KEYS = new Set(['mon', 'tue', 'wed', 'thu', 'fri', 'sat', 'sun']);
  * question a reply carries names its topic for the whole reply.
  */
 function valuesNear(text: string, topic: ReadonlySet<string>): TypedValues {
-  const reply = withoutQuestion(text);
-  const parts = reply.split(/(?<=[.!?…;])\s+|\s+[—–]\s+/);
+  const parts = replyParts(text);
   // a sentence that points back carries the value on ("I've got a new number. It's 07700 900958 now")
   const near = parts.filter((p, i) => [...objectStems(p)].some((w) => topic.has(w))
     || (i > 0 && pointsBack(p) && [...objectStems(parts[i - 1])].some((w) => topic.has(w))));
   return typedValues(near.length > 0 && near.length < parts.length ? near.join(' ') : text);
 }
+
+/** A reply's sentences and dash-set clauses, its question aside (valuesNear, once per candidate of a statement: kept per text, read only). */
+const replyParts: (text: string) => readonly string[] = memoByText((text) => withoutQuestion(text).split(/(?<=[.!?…;])\s+|\s+[—–]\s+/));
 
 /** A date value's month (0-11) and day, from "mar", "march 3", "2025-03-03"; null for a weekday or a bare day. */
 function monthDay(v: string): { month: number; day: number | null } | null {
