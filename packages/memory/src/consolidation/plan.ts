@@ -194,9 +194,12 @@ export async function planConsolidation(input: ConsolidationInput): Promise<Cons
       for (const q of planned) if (retirable(q.unit) && !supersedes.includes(q.unit)) supersedes.push(q.unit);
       // An ending names what it ends, so any facet of the subject may hold it ("Long shift at the cafe" is
       // about a schedule, "I quit the cafe" about work); an update retires its own facets only.
+      // A fact's list holds its retired versions too (it grows with every correction): the retirable ones
+      // are sorted, not the whole list (`retirable` reads nothing this loop changes, so the same units
+      // come in the same order).
       for (const attr of slot.cue === 'end' ? STATE_FACETS : attrs) {
-        for (const u of sortById(await input.findBySubjectAttribute(userId, slot.subject, attr))) {
-          if (retirable(u) && !supersedes.some((x) => x.id === u.id)) supersedes.push(u);
+        for (const u of sortById((await input.findBySubjectAttribute(userId, slot.subject, attr)).filter(retirable))) {
+          if (!supersedes.some((x) => x.id === u.id)) supersedes.push(u);
         }
       }
     }
