@@ -322,7 +322,7 @@ export function updatesTopic(next: { text: string; owner: string }, old: { text:
  * November")? That sentence still holds, so the statement stays; retrieval orders the two as versions.
  */
 function keepsUntouchedSentence(oldText: string, stemsNext: ReadonlySet<string>): boolean {
-  const sentences = splitSentences(withoutSpeakerPrefix(oldText));
+  const sentences = sentencesOf(oldText);
   if (sentences.length < 2) return false;
   return sentences.some((sentence) => {
     if (typedValues(sentence).size === 0) return false;
@@ -330,6 +330,9 @@ function keepsUntouchedSentence(oldText: string, stemsNext: ReadonlySet<string>)
     return own.size > 0 && ![...own].some((w) => stemsNext.has(w));
   });
 }
+
+/** A stored statement's sentences, its speaker aside (asked of it by every later update it is a candidate of: kept per text, read only). */
+const sentencesOf: (text: string) => readonly string[] = memoByText((text) => splitSentences(withoutSpeakerPrefix(text)));
 
 /** Does a statement say when its change takes effect ("from November", "starting 1 March")? */
 function takesEffect(text: string): boolean {
