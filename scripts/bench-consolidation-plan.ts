@@ -4,7 +4,7 @@
  * with no store, log or HTTP. What `npm run bench:consolidation` measures minus apply, Raft and I/O.
  *
  *   node --conditions=strata-source --import tsx scripts/bench-consolidation-plan.ts [--data ../shared/data/locomo] [--batch 21]
- *        [--rounds 5] [--full-scan] [--no-topic-words] [--digest]
+ *        [--rounds 5] [--full-scan] [--no-topic-words] [--digest] [--chat 6400] [--conversations]
  *
  * Prints the CPU time of the best round (the machine is shared: the least disturbed round is the
  * figure). `--digest` prints a SHA-256 of every plan instead (ids come from a counter, so it is
@@ -12,13 +12,20 @@
  * was. `--full-scan` answers `findSimilar` by comparing every current unit, as the worker did before
  * `SimilarUnits` pruned its scan (issue 13): its digest must equal the default's.
  * `--batch 21` is what the worker's default batch of 64 events gives each of the 3 users.
+ * `--chat N` plans `npm run bench:cluster -- --default-config`'s chat lines instead (N of them, dealt
+ * over its 64 users in turn, as its clients send them): with `--batch 1`, what a gathered trickle at 32
+ * clients gives the leader to plan (a tick of ~64 events, one per user). `--conversations` plans the
+ * conversation suite's chats (test/conversations/*.json: corrections, updates said in passing, endings,
+ * records, several speakers), each in its order, as the conversation eval sends them.
  */
 import { createHash } from 'node:crypto';
+import { readdirSync } from 'node:fs';
 import { resolve } from 'node:path';
 import { SifEmbedder } from '@strata/memory/embedding';
 import { planConsolidation, SharedDirections, SimilarUnits, TopicWords, type SimilarUnit } from '@strata/memory/consolidation';
 import type { EventRecord, MemoryUnit } from '@strata/store';
 import { deterministicUuid, loadLocomo, turnContent } from './lib/locomo';
+import { loadSuite, turnEvent } from './lib/conversations';
 
 function arg(name: string, def: string): string {
   const i = process.argv.indexOf(`--${name}`);
@@ -36,6 +43,46 @@ const norm = (v: Float32Array): number => {
 interface Held { unit: MemoryUnit; vector: Float32Array; norm: number }
 
 /** The scan the worker made before: every current L1 unit compared (its norm computed once), top k by insertion, ties by id. */
+// bench-cluster.ts's chat lines (`--default-config`), the same vocabulary and the same sequence
+const WHO = ['I', 'My sister', 'Our team lead', 'My neighbour Ana', 'The new intern', 'My partner', 'Grandpa Joe', 'Our landlord'];
+const DID = ['started learning', 'finally finished', 'keeps talking about', 'signed up for', 'gave up on', 'is planning', 'recommended', 'complained about'];
+const WHAT = ['the pottery class downtown', 'a trip to Lisbon in May', 'the quarterly budget review', 'a vegan lasagna recipe', 'the marathon in October',
+  'the Rust rewrite of the billing service', 'a second-hand road bike', 'night shifts at the hospital', 'the book club on Thursdays', 'a puppy named Miso', 'Spanish lessons online'];
+const WHY = ['because it helps with stress', 'since the kids moved out', 'after the doctor suggested it', 'to save some money this year', 'and it went better than expected', 'but the schedule is tight'];
+const chatLine = (n: number): string => `${WHO[n % WHO.length]} ${DID[(n >> 3) % DID.length]} ${WHAT[(n * 7 + (n >> 6)) % WHAT.length]} ${WHY[(n >> 2) % WHY.length]}.`;
+const CHAT_USERS = 64;
+
+/** `count` chat lines dealt over 64 users in turn, each user's in the order sent, a second apart. */
+function chatConversations(count: number): { id: string; records: EventRecord[] }[] {
+  const users = Array.from({ length: CHAT_USERS }, (_, u) => ({ id: `bench-${u}`, records: [] as EventRecord[] }));
+  for (let n = 0; n < count; n++) {
+    const user = users[n % CHAT_USERS];
+    const at = new Date(Date.parse('2026-01-01T00:00:00.000Z') + n * 1000).toISOString();
+    user.records.push({
+      event_id: deterministicUuid(`chat/${n}`), user_id: user.id, stream_id: deterministicUuid(`chat/stream/${n % CHAT_USERS}`),
+      content: chatLine(n), content_type: 'text', org_id: null, agent_id: null, role: 'user', level: null, parent_id: null,
+      task_status: null, task_progress: null, valid_time: at, transaction_time: at, metadata: null, assets: [],
+    } as unknown as EventRecord);
+  }
+  return users;
+}
+
+/** The conversation suite's chats (test/conversations), their turns made events as the eval sends them (scripts/lib/conversations.ts turnEvent). */
+function suiteConversations(): { id: string; records: EventRecord[] }[] {
+  const dir = resolve(__dirname, '../test/conversations');
+  return readdirSync(dir).filter((f) => f.endsWith('.json')).sort().flatMap((f) => loadSuite(resolve(dir, f)).conversations.map((c) => ({
+    id: `${f}/${c.id}`,
+    records: c.turns.map((turn, i): EventRecord => {
+      const e = turnEvent(turn);
+      return {
+        event_id: deterministicUuid(`${f}/${c.id}/${i}`), user_id: `${f}/${c.id}`, stream_id: deterministicUuid(`${f}/${c.id}/stream`), seq: String(i).padStart(8, '0'),
+        content: e.content, content_type: e.content_type ?? 'text', org_id: null, agent_id: null, role: e.role ?? 'user', level: null, parent_id: null,
+        task_status: null, task_progress: null, valid_time: e.valid_time, transaction_time: e.valid_time, metadata: e.metadata ?? null, assets: [],
+      } as unknown as EventRecord;
+    }),
+  })));
+}
+
 function fullScan(units: Iterable<Held>, q: Float32Array, k: number): SimilarUnit[] {
   const qn = norm(q);
   if (qn === 0 || k <= 0) return [];
@@ -65,18 +112,23 @@ async function main(): Promise<void> {
   // without the word lookup of topic updates (as before it): its cost is the difference
   const noTopicWords = process.argv.includes('--no-topic-words');
   const embedder = SifEmbedder.load();
+  const chat = Number(arg('chat', '0'));
+  const conversations = chat > 0 ? chatConversations(chat) : process.argv.includes('--conversations') ? suiteConversations() : convs.map((conv) => ({
+    id: conv.id,
+    records: conv.sessions.flatMap((s) => s.turns.map((t, i): EventRecord => ({
+      event_id: deterministicUuid(`${conv.id}/${s.index}/${i}`), user_id: conv.id, stream_id: deterministicUuid(`${conv.id}/session/${s.index}`),
+      content: turnContent(t), content_type: 'text', org_id: null, agent_id: null, role: 'user', level: null, parent_id: null,
+      task_status: null, task_progress: null, valid_time: s.date, transaction_time: s.date, metadata: null, assets: [],
+    } as unknown as EventRecord))),
+  }));
 
   async function round(digest: ReturnType<typeof createHash> | null): Promise<{ cpuMs: number; events: number; units: number }> {
     const shared = new SharedDirections(); // as the worker's views share them
     let cpuMs = 0;
     let events = 0;
     let units = 0;
-    for (const conv of convs) {
-      const records = conv.sessions.flatMap((s) => s.turns.map((t, i): EventRecord => ({
-        event_id: deterministicUuid(`${conv.id}/${s.index}/${i}`), user_id: conv.id, stream_id: deterministicUuid(`${conv.id}/session/${s.index}`),
-        content: turnContent(t), content_type: 'text', org_id: null, agent_id: null, role: 'user', level: null, parent_id: null,
-        task_status: null, task_progress: null, valid_time: s.date, transaction_time: s.date, metadata: null, assets: [],
-      } as unknown as EventRecord)));
+    for (const { id: convId, records } of conversations) {
+      const conv = { id: convId };
       // The user's memory as the worker's view holds it: SimilarUnits for the neighbours, a map for the facts.
       const similar = new SimilarUnits(embedder.id, { shared });
       const topics = new TopicWords();
@@ -127,9 +179,17 @@ async function main(): Promise<void> {
   }
 
   if (digestOnly) {
-    const digest = createHash('sha256');
-    const r = await round(digest);
-    console.log(`plans of ${r.events} events (${r.units} units${scanAll ? ', full scan' : ''}): sha256 ${digest.digest('hex')}`);
+    // twice in one process: the second round finds every text the first analysed kept (text/memo.ts), so
+    // a value kept per text that differed from a fresh analysis would show as two digests
+    const digests: string[] = [];
+    let r = { events: 0, units: 0 };
+    for (let i = 0; i < 2; i++) {
+      const digest = createHash('sha256');
+      r = await round(digest);
+      digests.push(digest.digest('hex'));
+    }
+    const same = digests[0] === digests[1] ? 'both rounds' : `SECOND ROUND DIFFERS: ${digests[1]}`;
+    console.log(`plans of ${r.events} events (${r.units} units${scanAll ? ', full scan' : ''}): sha256 ${digests[0]} (${same})`);
     return;
   }
   let best = Infinity;

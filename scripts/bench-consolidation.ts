@@ -1,7 +1,7 @@
 /**
  * Consolidation throughput and memory of one real node process, on the LoCoMo development conversations.
  *   node --conditions=strata-source --import tsx scripts/bench-consolidation.ts [--data ../shared/data/locomo] [--provider local|hashing]
- *        [--batch-size 64] [--interval-ms 200] [--timeout-s 600] [--cpu-prof-dir DIR]
+ *        [--batch-size 64] [--interval-ms 200] [--timeout-s 600] [--cpu-prof-dir DIR] [--trickle [--trickle-events N]] [--gather-ms MS]
  * Phase 1 ingests every turn ("<speaker>: <text>", one stream per session, valid_time = the session's date,
  * one user per conversation) into a node with consolidation turned off. Phase 2 restarts the node on the
  * same data with consolidation on and times the drain from the node's readiness (a leader elected) to
@@ -15,7 +15,10 @@
  * user. Run twice on fresh nodes, with consolidation off (what ingesting those requests costs) and on;
  * consolidation's CPU per event in a trickle is the difference over the events, beside the bulk
  * drain's CPU per event (phase 2) and their ratio. `--trickle-events N` trickles the first N turns
- * only (default: all).
+ * only (default: all). `--gather-ms` sets the node's `[consolidation] gather_ms` (default: the node's, 1,000):
+ * each trickle round waits for its events to be consolidated, so the gather window is idle time the
+ * round pays (450 rounds, 7 minutes or more per run with the default); a short one makes the trickle's
+ * rounds follow each other, and changes nothing in a bulk drain (its batches are full).
  */
 import { mkdirSync, readdirSync, readFileSync, writeFileSync } from 'node:fs';
 import { resolve } from 'node:path';
@@ -195,10 +198,12 @@ async function main(): Promise<void> {
   const intervalMs = arg('interval-ms', '200');
   const timeoutS = Number(arg('timeout-s', '600'));
   const profDir = arg('cpu-prof-dir', '');
+  const gatherMs = arg('gather-ms', '');
   const convs = loadLocomo(dataDir);
-  const env = {
+  const env: Record<string, string> = {
     STRATA_API_KEY: API_KEY, STRATA__EMBEDDING__PROVIDER: provider, STRATA__CONSOLIDATION__BATCH_SIZE: batchSize,
     STRATA__CONSOLIDATION__INTERVAL_MS: intervalMs, STRATA_LOG_LEVEL: 'info',
+    ...(gatherMs ? { STRATA__CONSOLIDATION__GATHER_MS: gatherMs } : {}),
   };
   const dir = tempDir('strata-bench-consolidation-');
   let server: ServerProcess | null = null;
@@ -278,7 +283,7 @@ async function main(): Promise<void> {
 
     const result = {
       at: new Date().toISOString(),
-      command: `node --conditions=strata-source --import tsx scripts/bench-consolidation.ts --provider ${provider} --batch-size ${batchSize} --interval-ms ${intervalMs}`,
+      command: `node --conditions=strata-source --import tsx scripts/bench-consolidation.ts --provider ${provider} --batch-size ${batchSize} --interval-ms ${intervalMs}${gatherMs ? ` --gather-ms ${gatherMs}` : ''}`,
       embedding_provider: provider, batch_size: Number(batchSize), interval_ms: Number(intervalMs),
       events, ingest_s: ingestS, node_start_s: startS, leader_wait_s: leaderWaitS, consolidation_s: drainS, consolidation_and_insights_s: l2S,
       consolidation_events_per_s: Math.round((events / drainS) * 10) / 10,

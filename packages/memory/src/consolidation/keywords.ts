@@ -5,7 +5,7 @@
  * because those are what questions ask about. Light stemming (plural endings) makes "groups" match "group".
  * Deterministic: ties break by first position. Output is lowercase, at most `max` items.
  */
-import { stemPlural as stem, STOPWORDS } from '../text';
+import { memoByText, stemPlural as stem, STOPWORDS } from '../text';
 
 export interface KeywordOptions {
   max: number;
@@ -22,9 +22,15 @@ const DATE_PATTERNS = [
   new RegExp(`\\b(?:${MONTHS})\\.?\\s+\\d{1,2}(?:st|nd|rd|th)?(?:,?\\s+\\d{4})?\\b`, 'gi'),
 ];
 
-interface Token { text: string; lower: string; index: number; sentenceStart: boolean; }
+interface Token { readonly text: string; readonly lower: string; readonly index: number; readonly sentenceStart: boolean; }
 
-function tokenize(text: string): Token[] {
+/**
+ * A statement's tokens, kept per text (text/memo.ts): planning reads a statement's keywords and its named
+ * entities (its importance) from the same text, each through these; shared, so read only.
+ */
+const tokenize: (text: string) => readonly Token[] = memoByText(tokenizeOf);
+
+function tokenizeOf(text: string): readonly Token[] {
   const tokens: Token[] = [];
   const re = /[\p{L}\p{N}][\p{L}\p{N}'’\-_.]*[\p{L}\p{N}]|[\p{L}\p{N}]|([.!?;:,()"\n]+)/gu;
   let m: RegExpExecArray | null;
@@ -51,7 +57,7 @@ export function namedEntities(text: string): string[] {
   return entitiesOf(tokenize(text));
 }
 
-function entitiesOf(tokens: Token[]): string[] {
+function entitiesOf(tokens: readonly Token[]): string[] {
   const out: string[] = [];
   let run: Token[] = [];
   const flush = (): void => {

@@ -16,7 +16,7 @@ import { capitalizedWords } from '../text';
 export type NoiseVerdict = { noise: false } | { noise: true; reason: string };
 
 /** Multi-word small-talk formulas, removed before the word check (normalized: lowercase, straight quotes). */
-const FILLER_PHRASES = [
+export const FILLER_PHRASES: readonly string[] = [
   "how have you been", "how are you doing", "how are you", "how's it going", "how is it going", "how are things",
   "what's up with you", "what's up", "whats up", "what's new", "anything new", "long time no see",
   "good to see you", "great to see you", "nice to see you", "nice to meet you", "good to hear from you",
@@ -33,7 +33,12 @@ const FILLER_PHRASES = [
   "sounds like a plan", "no thanks",
 ];
 
-const FILLER_WORDS = new Set([
+/** The phrases as `fillerVerdict` looks for them (a space either side), made once. */
+const FILLER_NEEDLES = FILLER_PHRASES.map((p) => ` ${p} `);
+/** Every word of a filler phrase: a word outside these, FILLER_WORDS and the names is never removed. */
+const FILLER_PHRASE_WORDS: ReadonlySet<string> = new Set(FILLER_PHRASES.flatMap((p) => p.split(' ')));
+
+export const FILLER_WORDS: ReadonlySet<string> = new Set([
   'hi', 'hello', 'hey', 'heya', 'hiya', 'yo', 'howdy', 'greetings', 'bye', 'goodbye', 'cya', 'cheers',
   'ok', 'okay', 'k', 'kk', 'okey', 'sure', 'yes', 'yeah', 'yep', 'yup', 'ya', 'no', 'nope', 'nah',
   'thanks', 'thx', 'ty', 'tnx', 'thank', 'welcome', 'np',
@@ -100,21 +105,23 @@ export function classifyNoise(statement: string, names: ReadonlySet<string> = ne
   return shape ? { noise: true, reason: shape } : { noise: false };
 }
 
-/** Made only of filler phrases and words (and names of participants)? Anything with a number is not. */
-function fillerVerdict(raw: string, names: ReadonlySet<string>): NoiseVerdict {
+/** Made only of filler phrases and words (and names of participants)? Anything with a number is not. (Exported for its test.) */
+export function fillerVerdict(raw: string, names: ReadonlySet<string>): NoiseVerdict {
   if (/\d/.test(raw)) return { noise: false };
   let norm = ` ${raw.toLowerCase().replace(NON_WORD, ' ').replace(/\s+/g, ' ').trim()} `;
   if (norm.trim() === '') return { noise: true, reason: 'only symbols or emoji' };
+  const lowerNames = new Set([...names].map((n) => n.toLowerCase()));
+  // A word no phrase holds, no filler and no name stays whatever the phrases remove: the statement is
+  // kept, as the whole check below would decide (most statements: "pottery", "Lisbon", "budget").
+  for (const w of norm.trim().split(' ')) if (!FILLER_WORDS.has(w) && !FILLER_PHRASE_WORDS.has(w) && !lowerNames.has(w)) return { noise: false };
   let phraseHit = false;
-  for (const p of FILLER_PHRASES) {
-    const needle = ` ${p} `;
+  for (const needle of FILLER_NEEDLES) {
     while (norm.includes(needle)) {
       norm = norm.replace(needle, ' ');
       phraseHit = true;
     }
   }
   const words = norm.trim() === '' ? [] : norm.trim().split(' ');
-  const lowerNames = new Set([...names].map((n) => n.toLowerCase()));
   const leftover = words.filter((w) => !FILLER_WORDS.has(w) && !lowerNames.has(w));
   if (leftover.length > 0) return { noise: false };
   const kind = phraseHit || words.some((w) => !['hi', 'hello', 'hey', 'heya', 'hiya', 'yo', 'howdy', 'bye', 'goodbye'].includes(w) && !lowerNames.has(w))

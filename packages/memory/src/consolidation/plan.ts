@@ -17,7 +17,7 @@ import { FACT_ANNOTATION, extractSubjectAttribute, isBackReference, normalizeVal
 import { normalizeSubject, resolveSpeaker } from './speaker';
 import { reinforceImportance, scoreImportance } from './importance';
 import { draftEvents, newDiscourseState, type StatementDraft } from './drafts';
-import { emojiWords, endedClause, facetsStated, replacedValues, STATE_FACETS, valueKey, valueKeys, withEmojiWords, type Facet } from '../text';
+import { changeCue, emojiWords, endedClause, facetsStated, replacedValues, STATE_FACETS, valueKey, valueKeys, withEmojiWords, type Facet } from '../text';
 import { namesOtherHolder, newRoleHolder } from './roles';
 import { aboutPronoun, endingNames, endsOwnThing, objectStems, recordEntries, recordKey, restatesChangedFields, restatesValue, slotAttributes, slotOf, updatesTopic, valuedFacets, type Slot } from './updates';
 import { llmDrafts } from './llm-extract';
@@ -194,9 +194,12 @@ export async function planConsolidation(input: ConsolidationInput): Promise<Cons
       for (const q of planned) if (retirable(q.unit) && !supersedes.includes(q.unit)) supersedes.push(q.unit);
       // An ending names what it ends, so any facet of the subject may hold it ("Long shift at the cafe" is
       // about a schedule, "I quit the cafe" about work); an update retires its own facets only.
+      // A fact's list holds its retired versions too (it grows with every correction): the retirable ones
+      // are sorted, not the whole list (`retirable` reads nothing this loop changes, so the same units
+      // come in the same order).
       for (const attr of slot.cue === 'end' ? STATE_FACETS : attrs) {
-        for (const u of sortById(await input.findBySubjectAttribute(userId, slot.subject, attr))) {
-          if (retirable(u) && !supersedes.some((x) => x.id === u.id)) supersedes.push(u);
+        for (const u of sortById((await input.findBySubjectAttribute(userId, slot.subject, attr)).filter(retirable))) {
+          if (!supersedes.some((x) => x.id === u.id)) supersedes.push(u);
         }
       }
     }
@@ -232,8 +235,11 @@ export async function planConsolidation(input: ConsolidationInput): Promise<Cons
       }
     }
 
-    // 8c: updates of a topic (updates.ts updatesTopic), among the statements most like this one.
-    if (p.slot?.cue !== 'end' && !p.fact?.attribute.startsWith('record ')) {
+    // 8c: updates of a topic (updates.ts updatesTopic), among the statements most like this one. Only a
+    // statement that announces an update updates a topic (updatesTopic's first test, asked here once for
+    // the statement rather than once per candidate): for the others neither the statements sharing its
+    // words nor its candidates' owners are looked up.
+    if (p.slot?.cue !== 'end' && !p.fact?.attribute.startsWith('record ') && changeCue(p.draft.text) === 'update') {
       // whose the statements are: a slot's subject, else the person a statement opens with ("Anjali moved
       // the wedding to March 14" is Anjali's, like "my sister Anjali just got engaged"), else the speaker's
       const next = { text: p.draft.text, owner: ownerOf(p.draft.speaker, p.slot?.subject ?? openedBy(p.draft.text)) };

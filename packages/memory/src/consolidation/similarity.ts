@@ -10,7 +10,7 @@
  */
 import type { Embedder } from '../providers/types';
 import { cosine } from '../embedding/vector-math';
-import { stemPlural as stem, STOPWORDS } from '../text';
+import { memoByText, stemPlural as stem, STOPWORDS } from '../text';
 
 export interface SimilarityThresholds {
   /** At or above: the same statement said again (when the texts are compatible). */
@@ -94,9 +94,13 @@ export function compatibleText(a: string, b: string): boolean {
 
 /**
  * Content words of a statement: lowercased words and numbers, light-stemmed, stopwords left out (so
- * "I really love hiking" and "I love hiking!" have the same words).
+ * "I really love hiking" and "I love hiking!" have the same words). Remembered per text (text/memo.ts): a
+ * statement is compared with each of its candidates, and a stored statement is a candidate of many
+ * later ones; shared between callers, so read only.
  */
-export function contentWords(text: string): Set<string> {
+export const contentWords: (text: string) => ReadonlySet<string> = memoByText(contentWordsOf);
+
+function contentWordsOf(text: string): ReadonlySet<string> {
   const out = new Set<string>();
   for (const m of text.normalize('NFKC').toLowerCase().replace(/[’‘]/g, "'").matchAll(/[\p{L}\p{N}]+(?:'[\p{L}]+)?/gu)) {
     if (STOPWORDS.has(m[0])) continue;

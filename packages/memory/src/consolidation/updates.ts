@@ -215,9 +215,12 @@ const KEEPS_PART = /\bsame (?:date|day|time|place|venue|address|price|room|hotel
 
 const FIRST_PERSON = /\b(?:i|i'm|i've|i'll|i'd|me|my|we|we're|our|us)\b/i;
 
+/** The stems of the words a statement writes as names (capitalized past its first word); kept per text, read only. */
+const capitalStems: (text: string) => ReadonlySet<string> = memoByText((t) => new Set(capitalizedWords(withoutSpeakerPrefix(t)).map((w) => stemPlural(w.toLowerCase()))));
+
 /** Shared content stems that both statements write as a name (capitalized past their first word). */
 function sharedNames(a: string, b: string, known: ReadonlySet<string> = new Set()): Set<string> {
-  const names = (t: string) => new Set(capitalizedWords(withoutSpeakerPrefix(t)).map((w) => stemPlural(w.toLowerCase())));
+  const names = capitalStems;
   const x = names(a);
   const y = names(b);
   const stemsA = objectStems(a);
@@ -319,7 +322,7 @@ export function updatesTopic(next: { text: string; owner: string }, old: { text:
  * November")? That sentence still holds, so the statement stays; retrieval orders the two as versions.
  */
 function keepsUntouchedSentence(oldText: string, stemsNext: ReadonlySet<string>): boolean {
-  const sentences = splitSentences(withoutSpeakerPrefix(oldText));
+  const sentences = sentencesOf(oldText);
   if (sentences.length < 2) return false;
   return sentences.some((sentence) => {
     if (typedValues(sentence).size === 0) return false;
@@ -328,13 +331,18 @@ function keepsUntouchedSentence(oldText: string, stemsNext: ReadonlySet<string>)
   });
 }
 
+/** A stored statement's sentences, its speaker aside (asked of it by every later update it is a candidate of: kept per text, read only). */
+const sentencesOf: (text: string) => readonly string[] = memoByText((text) => splitSentences(withoutSpeakerPrefix(text)));
+
 /** Does a statement say when its change takes effect ("from November", "starting 1 March")? */
 function takesEffect(text: string): boolean {
   return text.replace(TAKES_EFFECT, ' ') !== text;
 }
 
-/** Four sentences or list items or more. */
-function manyFacts(text: string): boolean {
+/** Four sentences or list items or more (asked of every candidate a statement may update: kept per text). */
+const manyFacts: (text: string) => boolean = memoByText(manyFactsOf);
+
+function manyFactsOf(text: string): boolean {
   return withoutSpeakerPrefix(text).split(/(?<=[.!?])\s+|\n+\s*(?:\d+[.)]|[-*•])?\s*/).filter((p) => /\p{L}{2}/u.test(p)).length >= 4;
 }
 
@@ -377,13 +385,15 @@ const WEEKDAY_KEYS = new Set(['mon', 'tue', 'wed', 'thu', 'fri', 'sat', 'sun']);
  * question a reply carries names its topic for the whole reply.
  */
 function valuesNear(text: string, topic: ReadonlySet<string>): TypedValues {
-  const reply = withoutQuestion(text);
-  const parts = reply.split(/(?<=[.!?…;])\s+|\s+[—–]\s+/);
+  const parts = replyParts(text);
   // a sentence that points back carries the value on ("I've got a new number. It's 07700 900958 now")
   const near = parts.filter((p, i) => [...objectStems(p)].some((w) => topic.has(w))
     || (i > 0 && pointsBack(p) && [...objectStems(parts[i - 1])].some((w) => topic.has(w))));
   return typedValues(near.length > 0 && near.length < parts.length ? near.join(' ') : text);
 }
+
+/** A reply's sentences and dash-set clauses, its question aside (valuesNear, once per candidate of a statement: kept per text, read only). */
+const replyParts: (text: string) => readonly string[] = memoByText((text) => withoutQuestion(text).split(/(?<=[.!?…;])\s+|\s+[—–]\s+/));
 
 /** A date value's month (0-11) and day, from "mar", "march 3", "2025-03-03"; null for a weekday or a bare day. */
 function monthDay(v: string): { month: number; day: number | null } | null {

@@ -6,6 +6,7 @@
  * (consolidation/updates.ts); retrieval ranks an ending below the value that holds now, and above it
  * for a question about before (retrieval/fusion.ts).
  */
+import { memoByText } from './memo';
 import { STOPWORDS } from './stopwords';
 
 export type ChangeCue = 'update' | 'end';
@@ -29,8 +30,14 @@ const FOR_A_WHILE = /\bfor (?:a|an|one|two|three|four|five|six|\d+|a few|a coupl
  */
 const CORRECTION = /\b(?:correction|corrected|correcting|scratch that|i meant|my mistake|typo)\b|\b(?:not|rather than|instead of)\s+(?:(?:on|at|in|the)\s+)?(?:#?\d|(?:mon|tues|wednes|thurs|fri|satur|sun)days?\b|(?:january|february|march|april|june|july|august|september|october|november|december)\b)/i;
 
-/** The change a statement announces, if any. An ending wins: "I quit, I'm freelance now" is split before. */
-export function changeCue(text: string): ChangeCue | null {
+/**
+ * The change a statement announces, if any. An ending wins: "I quit, I'm freelance now" is split before.
+ * Remembered per text (memo.ts): consolidation asks it of a statement by several of its steps, and
+ * retrieval of every stored statement it ranks.
+ */
+export const changeCue: (text: string) => ChangeCue | null = memoByText(changeCueOf);
+
+function changeCueOf(text: string): ChangeCue | null {
   if (/\?\s*$/.test(text)) return null;
   if (END_CUE.test(text) && !updateForAnothersEnding(text)) return 'end';
   // "Elena loves the new job though" speaks of a change already told; "the new one is Northfield Grain"

@@ -9,6 +9,7 @@
  * Triggers are word stems or short phrases of the kind, never names or values: the lexicon is about
  * the kind of question, not about any data set.
  */
+import { memoByText } from './memo';
 import { stem } from './stem';
 import { words } from './words';
 
@@ -242,8 +243,15 @@ export function facetsStated(text: string): Set<Facet> {
   return facetsOf(text, true);
 }
 
-/** The facets of `text` in the order they first appear (the first is the one a statement is mostly about). */
-export function facetsInOrder(text: string): Facet[] {
+/**
+ * The facets of `text` in the order they first appear (the first is the one a statement is mostly about).
+ * Remembered per text (memo.ts): consolidation asks it of a statement and of each of its clauses, once
+ * per facet it finds (updates.ts `slotOf`, `othersClause`, `clauseSubject`, `valuedFacets`), and retrieval
+ * of every stored statement it ranks; shared between callers, so read only.
+ */
+export const facetsInOrder: (text: string) => readonly Facet[] = memoByText(facetsInOrderOf);
+
+function facetsInOrderOf(text: string): readonly Facet[] {
   let lower = readable(text);
   const at = new Map<Facet, number>();
   const note = (f: Facet, i: number) => { if (!at.has(f) || i < (at.get(f) as number)) at.set(f, i); };

@@ -1,4 +1,4 @@
-import { classifyNoise } from '../../src/consolidation';
+import { classifyNoise, FILLER_PHRASES, FILLER_WORDS, fillerVerdict } from '../../src/consolidation';
 
 describe('classifyNoise', () => {
   it.each(['hi', 'Hello!', 'thanks!', 'ok', 'lol', 'sounds good', "haha that's great", 'Thank you so much!!', 'yeah, me too', '👍🙂', 'see you soon', 'Talk to you soon!', 'Totally agree.', 'That works for me.', 'works for us!', 'ok will do', 'count me in 🙌'])(
@@ -72,4 +72,46 @@ describe('classifyNoise: what carries words but states nothing', () => {
     '%s is kept', (s) => {
       expect(classifyNoise(s).noise).toBe(false);
     });
+});
+
+describe('fillerVerdict', () => {
+  /** The whole check as it was before a word outside every list ended it early: every phrase removed, then the words left. */
+  function wholeCheck(raw: string, names: ReadonlySet<string>): ReturnType<typeof fillerVerdict> {
+    if (/\d/.test(raw)) return { noise: false };
+    let norm = ` ${raw.toLowerCase().replace(/[^\p{L}\p{N}'\s]/gu, ' ').replace(/\s+/g, ' ').trim()} `;
+    if (norm.trim() === '') return { noise: true, reason: 'only symbols or emoji' };
+    let phraseHit = false;
+    for (const p of FILLER_PHRASES) {
+      const needle = ` ${p} `;
+      while (norm.includes(needle)) { norm = norm.replace(needle, ' '); phraseHit = true; }
+    }
+    const words = norm.trim() === '' ? [] : norm.trim().split(' ');
+    const lowerNames = new Set([...names].map((n) => n.toLowerCase()));
+    if (words.some((w) => !FILLER_WORDS.has(w) && !lowerNames.has(w))) return { noise: false };
+    const kind = phraseHit || words.some((w) => !['hi', 'hello', 'hey', 'heya', 'hiya', 'yo', 'howdy', 'bye', 'goodbye'].includes(w) && !lowerNames.has(w))
+      ? 'acknowledgement or small talk' : 'greeting';
+    return { noise: true, reason: `${kind} without information` };
+  }
+
+  it('decides as the whole check on statements made of phrase words, fillers, names and content words', () => {
+    let seed = 20261128;
+    const rand = (n: number) => { seed = (seed * 1103515245 + 12345) % 2147483648; return seed % n; };
+    const phraseWords = [...new Set(FILLER_PHRASES.flatMap((p) => p.split(' ')))];
+    const fillers = [...FILLER_WORDS];
+    const pools = [phraseWords, fillers, ['Mel', 'Caroline', 'mel'], ['pottery', 'Lisbon', 'budget', 'works', 'job', "that's"], FILLER_PHRASES as string[], ['!', '...', '🙂', ',']];
+    const names = new Set(['Mel', 'Caroline']);
+    let noise = 0;
+    for (let i = 0; i < 5000; i++) {
+      const parts: string[] = [];
+      for (let k = 1 + rand(6); k > 0; k--) {
+        const pool = pools[rand(pools.length)];
+        parts.push(pool[rand(pool.length)]);
+      }
+      const s = parts.join(rand(4) === 0 ? ', ' : ' ');
+      const expected = wholeCheck(s, names);
+      if (expected.noise) noise++;
+      expect([s, fillerVerdict(s, names)]).toEqual([s, expected]);
+    }
+    expect(noise).toBeGreaterThan(500); // the statements reach both answers
+  });
 });

@@ -65,4 +65,28 @@ describe('TopicWords', () => {
     const p = await run([event("Dmitri: also I'm home Mondays and Wednesdays now, nursery changed its pickup days", { valid_time: '2025-04-10T10:00:00.000Z', metadata: { speaker: 'Dmitri' } })]);
     expect(p.retired.map((r) => mem.units.get(r.unit_id)?.content)).toEqual(["Dmitri: btw I'm WFH Tue/Thu from now on, nursery pickup"]);
   });
+
+  it('looks up the statements sharing its words only for a statement that announces an update (8c), and retires as before', async () => {
+    const mem = new MemoryFixture();
+    const topics = new TopicWords();
+    const newId = counter('u');
+    const asked: string[] = [];
+    const run = async (content: string, validTime: string) => {
+      const plan = await planConsolidation({
+        events: [event(content, { valid_time: validTime, metadata: { speaker: 'Dmitri' } })], now: NOW, newId, embedder: new HashEmbedder(),
+        findSimilar: mem.findSimilar,
+        findBySubjectAttribute: mem.findBySubjectAttribute,
+        findSharingWords: async (_user, text, k, min) => { asked.push(text); return topics.sharing(text, k, min); },
+      });
+      mem.apply(plan);
+      for (const u of mem.units.values()) topics.put(u);
+      return plan;
+    };
+    await run("Dmitri: btw I'm WFH Tue/Thu from now on, nursery pickup", '2025-01-13T10:00:00.000Z');
+    await run('Dmitri: the nursery pickup is a bit chaotic but the staff are lovely', '2025-02-10T10:00:00.000Z');
+    expect(asked).toEqual(["btw I'm WFH Tue/Thu from now on, nursery pickup"]); // the second announces no change: nothing to look up
+    const p = await run("Dmitri: also I'm home Mondays and Wednesdays now, nursery changed its pickup days", '2025-04-10T10:00:00.000Z');
+    expect(asked.slice(1)).toEqual(["also I'm home Mondays and Wednesdays now, nursery changed its pickup days"]);
+    expect(p.retired.map((r) => mem.units.get(r.unit_id)?.content)).toEqual(["Dmitri: btw I'm WFH Tue/Thu from now on, nursery pickup"]);
+  });
 });

@@ -1,4 +1,5 @@
-import { memoByText } from '../../src/text';
+import { changeCue, facetsInOrder, memoByText } from '../../src/text';
+import { contentWords } from '../../src/consolidation/similarity';
 import { objectStems, typedValues } from '../../src/consolidation/updates';
 
 describe('memoByText', () => {
@@ -39,5 +40,17 @@ describe('memoByText', () => {
     const values = typedValues(text);
     expect(Object.fromEntries([...values].map(([k, v]) => [k, [...v]]))).toEqual({ 'amount £': ['80'], 'count filling': ['2'], date: ['march 14', 'march'], time: ['5pm'] });
     expect(typedValues(text)).toBe(values);
+  });
+
+  it('the facets, the change cue and the content words of a statement: as before, and the same object for the same text', () => {
+    const text = "also amara is moving to leeds, her mum got a job at the hospital there";
+    expect(facetsInOrder(text)).toEqual(['residence', 'family', 'occupation', 'health']);
+    expect(facetsInOrder(text)).toBe(facetsInOrder(text));
+    expect(facetsInOrder('I quit my job and moved to Porto')).toEqual(['occupation', 'residence']);
+    expect(changeCue(text)).toBe('update');
+    expect(changeCue('I quit the cafe last week')).toBe('end');
+    expect(changeCue('I love my job at the cafe')).toBeNull();
+    expect([...contentWords('I really love hiking in the Mountains!')].sort()).toEqual(['hiking', 'love', 'mountain']);
+    expect(contentWords('I really love hiking in the Mountains!')).toBe(contentWords('I really love hiking in the Mountains!'));
   });
 });
