@@ -272,6 +272,17 @@ export function withQuestion(reply: string, question: string): string {
 }
 
 /**
+ * A turn that can only go on with its speaker's turn before: a fragment ("sunday 8pm KST", "6 weeks from
+ * june") that opens with no capitalized word but a day or a month ("Sven spends the weekends sailing",
+ * "Rosa's job: data engineer" have their own subject, whatever verb the fragment test misses).
+ */
+export function continuesTurn(statement: string): boolean {
+  if (!isFragment(statement)) return false;
+  const first = statement.trim().split(/\s+/)[0]?.replace(/[^\p{L}]+$/u, '') ?? '';
+  return !/^\p{Lu}/u.test(first) || MONTHS_DAYS.test(first);
+}
+
+/**
  * A short turn with the statement its speaker's turn just before ended with ("sunday 8pm KST (after: also
  * schedule change, we release on sundays now)"): chats send one thought in several messages.
  */

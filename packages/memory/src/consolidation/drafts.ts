@@ -8,7 +8,7 @@ import { classifyNoise } from './noise';
 import { splitStatements } from './split';
 import { resolveSpeaker } from './speaker';
 import { classifyMemoryType, hasStepMarkers, isHowTo } from './classify';
-import { assistantChatter, introducedName, isFragment, joinFragments, listsValues, namesUsedIn, openingName, resolvePronoun, stripLeadIn, withQuestion, withStatementBefore } from './discourse';
+import { assistantChatter, continuesTurn, introducedName, isFragment, joinFragments, listsValues, namesUsedIn, openingName, resolvePronoun, stripLeadIn, withQuestion, withStatementBefore } from './discourse';
 
 export interface StatementDraft {
   event: EventRecord;
@@ -121,7 +121,7 @@ export function draftEvent(event: EventRecord, names: ReadonlySet<string>, textO
     if (i === 0 && asked && asked.speaker !== who.speaker && leansOnQuestion(s)) s = withQuestion(s, asked.text);
     // and a short turn that goes on with its speaker's turn just before ("sunday 8pm KST" after "we release
     // on sundays now") has that statement beside it
-    else if (i === 0 && !asked && before && before.speaker === who.speaker && at - before.at <= CONTINUATION_MS && isFragment(s)) s = withStatementBefore(s, before.text);
+    else if (i === 0 && !asked && before && before.speaker === who.speaker && at - before.at <= CONTINUATION_MS && continuesTurn(s)) s = withStatementBefore(s, before.text);
     about = openingName(joined, known) ?? introducedName(joined, known) ?? (s === joined ? null : about);
     drafts.push({ ...base, text: cut(s), memoryType: classifyMemoryType(event, s), assets: et.assets });
   }

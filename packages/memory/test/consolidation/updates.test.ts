@@ -447,8 +447,10 @@ describe('turn-level discourse', () => {
       event('Jia: sunday 8pm KST', { valid_time: '2025-03-02T10:01:00.000Z', metadata: { speaker: 'Jia' } }),
       event('Mei: 6 weeks from june', { valid_time: '2025-03-02T11:00:00.000Z', metadata: { speaker: 'Mei' } }),
       event('Mei: the lab in Daejeon', { valid_time: '2025-03-02T14:00:00.000Z', metadata: { speaker: 'Mei' } }),
+      // a turn with its own subject is no continuation, whatever its verb
+      event('Mei: Sven spends the weekends sailing.', { valid_time: '2025-03-02T14:01:00.000Z', metadata: { speaker: 'Mei' } }),
     ]);
-    expect(current()).toEqual(expect.arrayContaining(['Jia: sunday 8pm KST (after: also schedule change, we release on sundays now)', 'Mei: 6 weeks from june', 'Mei: the lab in Daejeon']));
+    expect(current()).toEqual(expect.arrayContaining(['Jia: sunday 8pm KST (after: also schedule change, we release on sundays now)', 'Mei: 6 weeks from june', 'Mei: the lab in Daejeon', 'Mei: Sven spends the weekends sailing.']));
   });
 
   it('a list of statements (minutes, a recap) is a statement per item, its heading with the first; a list of values stays one', async () => {
