@@ -323,9 +323,8 @@ export function fuse<U extends RetrievalUnit>(input: FusionInput<U>): ScoredUnit
       boosts.push('other_fact');
     }
     // another's statement that speaks of the asked person answers about them too ("Carla sent photos, baby
-    // Mateo arrived 27 Oct, 3.4 kg" told by Nkechi for "When was Carla's baby born?"), and so may one that
-    // speaks to someone of their things ("I've agreed to raise your rate to £45 a story" for Dale's rate)
-    if (focus && traits.namedSpeaker !== null && !focus.named.has(traits.namedSpeaker) && !speaksOf(traits.mentioned(), focus.named) && !traits.addressesSomeone()) {
+    // Mateo arrived 27 Oct, 3.4 kg" told by Nkechi for "When was Carla's baby born?")
+    if (focus && traits.namedSpeaker !== null && !focus.named.has(traits.namedSpeaker) && !speaksOf(traits.mentioned(), focus.named)) {
       score *= focus.factor;
       boosts.push('other_speaker');
     }

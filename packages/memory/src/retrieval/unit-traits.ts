@@ -60,8 +60,6 @@ export interface UnitTraits {
    * Carla!", "congrats, Carla"): computed on first use
    */
   mentioned(): ReadonlySet<string>;
-  /** does the content speak to someone of their own things ("I've agreed to raise your rate to £45")? */
-  addressesSomeone(): boolean;
 }
 
 /**
@@ -73,15 +71,6 @@ export interface UnitTraits {
  */
 /** The person a statement opens by addressing ("Hey Carla!", "Carla, that's great", "congrats Carla!"). */
 const OPENING_VOCATIVE = /^\s*(?:(?:[Hh](?:ey|i|ello|iya)|[Tt]hanks|[Tt]hank you|[Cc]ongrats|[Cc]ongratulations|[Ww]ow|[Oo]h|[Aa]w+|[Yy]es|[Yy]eah|[Oo]k|[Oo]kay|[Oo]mg|[Hh]aha)[,!.]?\s+)?\p{Lu}\p{Ll}+\s*[,!]/u;
-/**
- * The second person of a statement about the one spoken to ("your rate", "you're first on his list"), not
- * its formulas ("thank you", "see you", "you know", "if you like").
- */
-const SECOND_PERSON = /\b(?:your|yours|you're|you've|you'll|youre)\b|\byou\b(?<!\b(?:thank|see|love|miss|if|bless|told|tell) you)(?! (?:know|guys|all|too)\b)/i;
-
-/** The question consolidation writes beside a short reply ("8.1% (asked: What was your HbA1c?)"): not the reply's words. */
-const ASKED_BESIDE = / \((?:asked|after): [^]*\)$/;
-
 /** The person a statement closes by addressing ("… see you soon, Carla!"). */
 const CLOSING_VOCATIVE = /,\s*\p{Lu}\p{Ll}+\s*[!.?]*\s*$/u;
 
@@ -95,7 +84,6 @@ class ContentTraits {
   private numberSet: ReadonlySet<string> | undefined = undefined;
   private nameSet: ReadonlySet<string> | undefined = undefined;
   private mentionSet: ReadonlySet<string> | undefined = undefined;
-  private addresses: boolean | undefined = undefined;
   private first: string | undefined = undefined;
   private endsWithNew: boolean | undefined = undefined;
   private onlyNew: boolean | undefined = undefined;
@@ -138,10 +126,6 @@ class ContentTraits {
 
   mentioned(): ReadonlySet<string> {
     return (this.mentionSet ??= namesIn(withoutSpeakerPrefix(this.content).replace(OPENING_VOCATIVE, ' ').replace(CLOSING_VOCATIVE, ' ')));
-  }
-
-  addressesSomeone(): boolean {
-    return (this.addresses ??= SECOND_PERSON.test(withoutSpeakerPrefix(this.content).replace(ASKED_BESIDE, '')));
   }
 
   stems(): ReadonlySet<string> {
@@ -244,10 +228,6 @@ class Traits implements UnitTraits {
 
   mentioned(): ReadonlySet<string> {
     return this.text.mentioned();
-  }
-
-  addressesSomeone(): boolean {
-    return this.text.addressesSomeone();
   }
 
   facets(): ReadonlySet<Facet> {
