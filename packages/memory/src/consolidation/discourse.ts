@@ -14,7 +14,7 @@
  */
 
 import { capitalizedWords, STOPWORDS } from '../text';
-import { SIGN_OFF_WORDS } from './split';
+import { LIST_MARKER, SIGN_OFF_WORDS } from './split';
 
 /** Words that announce news rather than state it, in a lead-in before a colon. */
 const LEAD_IN = /^(?:(?:big|good|great|bad|sad|some|quick|small|little|fun|random|exciting|huge|other|more|latest)\s+)*(?:news|update|updates|thing|things|fact|heads[- ]up|announcement|confession|question|story|status)\b|^(?:btw|fyi|so|well|also|oh and|and|anyway|guess what|ps|p\.s\.|update|news|reminder|note to self)\b/i;
@@ -60,8 +60,8 @@ export function isFragment(statement: string): boolean {
  * fragment. It stays one statement: alone, each item says nothing.
  */
 export function listsValues(text: string): boolean {
-  const items = text.split('\n').filter((l) => /^\s*(?:[-*•]|\d{1,2}[.)])\s+\S/.test(l));
-  return items.length >= 2 && items.every((l) => isFragment(l.replace(/^\s*(?:[-*•]|\d{1,2}[.)])\s+/, '')));
+  const items = text.split('\n').filter((l) => LIST_MARKER.test(l));
+  return items.length >= 2 && items.every((l) => isFragment(l.replace(LIST_MARKER, '')));
 }
 
 /**

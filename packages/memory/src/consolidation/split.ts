@@ -30,7 +30,7 @@ function withSignOffOnOneLine(text: string): string {
 }
 
 /** A list item's marker: a bullet, or a number with "." or ")" ("- Bettina is our new treasurer", "2) …"). */
-const LIST_MARKER = /^\s*(?:[-*•]|\d{1,2}[.)])\s+(?=\S)/;
+export const LIST_MARKER = /^\s*(?:[-*•]|\d{1,2}[.)])\s+(?=\S)/;
 
 export function splitSentences(text: string): string[] {
   const out: string[] = [];
