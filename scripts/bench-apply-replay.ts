@@ -24,6 +24,7 @@ import { RaftApplier, StateDb, StateMachine, type Command } from '@strata/store'
 import { MemoryViews } from '../packages/server/src/workers/memory-view';
 import { Pool } from 'undici';
 import { freePort, launch, sleep, waitHttp } from './lib/processes';
+import { chatLine } from './lib/chat-lines';
 
 function arg(name: string, def: number): number {
   const i = process.argv.indexOf(`--${name}`);
@@ -35,13 +36,6 @@ const READY = arg('ready', 16);
 const VIEWS = process.argv.includes('--views');
 const REPEAT = arg('repeat', 3);
 
-const WHO = ['I', 'My sister', 'Our team lead', 'My neighbour Ana', 'The new intern', 'My partner', 'Grandpa Joe', 'Our landlord'];
-const DID = ['started learning', 'finally finished', 'keeps talking about', 'signed up for', 'gave up on', 'is planning', 'recommended', 'complained about'];
-const WHAT = ['the pottery class downtown', 'a trip to Lisbon in May', 'the quarterly budget review', 'a vegan lasagna recipe', 'the marathon in October',
-  'the Rust rewrite of the billing service', 'a second-hand road bike', 'night shifts at the hospital', 'the book club on Thursdays', 'a puppy named Miso', 'Spanish lessons online'];
-const WHY = ['because it helps with stress', 'since the kids moved out', 'after the doctor suggested it', 'to save some money this year', 'and it went better than expected', 'but the schedule is tight'];
-/** bench-cluster.ts's `chatLine`, the same lines in the same order */
-const chatLine = (n: number): string => `${WHO[n % WHO.length]} ${DID[(n >> 3) % DID.length]} ${WHAT[(n * 7 + (n >> 6)) % WHAT.length]} ${WHY[(n >> 2) % WHY.length]}.`;
 const API_KEY = 'bench-apply-replay-key';
 
 /** `--record N`: a node in `dataDir` takes N chat lines from 32 clients over 64 users, drains its backlog and stops. */

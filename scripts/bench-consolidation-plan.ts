@@ -26,6 +26,7 @@ import { planConsolidation, SharedDirections, SimilarUnits, TopicWords, type Sim
 import type { EventRecord, MemoryUnit } from '@strata/store';
 import { deterministicUuid, loadLocomo, turnContent } from './lib/locomo';
 import { loadSuite, turnEvent } from './lib/conversations';
+import { chatLine } from './lib/chat-lines';
 
 function arg(name: string, def: string): string {
   const i = process.argv.indexOf(`--${name}`);
@@ -42,14 +43,7 @@ const norm = (v: Float32Array): number => {
 
 interface Held { unit: MemoryUnit; vector: Float32Array; norm: number }
 
-/** The scan the worker made before: every current L1 unit compared (its norm computed once), top k by insertion, ties by id. */
-// bench-cluster.ts's chat lines (`--default-config`), the same vocabulary and the same sequence
-const WHO = ['I', 'My sister', 'Our team lead', 'My neighbour Ana', 'The new intern', 'My partner', 'Grandpa Joe', 'Our landlord'];
-const DID = ['started learning', 'finally finished', 'keeps talking about', 'signed up for', 'gave up on', 'is planning', 'recommended', 'complained about'];
-const WHAT = ['the pottery class downtown', 'a trip to Lisbon in May', 'the quarterly budget review', 'a vegan lasagna recipe', 'the marathon in October',
-  'the Rust rewrite of the billing service', 'a second-hand road bike', 'night shifts at the hospital', 'the book club on Thursdays', 'a puppy named Miso', 'Spanish lessons online'];
-const WHY = ['because it helps with stress', 'since the kids moved out', 'after the doctor suggested it', 'to save some money this year', 'and it went better than expected', 'but the schedule is tight'];
-const chatLine = (n: number): string => `${WHO[n % WHO.length]} ${DID[(n >> 3) % DID.length]} ${WHAT[(n * 7 + (n >> 6)) % WHAT.length]} ${WHY[(n >> 2) % WHY.length]}.`;
+/** Users the chat lines are dealt over, as bench-cluster.ts does. */
 const CHAT_USERS = 64;
 
 /** `count` chat lines dealt over 64 users in turn, each user's in the order sent, a second apart. */
@@ -83,6 +77,7 @@ function suiteConversations(): { id: string; records: EventRecord[] }[] {
   })));
 }
 
+/** The scan the worker made before: every current L1 unit compared (its norm computed once), top k by insertion, ties by id. */
 function fullScan(units: Iterable<Held>, q: Float32Array, k: number): SimilarUnit[] {
   const qn = norm(q);
   if (qn === 0 || k <= 0) return [];
