@@ -15,9 +15,8 @@ const IMPERATIVE = new Set([
 ]);
 
 const STEP_MARKER = /(?:^|\n)\s*(?:\d+[.)]|step\s+\d+[:.]?|[-*•])\s+\S/i;
-/** A line of a list: a number, "step N" or a bullet before it. */
-const STEP_LINE = /^\s*(?:\d+[.)]|step\s+\d+[:.]?|[-*•])\s+\S/i;
-const STEP_LINE_MARKER = /^\s*(?:\d+[.)]|step\s+\d+[:.]?|[-*•])\s+/i;
+/** The marker of a list's line that has words after it: a number, "step N" or a bullet. */
+const STEP_LINE_MARKER = /^\s*(?:\d+[.)]|step\s+\d+[:.]?|[-*•])\s+(?=\S)/i;
 
 /** A step that reads as an instruction: an imperative, or a command to type (`npm ci`, "$ make"). */
 function isInstruction(step: string): boolean {
@@ -31,7 +30,7 @@ const SEQUENCE = /\bfirst\b[^.]*\b(?:then|next|after that|finally)\b/i;
 /** True when the text reads as instructions. */
 export function isHowTo(text: string): boolean {
   const lines = text.split('\n').filter((l) => l.trim() !== '');
-  const stepLines = lines.filter((l) => STEP_LINE.test(l));
+  const stepLines = lines.filter((l) => STEP_LINE_MARKER.test(l));
   // a list is steps when they read as instructions ("1. Open settings\n2. Click reset"); minutes and
   // recaps list facts ("- Bettina is our new treasurer\n- subs go up to £55"), each one a statement
   if (stepLines.length >= 2 && stepLines.filter((l) => isInstruction(l.replace(STEP_LINE_MARKER, ''))).length * 2 >= stepLines.length) return true;

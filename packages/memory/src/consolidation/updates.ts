@@ -275,7 +275,6 @@ export function updatesTopic(next: { text: string; owner: string }, old: { text:
   if (personal && next.owner !== old.owner) return false;
   const stemsNext = objectStems(next.text);
   const stemsOld = objectStems(old.text);
-  if (keepsUntouchedSentence(old.text, stemsNext)) return false;
   let shared = 0;
   for (const w of stemsOld) if (stemsNext.has(w)) shared++;
   // One shared word is enough when it is the thing that changed ("the defense got pushed to August",
@@ -291,6 +290,7 @@ export function updatesTopic(next: { text: string; owner: string }, old: { text:
   // names and owners alone ("Pablo is moving to Glasgow" / "Pablo says hi from Glasgow, he's joined a
   // choir") are one person in one place, no thing of which a value changed
   if (thing < 1 && !continues) return false;
+  if (keepsUntouchedSentence(old.text, stemsNext)) return false;
   const oldValues = typedValues(old.text);
   const nextValues = typedValues(next.text);
   // the date a change takes effect is compared only with a calendar date on the other side (valuesBesideWhen)
@@ -336,7 +336,7 @@ const sentencesOf: (text: string) => readonly string[] = memoByText((text) => sp
 
 /** Does a statement say when its change takes effect ("from November", "starting 1 March")? */
 function takesEffect(text: string): boolean {
-  return text.replace(TAKES_EFFECT, ' ') !== text;
+  return TAKES_EFFECT_ANYWHERE.test(text);
 }
 
 /** Four sentences or list items or more (asked of every candidate a statement may update: kept per text). */
@@ -354,6 +354,8 @@ const MONTH_WORD = '(?:jan(?:uary)?|feb(?:ruary)?|mar(?:ch)?|apr(?:il)?|may|june
  * (2025-02-01)". A span ("from May to July", "from 9 till 5") is a value, not its start.
  */
 const TAKES_EFFECT = new RegExp(String.raw`\b(?:from|starting|as of|effective|beginning|commencing)\s+(?:(?:the|on|in)\s+)?(?:next (?:week|month|year|term|season)|\d{1,2}(?:st|nd|rd|th)?(?: of)? ${MONTH_WORD}\b|${MONTH_WORD}\b(?:\.? \d{1,2}(?:st|nd|rd|th)?\b)?|(?:mon|tues|wednes|thurs|fri|satur|sun)day\b|\d{4}-\d{2}-\d{2})(?:\s*\(\d{4}-\d{2}(?:-\d{2})?\))?(?!\s*(?:to|until|till|through|-|–)\s)`, 'gi');
+/** TAKES_EFFECT for a yes or no (the global one keeps a position between calls). */
+const TAKES_EFFECT_ANYWHERE = new RegExp(TAKES_EFFECT.source, 'i');
 
 /**
  * A statement's values without the date its change takes effect, when it gives another value: "meetings
